@@ -1,0 +1,156 @@
+//! `hooke`: run elastodynamics scenes from the command line.
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use hooke::scene::Scene;
+use hooke::HookeError;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The demo run by `hooke run` without a scene.
+const DEMO_SCENE: &str = include_str!("../../../scenes/twisting_bar.toml");
+
+#[derive(Parser)]
+#[command(
+    name = "hooke",
+    version,
+    about = "Finite element simulation of elastic deformable solids"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scene (the built-in twisting-bar demo when none is given).
+    Run {
+        /// The scene file (TOML).
+        scene: Option<PathBuf>,
+        /// Output folder (default: the scene's `output.directory`, else out/<scene name>).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// No progress bar.
+        #[arg(short, long)]
+        quiet: bool,
+    },
+    /// Check a scene: parse it, build its meshes and model, and report what it contains.
+    Check {
+        /// The scene file (TOML).
+        scene: PathBuf,
+    },
+}
+
+fn load(scene: Option<&Path>) -> Result<Scene, HookeError> {
+    match scene {
+        Some(path) => Scene::from_file(path),
+        None => Scene::from_text(
+            DEMO_SCENE,
+            "<embedded demo: scenes/twisting_bar.toml>",
+            PathBuf::from("."),
+        ),
+    }
+}
+
+fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<(), HookeError> {
+    let scene = load(scene)?;
+    let settings = scene.run_settings(output);
+    let mut built = scene.build()?;
+    for note in &built.notes {
+        eprintln!("note: {note}");
+    }
+    let steps = settings.step_count();
+    eprintln!(
+        "{}: {} vertices, {} tetrahedra, {} steps of {} s with {} → {}",
+        settings.name,
+        built.model.mesh().vertex_count(),
+        built.model.mesh().tet_count(),
+        steps,
+        settings.time_step,
+        built.integrator.name(),
+        settings.output_directory.display()
+    );
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::new(steps as u64);
+        if let Ok(style) =
+            ProgressStyle::with_template("{bar:40} {pos}/{len} steps  {elapsed} (eta {eta})")
+        {
+            bar.set_style(style);
+        }
+        bar
+    };
+    let result = hooke::simulation::run(
+        &built.model,
+        built.integrator.as_mut(),
+        built.initial_state.clone(),
+        &settings,
+        built.notes.clone(),
+        Some(scene.text.clone()),
+        &mut |step, _| bar.set_position(step as u64),
+    );
+    bar.finish_and_clear();
+    match result {
+        Ok((summary, _)) => {
+            eprintln!(
+                "completed {} steps in {:.2} s ({} Newton iterations); results in {}",
+                summary.statistics.steps,
+                summary.wall_seconds,
+                summary.statistics.total_iterations,
+                settings.output_directory.display()
+            );
+            Ok(())
+        }
+        Err(error) => {
+            eprintln!(
+                "the run stopped early; the steps it finished are kept in {} (see summary.json)",
+                settings.output_directory.display()
+            );
+            Err(error)
+        }
+    }
+}
+
+fn check(scene: &Path) -> Result<(), HookeError> {
+    let scene = Scene::from_file(scene)?;
+    let built = scene.build()?;
+    for note in &built.notes {
+        println!("note: {note}");
+    }
+    let model = &built.model;
+    println!(
+        "{}: {} vertices, {} tetrahedra, {} free DOFs at t = 0, integrator {}, {} steps",
+        scene.name(),
+        model.mesh().vertex_count(),
+        model.mesh().tet_count(),
+        model.dof_map(0.0).free_count(),
+        built.integrator.name(),
+        scene.run_settings(None).step_count()
+    );
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        None => run(None, None, false),
+        Some(Command::Run {
+            scene,
+            output,
+            quiet,
+        }) => run(scene.as_deref(), output.as_deref(), *quiet),
+        Some(Command::Check { scene }) => check(scene),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            let user_error = error.is_user_error();
+            let report = Err::<(), _>(error).context("hooke failed").unwrap_err();
+            eprintln!("error: {report:#}");
+            // Status 2: the input was at fault; 1: a failure inside Hooke (numerics, solver).
+            ExitCode::from(if user_error { 2 } else { 1 })
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! Global energy, gradient and Hessian of the elastic potential.
+//!
+//! Elements are evaluated in parallel, each into its own slot; the global
+//! vectors are then *gathered* (each global entry sums its element contributions
+//! in a fixed order). No floating-point sum depends on how work was split among
+//! threads, so results are bit-for-bit identical for any thread count.
+
+use super::element::{packed_index, ElementGeometry, PACKED_HESSIAN_LEN};
+use super::mass::consistent_entry;
+use crate::error::{HookeError, Result};
+use crate::linalg::LowerPattern;
+use crate::material::{self, Lame, MaterialModel, Want};
+use crate::mesh::TetMesh;
+use nalgebra::Vector3;
+use rayon::prelude::*;
+use std::sync::Mutex;
+
+/// The material of one element.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ElementMaterial {
+    pub model: MaterialModel,
+    pub lame: Lame,
+    pub density: f64,
+}
+
+/// Per-element results, kept between calls to avoid reallocating.
+#[derive(Default)]
+struct Workspace {
+    energies: Vec<f64>,
+    gradients: Vec<[f64; 12]>,
+    hessians: Vec<[f64; PACKED_HESSIAN_LEN]>,
+}
+
+/// Elements run in parallel in blocks of at least this many, to amortise scheduling.
+const PARALLEL_MIN_ELEMENTS: usize = 256;
+
+/// Assembles the elastic potential of a tetrahedral mesh over all 3n DOFs.
+pub struct Assembler {
+    tets: Vec<[usize; 4]>,
+    geometry: Vec<ElementGeometry>,
+    materials: Vec<ElementMaterial>,
+    pattern: LowerPattern,
+    /// For Hessian entry k: sources[source_starts[k]..source_starts[k+1]] are
+    /// indices e·78 + packed local index into the element Hessians.
+    hessian_source_starts: Vec<usize>,
+    hessian_sources: Vec<usize>,
+    /// For vertex v: the (element · 4 + local vertex) slots that touch it.
+    vertex_source_starts: Vec<usize>,
+    vertex_sources: Vec<usize>,
+    workspace: Mutex<Workspace>,
+}
+
+impl Assembler {
+    /// Precomputes geometry and the sparsity pattern. The mesh must be oriented.
+    pub fn new(mesh: &TetMesh, materials: Vec<ElementMaterial>) -> Result<Self> {
+        if materials.len() != mesh.tet_count() {
+            return Err(HookeError::Mesh {
+                reason: format!(
+                    "{} materials for {} elements",
+                    materials.len(),
+                    mesh.tet_count()
+                ),
+            });
+        }
+        let geometry = ElementGeometry::for_mesh(mesh)?;
+        let vertex_count = mesh.vertex_count();
+
+        // Vertex adjacency: for each vertex j, itself and its neighbours i > j.
+        let mut neighbours: Vec<Vec<usize>> = (0..vertex_count).map(|v| vec![v]).collect();
+        for tet in &mesh.tets {
+            for &a in tet {
+                for &b in tet {
+                    if a > b {
+                        neighbours[b].push(a);
+                    }
+                }
+            }
+        }
+        for list in &mut neighbours {
+            list.sort_unstable();
+            list.dedup();
+        }
+        let mut columns = Vec::with_capacity(3 * vertex_count);
+        for (j, list) in neighbours.iter().enumerate() {
+            for c in 0..3 {
+                let mut rows = Vec::with_capacity(3 * list.len());
+                for &i in list {
+                    for a in 0..3 {
+                        if i > j || a >= c {
+                            rows.push(3 * i + a);
+                        }
+                    }
+                }
+                columns.push(rows);
+            }
+        }
+        let pattern = LowerPattern::from_columns(columns);
+
+        // Which element entries feed each pattern entry.
+        let mut contributions: Vec<(usize, usize)> =
+            Vec::with_capacity(mesh.tet_count() * PACKED_HESSIAN_LEN);
+        for (e, tet) in mesh.tets.iter().enumerate() {
+            for p in 0..12 {
+                for q in 0..=p {
+                    let r = 3 * tet[p / 3] + p % 3;
+                    let s = 3 * tet[q / 3] + q % 3;
+                    let (row, column) = if r >= s { (r, s) } else { (s, r) };
+                    let position = pattern.position(row, column).expect(
+                        "every element entry is in the pattern built from the same elements",
+                    );
+                    contributions.push((position, e * PACKED_HESSIAN_LEN + packed_index(p, q)));
+                }
+            }
+        }
+        // Stable sort by position keeps element order within each entry: a fixed summation order.
+        contributions.sort_by_key(|&(position, _)| position);
+        let (hessian_source_starts, hessian_sources) =
+            group_by_key(pattern.nonzeros(), contributions);
+
+        let mut vertex_slots = Vec::with_capacity(4 * mesh.tet_count());
+        for (e, tet) in mesh.tets.iter().enumerate() {
+            for (local, &v) in tet.iter().enumerate() {
+                vertex_slots.push((v, 4 * e + local));
+            }
+        }
+        vertex_slots.sort_by_key(|&(v, _)| v);
+        let (vertex_source_starts, vertex_sources) = group_by_key(vertex_count, vertex_slots);
+
+        Ok(Assembler {
+            tets: mesh.tets.clone(),
+            geometry,
+            materials,
+            pattern,
+            hessian_source_starts,
+            hessian_sources,
+            vertex_source_starts,
+            vertex_sources,
+            workspace: Mutex::new(Workspace::default()),
+        })
+    }
+
+    /// Pattern of the lower triangle of the 3n×3n Hessian.
+    pub fn pattern(&self) -> &LowerPattern {
+        &self.pattern
+    }
+
+    pub fn geometry(&self) -> &[ElementGeometry] {
+        &self.geometry
+    }
+
+    pub fn materials(&self) -> &[ElementMaterial] {
+        &self.materials
+    }
+
+    /// Element masses ρV.
+    pub fn element_masses(&self) -> Vec<f64> {
+        self.geometry
+            .iter()
+            .zip(&self.materials)
+            .map(|(g, m)| g.rest_volume * m.density)
+            .collect()
+    }
+
+    fn corners(&self, e: usize, x: &[f64]) -> [Vector3<f64>; 4] {
+        self.tets[e].map(|v| Vector3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2]))
+    }
+
+    /// Strain energy density ψ of every element at positions `x` (+∞ where undefined).
+    pub fn energy_densities(&self, x: &[f64]) -> Vec<f64> {
+        (0..self.tets.len())
+            .into_par_iter()
+            .with_min_len(PARALLEL_MIN_ELEMENTS)
+            .map(|e| {
+                let f = self.geometry[e].deformation_gradient(&self.corners(e, x));
+                let m = &self.materials[e];
+                material::energy_density(m.model, &f, &m.lame)
+            })
+            .collect()
+    }
+
+    /// Total elastic energy Σ Vₑψₑ; +∞ when any element is outside its model's domain.
+    pub fn energy(&self, x: &[f64]) -> f64 {
+        let densities = self.energy_densities(x);
+        densities
+            .iter()
+            .zip(&self.geometry)
+            .map(|(psi, g)| psi * g.rest_volume)
+            .sum()
+    }
+
+    /// Energy and gradient (∂E/∂x, all 3n DOFs, into `gradient`).
+    pub fn energy_and_gradient(&self, x: &[f64], gradient: &mut [f64]) -> Result<f64> {
+        self.evaluate(x, Want::Stress, Some(gradient), None)
+    }
+
+    /// Energy, gradient and Hessian values on [`Self::pattern`]; `project` clamps
+    /// each element's ∂P/∂F to positive semi-definite.
+    pub fn energy_gradient_hessian(
+        &self,
+        x: &[f64],
+        project: bool,
+        gradient: Option<&mut [f64]>,
+        hessian_values: &mut [f64],
+    ) -> Result<f64> {
+        self.evaluate(
+            x,
+            Want::Derivative { project },
+            gradient,
+            Some(hessian_values),
+        )
+    }
+
+    fn evaluate(
+        &self,
+        x: &[f64],
+        want: Want,
+        gradient: Option<&mut [f64]>,
+        hessian_values: Option<&mut [f64]>,
+    ) -> Result<f64> {
+        let element_count = self.tets.len();
+        let mut guard = self
+            .workspace
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let workspace = &mut *guard;
+        workspace.energies.resize(element_count, 0.0);
+        workspace.gradients.resize(element_count, [0.0; 12]);
+        let want_hessian = matches!(want, Want::Derivative { .. });
+        if want_hessian {
+            workspace
+                .hessians
+                .resize(element_count, [0.0; PACKED_HESSIAN_LEN]);
+        }
+        let hessians: &mut [[f64; PACKED_HESSIAN_LEN]] = if want_hessian {
+            &mut workspace.hessians
+        } else {
+            &mut []
+        };
+
+        let compute = |e: usize, energy: &mut f64, element_gradient: &mut [f64; 12]| {
+            let geometry = &self.geometry[e];
+            let f = geometry.deformation_gradient(&self.corners(e, x));
+            let m = &self.materials[e];
+            let evaluation = material::evaluate(m.model, &f, &m.lame, want);
+            *energy = evaluation.energy_density * geometry.rest_volume;
+            if !evaluation.is_undefined() {
+                *element_gradient = geometry.gradient(&evaluation.first_piola);
+            }
+            evaluation
+        };
+        if want_hessian {
+            workspace
+                .energies
+                .par_iter_mut()
+                .zip(workspace.gradients.par_iter_mut())
+                .zip(hessians.par_iter_mut())
+                .enumerate()
+                .with_min_len(PARALLEL_MIN_ELEMENTS)
+                .for_each(|(e, ((energy, element_gradient), element_hessian))| {
+                    let evaluation = compute(e, energy, element_gradient);
+                    if let Some(c) = &evaluation.first_piola_derivative {
+                        *element_hessian = self.geometry[e].hessian(c);
+                    }
+                });
+        } else {
+            workspace
+                .energies
+                .par_iter_mut()
+                .zip(workspace.gradients.par_iter_mut())
+                .enumerate()
+                .with_min_len(PARALLEL_MIN_ELEMENTS)
+                .for_each(|(e, (energy, element_gradient))| {
+                    compute(e, energy, element_gradient);
+                });
+        }
+
+        if let Some(e) = workspace.energies.iter().position(|v| !v.is_finite()) {
+            let geometry = &self.geometry[e];
+            let f = geometry.deformation_gradient(&self.corners(e, x));
+            return Err(HookeError::InvalidDeformation {
+                element: e,
+                reason: format!(
+                    "{} material is undefined at this deformation (det F = {:.3e}); forces and stiffness do not exist there",
+                    self.materials[e].model.name(),
+                    f.determinant()
+                ),
+            });
+        }
+        let energy = workspace.energies.iter().sum();
+
+        if let Some(gradient) = gradient {
+            let gradients = &workspace.gradients;
+            gradient.par_chunks_mut(3).enumerate().for_each(|(v, out)| {
+                let mut sum = [0.0; 3];
+                for &slot in &self.vertex_sources
+                    [self.vertex_source_starts[v]..self.vertex_source_starts[v + 1]]
+                {
+                    let (e, local) = (slot / 4, slot % 4);
+                    for a in 0..3 {
+                        sum[a] += gradients[e][3 * local + a];
+                    }
+                }
+                out.copy_from_slice(&sum);
+            });
+        }
+        if let Some(values) = hessian_values {
+            let flat: &[f64] = workspace.hessians.as_flattened();
+            values
+                .par_iter_mut()
+                .enumerate()
+                .with_min_len(1024)
+                .for_each(|(k, value)| {
+                    *value = self.hessian_sources
+                        [self.hessian_source_starts[k]..self.hessian_source_starts[k + 1]]
+                        .iter()
+                        .map(|&source| flat[source])
+                        .sum();
+                });
+        }
+        Ok(energy)
+    }
+
+    /// Consistent mass matrix values on [`Self::pattern`].
+    pub fn consistent_mass_values(&self) -> Vec<f64> {
+        let element_masses = self.element_masses();
+        let mut values = vec![0.0; self.pattern.nonzeros()];
+        for (e, tet) in self.tets.iter().enumerate() {
+            for i in 0..4 {
+                for j in 0..4 {
+                    for a in 0..3 {
+                        let (r, s) = (3 * tet[i] + a, 3 * tet[j] + a);
+                        if r >= s {
+                            if let Some(k) = self.pattern.position(r, s) {
+                                values[k] += consistent_entry(element_masses[e], i, j);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        values
+    }
+}
+
+/// Groups (key, value) pairs sorted by key into CSR-style (starts, values) over `key_count` keys.
+fn group_by_key(key_count: usize, pairs: Vec<(usize, usize)>) -> (Vec<usize>, Vec<usize>) {
+    let mut starts = vec![0; key_count + 1];
+    for &(key, _) in &pairs {
+        starts[key + 1] += 1;
+    }
+    for k in 0..key_count {
+        starts[k + 1] += starts[k];
+    }
+    (starts, pairs.into_iter().map(|(_, value)| value).collect())
+}

@@ -1,0 +1,110 @@
+//! One linear tetrahedron: shape-function gradients, deformation gradient, and the
+//! chain rule from P and ∂P/∂F to nodal forces and the 12×12 stiffness.
+
+use crate::error::{HookeError, Result};
+use crate::material::{vec_index, Matrix9};
+use crate::mesh::TetMesh;
+use nalgebra::{Matrix3, Vector3};
+
+/// Entries of the lower triangle of a symmetric 12×12 element matrix.
+pub const PACKED_HESSIAN_LEN: usize = 78;
+
+/// Index of local entry (p, q), p ≥ q, in the packed lower triangle.
+#[inline]
+pub fn packed_index(p: usize, q: usize) -> usize {
+    debug_assert!(p >= q);
+    p * (p + 1) / 2 + q
+}
+
+/// Rest-state quantities of one element.
+#[derive(Clone, Copy, Debug)]
+pub struct ElementGeometry {
+    /// ∇Nᵢ in the rest configuration: rows of Dm⁻¹ for i = 1..3, minus their sum for i = 0
+    /// (seed 001 §2.3, with the 1/6 the thesis omits handled by using Dm⁻¹ directly).
+    pub shape_gradients: [Vector3<f64>; 4],
+    pub rest_volume: f64,
+}
+
+impl ElementGeometry {
+    /// Precomputes every element; the mesh must already be oriented.
+    pub fn for_mesh(mesh: &TetMesh) -> Result<Vec<ElementGeometry>> {
+        (0..mesh.tet_count())
+            .map(|e| {
+                let t = mesh.tets[e];
+                let x0 = mesh.vertices[t[0]];
+                let dm = Matrix3::from_columns(&[
+                    mesh.vertices[t[1]] - x0,
+                    mesh.vertices[t[2]] - x0,
+                    mesh.vertices[t[3]] - x0,
+                ]);
+                let volume = dm.determinant() / 6.0;
+                let inverse =
+                    dm.try_inverse()
+                        .filter(|_| volume > 0.0)
+                        .ok_or_else(|| HookeError::Mesh {
+                            reason: format!("element {e} has non-positive rest volume {volume:e}"),
+                        })?;
+                let g1: Vector3<f64> = inverse.row(0).transpose();
+                let g2: Vector3<f64> = inverse.row(1).transpose();
+                let g3: Vector3<f64> = inverse.row(2).transpose();
+                Ok(ElementGeometry {
+                    shape_gradients: [-(g1 + g2 + g3), g1, g2, g3],
+                    rest_volume: volume,
+                })
+            })
+            .collect()
+    }
+
+    /// F = Σᵢ xᵢ ∇Nᵢᵀ.
+    #[inline]
+    pub fn deformation_gradient(&self, x: &[Vector3<f64>; 4]) -> Matrix3<f64> {
+        let mut f = Matrix3::zeros();
+        for i in 0..4 {
+            f += x[i] * self.shape_gradients[i].transpose();
+        }
+        f
+    }
+
+    /// ∂(Vψ)/∂xᵢ = V P ∇Nᵢ, as 12 values ordered (vertex, axis).
+    #[inline]
+    pub fn gradient(&self, first_piola: &Matrix3<f64>) -> [f64; 12] {
+        let mut out = [0.0; 12];
+        for i in 0..4 {
+            let fi = first_piola * self.shape_gradients[i] * self.rest_volume;
+            out[3 * i..3 * i + 3].copy_from_slice(fi.as_slice());
+        }
+        out
+    }
+
+    /// Packed lower triangle of V Bᵀ C B, where B = ∂vec(F)/∂x:
+    /// H[(i,a),(j,c)] = V Σ_{b,d} C[(a,b),(c,d)] ∇Nᵢ[b] ∇Nⱼ[d].
+    #[inline]
+    pub fn hessian(&self, c: &Matrix9) -> [f64; PACKED_HESSIAN_LEN] {
+        let g = &self.shape_gradients;
+        // C B: column (j, c) is Σ_d C[:, (c,d)] ∇Nⱼ[d].
+        let mut cb = [[0.0; 9]; 12];
+        for j in 0..4 {
+            for col in 0..3 {
+                let column = &mut cb[3 * j + col];
+                for d in 0..3 {
+                    let weight = g[j][d];
+                    let source = c.column(vec_index(col, d));
+                    for (value, s) in column.iter_mut().zip(source.iter()) {
+                        *value += weight * s;
+                    }
+                }
+            }
+        }
+        let mut packed = [0.0; PACKED_HESSIAN_LEN];
+        for p in 0..12 {
+            let (i, a) = (p / 3, p % 3);
+            for (q, column) in cb.iter().enumerate().take(p + 1) {
+                let value = (0..3)
+                    .map(|b| column[vec_index(a, b)] * g[i][b])
+                    .sum::<f64>();
+                packed[packed_index(p, q)] = value * self.rest_volume;
+            }
+        }
+        packed
+    }
+}

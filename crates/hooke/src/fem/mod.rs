@@ -1,0 +1,10 @@
+//! Linear tetrahedral finite elements: per-element precomputation, assembly of
+//! energy, gradient and Hessian, and mass matrices.
+
+mod assembly;
+mod element;
+mod mass;
+
+pub use assembly::{Assembler, ElementMaterial};
+pub use element::{ElementGeometry, PACKED_HESSIAN_LEN};
+pub use mass::{lumped_masses, MassKind};

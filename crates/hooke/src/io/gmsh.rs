@@ -1,0 +1,357 @@
+//! Gmsh MSH 4.1 reader (ASCII and binary), built on the `mshio` parser.
+//!
+//! Only linear tetrahedra (element type 4) are kept. An element's label is the
+//! first physical group of its volume entity, or the entity tag when the entity has
+//! none. Node tags may be sparse: the nodes used by tetrahedra are renumbered
+//! 0, 1, 2, ... in increasing tag order and the unused ones are dropped.
+
+use crate::error::{HookeError, Result};
+use crate::mesh::TetMesh;
+use mshio::{ElementType, MshFile};
+use nalgebra::Vector3;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Reads the linear tetrahedra of a Gmsh MSH 4.1 file.
+pub fn read_gmsh(path: &Path) -> Result<TetMesh> {
+    let bytes = std::fs::read(path).map_err(|source| HookeError::io(path, source))?;
+    let file = parse_bytes(&bytes).map_err(|reason| HookeError::parse(path, None, reason))?;
+    mesh_from_file(&file).map_err(|reason| HookeError::parse(path, None, reason))
+}
+
+type Msh = MshFile<u64, i32, f64>;
+
+/// Runs `mshio` and turns its failures into a readable reason.
+fn parse_bytes(bytes: &[u8]) -> std::result::Result<Msh, String> {
+    // mshio 0.4 panics instead of failing on some malformed files (for example an
+    // empty Nodes section or an unsupported integer size), so a panic counts as a
+    // parse failure too.
+    let outcome = std::panic::catch_unwind(|| {
+        mshio::parse_msh_bytes(bytes).map_err(|error| describe_error(&error, bytes))
+    });
+    match outcome {
+        Ok(result) => result,
+        Err(_) => Err("malformed MSH file: the MSH 4.1 parser could not read it".into()),
+    }
+}
+
+/// Outermost context first, then what went wrong and where. mshio's own `Display`
+/// appends a hex dump of the rest of the file, which is too long for a message.
+fn describe_error(error: &mshio::MshParserError<&[u8]>, bytes: &[u8]) -> String {
+    let steps = error.filtered_backtrace();
+    let mut reason = if steps.is_empty() {
+        "malformed MSH file".to_string()
+    } else {
+        let mut parts: Vec<String> = steps
+            .iter()
+            .rev()
+            .map(|(_, kind)| kind.to_string())
+            .collect();
+        // mshio often records the same context twice in a row.
+        parts.dedup();
+        format!("MSH 4.1 parser: {}", parts.join(": "))
+    };
+    // The innermost step holds the unread rest of the file, so its length gives the offset.
+    if let Some((rest, _)) = steps.first().or(error.backtrace.first()) {
+        let offset = bytes.len().saturating_sub(rest.len());
+        reason.push_str(&format!(" (at byte {offset})"));
+    }
+    reason
+}
+
+/// Builds the mesh from the parsed file: tets, labels, and the nodes they use.
+fn mesh_from_file(file: &Msh) -> std::result::Result<TetMesh, String> {
+    let (tagged_tets, labels) = tetrahedra_by_node_tag(file)?;
+    let positions = node_positions(file)?;
+
+    let mut used_tags: Vec<u64> = tagged_tets.iter().flatten().copied().collect();
+    used_tags.sort_unstable();
+    used_tags.dedup();
+    let vertices = used_tags
+        .iter()
+        .map(|tag| {
+            positions.get(tag).copied().ok_or_else(|| {
+                format!("node {tag} is used by a tetrahedron but is not in the Nodes section")
+            })
+        })
+        .collect::<std::result::Result<Vec<_>, String>>()?;
+    // Every tag is in the sorted `used_tags`, so its position there is its new index.
+    let tets = tagged_tets
+        .iter()
+        .map(|tet| tet.map(|tag| used_tags.partition_point(|&used| used < tag)))
+        .collect();
+    TetMesh::new(vertices, tets, labels).map_err(|error| error.to_string())
+}
+
+/// Linear tetrahedra as node tags, and their labels, in file order.
+fn tetrahedra_by_node_tag(file: &Msh) -> std::result::Result<(Vec<[u64; 4]>, Vec<i32>), String> {
+    let volume_labels: HashMap<i32, i32> = file
+        .data
+        .entities
+        .iter()
+        .flat_map(|entities| &entities.volumes)
+        .map(|volume| {
+            let label = volume.physical_tags.first().copied().unwrap_or(volume.tag);
+            (volume.tag, label)
+        })
+        .collect();
+
+    let mut tets = Vec::new();
+    let mut labels = Vec::new();
+    let blocks = file
+        .data
+        .elements
+        .iter()
+        .flat_map(|elements| &elements.element_blocks);
+    for block in blocks.filter(|block| block.element_type == ElementType::Tet4) {
+        let label = volume_labels
+            .get(&block.entity_tag)
+            .copied()
+            .unwrap_or(block.entity_tag);
+        for element in &block.elements {
+            let tet: [u64; 4] = element.nodes.as_slice().try_into().map_err(|_| {
+                format!(
+                    "tetrahedron {} has {} nodes instead of 4",
+                    element.element_tag,
+                    element.nodes.len()
+                )
+            })?;
+            tets.push(tet);
+            labels.push(label);
+        }
+    }
+    if tets.is_empty() {
+        return Err("no tetrahedra (Gmsh element type 4) in the file".into());
+    }
+    Ok((tets, labels))
+}
+
+/// Node coordinates by tag.
+fn node_positions(file: &Msh) -> std::result::Result<HashMap<u64, Vector3<f64>>, String> {
+    let nodes = file
+        .data
+        .nodes
+        .as_ref()
+        .ok_or_else(|| "the file has tetrahedra but no Nodes section".to_string())?;
+    let mut positions = HashMap::new();
+    // mshio keeps node tags only when they are sparse. Otherwise they are exactly
+    // min_node_tag..=max_node_tag and, as Gmsh writes them, in file order.
+    let mut next_dense_tag = nodes.min_node_tag;
+    for block in &nodes.node_blocks {
+        match &block.node_tags {
+            Some(index_by_tag) => {
+                for (&tag, &index) in index_by_tag {
+                    if let Some(node) = block.nodes.get(index) {
+                        positions.insert(tag, Vector3::new(node.x, node.y, node.z));
+                    }
+                }
+            }
+            None => {
+                for node in &block.nodes {
+                    positions.insert(next_dense_tag, Vector3::new(node.x, node.y, node.z));
+                    next_dense_tag += 1;
+                }
+            }
+        }
+    }
+    Ok(positions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::tests::{scratch_directory, write_test_file};
+
+    /// Unit cube in 6 tets over two volumes with physical groups 7 and 9, sparse node
+    /// tags (10, 20, ..., 80) listed out of order, an unused node 999 and a
+    /// boundary triangle block that must be ignored.
+    const TWO_VOLUMES: &str = "\
+$MeshFormat
+4.1 0 8
+$EndMeshFormat
+$PhysicalNames
+2
+3 7 \"left\"
+3 9 \"right\"
+$EndPhysicalNames
+$Entities
+0 0 1 2
+1 0 0 0 1 1 0 0 0
+3 0 0 0 1 1 1 1 7 0
+5 0 0 0 1 1 1 1 9 0
+$EndEntities
+$Nodes
+2 9 10 999
+3 3 0 5
+40
+30
+20
+10
+999
+0 1 0
+1 1 0
+1 0 0
+0 0 0
+5 5 5
+3 5 0 4
+50
+60
+70
+80
+0 0 1
+1 0 1
+1 1 1
+0 1 1
+$EndNodes
+$Elements
+3 7 1 7
+2 1 2 1
+1 10 20 30
+3 3 4 3
+2 10 20 30 70
+3 10 60 20 70
+4 10 50 60 70
+3 5 4 3
+5 10 30 40 70
+6 10 40 80 70
+7 10 80 50 70
+$EndElements
+";
+
+    fn read_text_file(test_name: &str, text: &str) -> Result<TetMesh> {
+        let directory = scratch_directory(test_name);
+        read_gmsh(&write_test_file(&directory, "body.msh", text.as_bytes()))
+    }
+
+    fn assert_parse_error_without_line(result: Result<TetMesh>) -> String {
+        match result {
+            Err(HookeError::Parse {
+                line: None, reason, ..
+            }) => reason,
+            other => panic!("expected a parse error without a line, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn reads_two_volumes_with_physical_groups_and_sparse_tags() {
+        let mesh = read_text_file("gmsh-two-volumes", TWO_VOLUMES).expect("valid MSH file");
+        assert_eq!(mesh.vertex_count(), 8, "unused node 999 is dropped");
+        assert_eq!(mesh.tet_count(), 6, "the triangle is ignored");
+        // Renumbered in increasing tag order: tag 10 -> 0, ..., tag 80 -> 7.
+        assert_eq!(mesh.vertices[0], Vector3::new(0.0, 0.0, 0.0));
+        assert_eq!(mesh.vertices[1], Vector3::new(1.0, 0.0, 0.0));
+        assert_eq!(mesh.vertices[3], Vector3::new(0.0, 1.0, 0.0));
+        assert_eq!(mesh.vertices[7], Vector3::new(0.0, 1.0, 1.0));
+        assert_eq!(mesh.tets[0], [0, 1, 2, 6]);
+        assert_eq!(mesh.tets[5], [0, 7, 4, 6]);
+        assert_eq!(mesh.labels, vec![7, 7, 7, 9, 9, 9]);
+    }
+
+    #[test]
+    fn entity_without_physical_group_labels_by_entity_tag() {
+        let text = TWO_VOLUMES.replace("5 0 0 0 1 1 1 1 9 0", "5 0 0 0 1 1 1 0 0");
+        let mesh = read_text_file("gmsh-no-physical", &text).expect("valid MSH file");
+        assert_eq!(mesh.labels, vec![7, 7, 7, 5, 5, 5]);
+    }
+
+    #[test]
+    fn file_without_entities_labels_by_entity_tag() {
+        let start = TWO_VOLUMES.find("$Entities").unwrap_or_default();
+        let end = TWO_VOLUMES.find("$Nodes").unwrap_or_default();
+        let text = format!("{}{}", &TWO_VOLUMES[..start], &TWO_VOLUMES[end..]);
+        let mesh = read_text_file("gmsh-no-entities", &text).expect("valid MSH file");
+        assert_eq!(mesh.labels, vec![3, 3, 3, 5, 5, 5]);
+    }
+
+    /// Binary MSH 4.1 (little endian, 8-byte size_t) of one tet with dense tags.
+    fn binary_single_tet() -> Vec<u8> {
+        let mut bytes = b"$MeshFormat\n4.1 1 8\n".to_vec();
+        bytes.extend(1i32.to_le_bytes());
+        bytes.extend(b"\n$EndMeshFormat\n$Entities\n");
+        for count in [0u64, 0, 0, 1] {
+            bytes.extend(count.to_le_bytes());
+        }
+        bytes.extend(4i32.to_le_bytes());
+        for bound in [0.0f64, 0.0, 0.0, 1.0, 1.0, 1.0] {
+            bytes.extend(bound.to_le_bytes());
+        }
+        bytes.extend(1u64.to_le_bytes());
+        bytes.extend(12i32.to_le_bytes());
+        bytes.extend(0u64.to_le_bytes());
+        bytes.extend(b"\n$EndEntities\n$Nodes\n");
+        for value in [1u64, 4, 1, 4] {
+            bytes.extend(value.to_le_bytes());
+        }
+        for value in [3i32, 4, 0] {
+            bytes.extend(value.to_le_bytes());
+        }
+        bytes.extend(4u64.to_le_bytes());
+        for tag in 1u64..=4 {
+            bytes.extend(tag.to_le_bytes());
+        }
+        for coordinate in [
+            0.0f64, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0,
+        ] {
+            bytes.extend(coordinate.to_le_bytes());
+        }
+        bytes.extend(b"\n$EndNodes\n$Elements\n");
+        for value in [1u64, 1, 1, 1] {
+            bytes.extend(value.to_le_bytes());
+        }
+        for value in [3i32, 4, 4] {
+            bytes.extend(value.to_le_bytes());
+        }
+        for value in [1u64, 1, 1, 2, 3, 4] {
+            bytes.extend(value.to_le_bytes());
+        }
+        bytes.extend(b"\n$EndElements\n");
+        bytes
+    }
+
+    #[test]
+    fn reads_binary_files() {
+        let directory = scratch_directory("gmsh-binary");
+        let path = write_test_file(&directory, "tet.msh", &binary_single_tet());
+        let mesh = read_gmsh(&path).expect("valid binary MSH file");
+        assert_eq!(mesh.tets, vec![[0, 1, 2, 3]]);
+        assert_eq!(mesh.vertices[3], Vector3::new(0.0, 0.0, 2.0));
+        assert_eq!(mesh.labels, vec![12]);
+    }
+
+    #[test]
+    fn file_without_tetrahedra_is_an_error() {
+        let text = TWO_VOLUMES
+            .replace("3 7 1 7\n", "1 1 1 1\n")
+            .split("3 3 4 3")
+            .next()
+            .unwrap_or_default()
+            .to_string()
+            + "$EndElements\n";
+        let reason = assert_parse_error_without_line(read_text_file("gmsh-no-tets", &text));
+        assert!(reason.contains("no tetrahedra"), "{reason}");
+    }
+
+    #[test]
+    fn malformed_files_are_parse_errors() {
+        let truncated = &TWO_VOLUMES[..TWO_VOLUMES.find("$EndNodes").unwrap_or_default()];
+        assert_parse_error_without_line(read_text_file("gmsh-truncated", truncated));
+        let non_number = TWO_VOLUMES.replace("1 1 0\n", "1 one 0\n");
+        assert_parse_error_without_line(read_text_file("gmsh-non-number", &non_number));
+        let old_version = TWO_VOLUMES.replace("4.1 0 8", "2.2 0 8");
+        assert_parse_error_without_line(read_text_file("gmsh-version", &old_version));
+        assert_parse_error_without_line(read_text_file("gmsh-empty", ""));
+    }
+
+    #[test]
+    fn undefined_node_is_an_error() {
+        let text = TWO_VOLUMES.replace("7 10 80 50 70", "7 10 80 55 70");
+        let reason = assert_parse_error_without_line(read_text_file("gmsh-undefined", &text));
+        assert!(reason.contains("node 55"), "{reason}");
+    }
+
+    #[test]
+    fn parser_panic_becomes_a_parse_error() {
+        let empty_nodes = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n0 0 1 1\n$EndNodes\n";
+        assert_parse_error_without_line(read_text_file("gmsh-empty-nodes", empty_nodes));
+    }
+}

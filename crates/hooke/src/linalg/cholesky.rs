@@ -1,0 +1,119 @@
+//! Sparse Cholesky (LLᵀ) on faer, keeping the symbolic factorisation (ordering
+//! and elimination tree) across refactorisations of the same pattern.
+
+use super::LowerPattern;
+use crate::error::{HookeError, Result};
+use faer::linalg::solvers::Solve;
+use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::{MatMut, Side};
+
+/// Whether a factorisation succeeded as it was, or needed a diagonal shift.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FactorizationOutcome {
+    PositiveDefinite,
+    /// The matrix was not positive definite; `shift` times its mean diagonal was added.
+    Shifted {
+        shift: f64,
+        attempts: usize,
+    },
+}
+
+/// A reusable LLᵀ factorisation of a fixed lower-triangle pattern.
+pub struct SparseCholesky {
+    pattern: LowerPattern,
+    symbolic: SymbolicLlt<usize>,
+    numeric: Option<Llt<usize, f64>>,
+}
+
+impl SparseCholesky {
+    /// Analyses the pattern (fill-reducing ordering, symbolic factor) once.
+    pub fn analyse(pattern: &LowerPattern) -> Result<Self> {
+        let symbolic = SymbolicLlt::try_new(symbolic_view(pattern), Side::Lower).map_err(|e| {
+            HookeError::LinearSolver {
+                reason: format!("symbolic factorisation failed: {e:?}"),
+            }
+        })?;
+        Ok(SparseCholesky {
+            pattern: pattern.clone(),
+            symbolic,
+            numeric: None,
+        })
+    }
+
+    pub fn pattern(&self) -> &LowerPattern {
+        &self.pattern
+    }
+
+    /// Factorises the matrix with these values; fails if it is not positive definite.
+    pub fn factorize(&mut self, values: &[f64]) -> Result<()> {
+        let matrix = SparseColMatRef::new(symbolic_view(&self.pattern), values);
+        match Llt::try_new_with_symbolic(self.symbolic.clone(), matrix, Side::Lower) {
+            Ok(llt) => {
+                self.numeric = Some(llt);
+                Ok(())
+            }
+            Err(e) => {
+                self.numeric = None;
+                Err(HookeError::LinearSolver {
+                    reason: format!("matrix is not positive definite ({e:?})"),
+                })
+            }
+        }
+    }
+
+    /// Factorises, and where the matrix is indefinite adds a growing multiple of
+    /// its mean diagonal (a Levenberg-style shift) until it factorises. The shift
+    /// keeps Newton directions descending; the outcome tells the caller so it can report it.
+    pub fn factorize_or_shift(&mut self, values: &[f64]) -> Result<FactorizationOutcome> {
+        if self.factorize(values).is_ok() {
+            return Ok(FactorizationOutcome::PositiveDefinite);
+        }
+        let diagonal = self.pattern.diagonal_positions();
+        let mean_diagonal =
+            diagonal.iter().map(|&k| values[k].abs()).sum::<f64>() / diagonal.len().max(1) as f64;
+        let mut shifted = values.to_vec();
+        let mut shift = 1e-8;
+        for attempt in 1..=30 {
+            for &k in &diagonal {
+                shifted[k] = values[k] + shift * mean_diagonal;
+            }
+            if self.factorize(&shifted).is_ok() {
+                return Ok(FactorizationOutcome::Shifted {
+                    shift,
+                    attempts: attempt,
+                });
+            }
+            shift *= 10.0;
+        }
+        Err(HookeError::LinearSolver {
+            reason:
+                "matrix stays indefinite even after a diagonal shift of 1e22 × its mean diagonal"
+                    .to_string(),
+        })
+    }
+
+    /// Solves A x = b in place with the last successful factorisation.
+    pub fn solve_in_place(&self, rhs: &mut [f64]) -> Result<()> {
+        let numeric = self
+            .numeric
+            .as_ref()
+            .ok_or_else(|| HookeError::LinearSolver {
+                reason: "solve requested before a successful factorisation".to_string(),
+            })?;
+        let n = rhs.len();
+        let column = MatMut::from_column_major_slice_mut(rhs, n, 1);
+        numeric.solve_in_place(column);
+        Ok(())
+    }
+}
+
+fn symbolic_view(pattern: &LowerPattern) -> SymbolicSparseColMatRef<'_, usize> {
+    SymbolicSparseColMatRef::new_checked(
+        pattern.size,
+        pattern.size,
+        &pattern.column_starts,
+        None,
+        &pattern.row_indices,
+    )
+}

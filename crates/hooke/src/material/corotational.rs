@@ -1,0 +1,24 @@
+//! Co-rotational linear elasticity: ψ = μ‖F − R‖² + λ/2 tr(RᵀF − I)²
+//! = μ Σ(σᵢ − 1)² + λ/2 (Σσᵢ − 3)² (seed 000, material table).
+
+use super::isotropic::StretchEnergy;
+use super::Lame;
+use nalgebra::{Matrix3, Vector3};
+
+pub struct Corotational;
+
+impl StretchEnergy for Corotational {
+    fn energy(&self, s: &Vector3<f64>, lame: &Lame) -> f64 {
+        let trace = s.sum() - 3.0;
+        lame.mu * (s - Vector3::repeat(1.0)).norm_squared() + 0.5 * lame.lambda * trace * trace
+    }
+
+    fn gradient(&self, s: &Vector3<f64>, lame: &Lame) -> Vector3<f64> {
+        (s - Vector3::repeat(1.0)) * (2.0 * lame.mu)
+            + Vector3::repeat(lame.lambda * (s.sum() - 3.0))
+    }
+
+    fn hessian(&self, _s: &Vector3<f64>, lame: &Lame) -> Matrix3<f64> {
+        Matrix3::identity() * (2.0 * lame.mu) + Matrix3::repeat(lame.lambda)
+    }
+}

@@ -1,0 +1,29 @@
+//! Fixed co-rotational (Stomakhin, Howes, Schroeder, Teran 2012):
+//! ψ = μ‖F − R‖² + λ/2 (J − 1)², defined and smooth through inversion.
+
+use super::isotropic::{volume_gradient, volume_hessian, StretchEnergy};
+use super::Lame;
+use nalgebra::{Matrix3, Vector3};
+
+pub struct FixedCorotational;
+
+impl StretchEnergy for FixedCorotational {
+    fn energy(&self, s: &Vector3<f64>, lame: &Lame) -> f64 {
+        let j = s.product();
+        lame.mu * (s - Vector3::repeat(1.0)).norm_squared() + 0.5 * lame.lambda * (j - 1.0).powi(2)
+    }
+
+    fn gradient(&self, s: &Vector3<f64>, lame: &Lame) -> Vector3<f64> {
+        let j = s.product();
+        (s - Vector3::repeat(1.0)) * (2.0 * lame.mu)
+            + volume_gradient(s) * (lame.lambda * (j - 1.0))
+    }
+
+    fn hessian(&self, s: &Vector3<f64>, lame: &Lame) -> Matrix3<f64> {
+        let j = s.product();
+        let dj = volume_gradient(s);
+        Matrix3::identity() * (2.0 * lame.mu)
+            + dj * dj.transpose() * lame.lambda
+            + volume_hessian(s) * (lame.lambda * (j - 1.0))
+    }
+}

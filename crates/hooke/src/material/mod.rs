@@ -1,0 +1,155 @@
+//! Hyperelastic materials: energy density ψ(F), first Piola–Kirchhoff stress
+//! P = ∂ψ/∂F and its derivative ∂P/∂F (9×9, column-major vec(F)).
+//!
+//! Every model takes the same user parameters (Young's modulus, Poisson ratio,
+//! density); each converts the Lamé pair so that all models linearise to the same
+//! Hooke's law at F = I (tested in `tests/materials.rs`).
+
+mod arap;
+mod corotational;
+mod fixed_corotational;
+mod isotropic;
+mod linear;
+mod modified_neo_hookean;
+mod neo_hookean;
+mod parameters;
+mod st_venant_kirchhoff;
+mod stable_neo_hookean;
+
+pub use isotropic::{signed_svd, StretchEnergy};
+pub use parameters::{Lame, MaterialParameters};
+
+use nalgebra::{Matrix3, SMatrix};
+
+/// 9×9 matrix acting on column-major vec(F).
+pub type Matrix9 = SMatrix<f64, 9, 9>;
+
+/// Index of F[(row, col)] in column-major vec(F).
+#[inline]
+pub fn vec_index(row: usize, col: usize) -> usize {
+    row + 3 * col
+}
+
+/// The constitutive models Hooke offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MaterialModel {
+    /// Small-strain linear elasticity, ψ = μ‖ε‖² + λ/2 tr(ε)², ε = sym(F) − I. Not rotation invariant.
+    Linear,
+    /// Co-rotational linear, ψ = μ‖F − R‖² + λ/2 tr(RᵀF − I)².
+    Corotational,
+    /// St. Venant–Kirchhoff, ψ = μ‖E‖² + λ/2 tr(E)², E = ½(FᵀF − I).
+    StVenantKirchhoff,
+    /// Neo-Hookean, ψ = μ/2 (I_C − 3) − μ log J + λ/2 (log J)²; +∞ for J ≤ 0.
+    NeoHookean,
+    /// Stable Neo-Hookean (Smith, de Goes, Kim 2018), defined for inverted elements.
+    StableNeoHookean,
+    /// Fixed co-rotational (Stomakhin et al. 2012), ψ = μ‖F − R‖² + λ/2 (J − 1)².
+    FixedCorotational,
+    /// As-rigid-as-possible, ψ = μ‖F − R‖²; the Poisson ratio is not used.
+    Arap,
+    /// Modified (isochoric/volumetric) Neo-Hookean of seed 001, eq. 2.4; +∞ for J ≤ 0.
+    ModifiedNeoHookean,
+}
+
+impl MaterialModel {
+    pub const ALL: [MaterialModel; 8] = [
+        MaterialModel::Linear,
+        MaterialModel::Corotational,
+        MaterialModel::StVenantKirchhoff,
+        MaterialModel::NeoHookean,
+        MaterialModel::StableNeoHookean,
+        MaterialModel::FixedCorotational,
+        MaterialModel::Arap,
+        MaterialModel::ModifiedNeoHookean,
+    ];
+
+    /// The scene-file name of the model.
+    pub fn name(self) -> &'static str {
+        match self {
+            MaterialModel::Linear => "linear",
+            MaterialModel::Corotational => "corotational",
+            MaterialModel::StVenantKirchhoff => "st_venant_kirchhoff",
+            MaterialModel::NeoHookean => "neo_hookean",
+            MaterialModel::StableNeoHookean => "stable_neo_hookean",
+            MaterialModel::FixedCorotational => "fixed_corotational",
+            MaterialModel::Arap => "arap",
+            MaterialModel::ModifiedNeoHookean => "modified_neo_hookean",
+        }
+    }
+}
+
+/// What an evaluation should compute: each level includes the ones before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    Energy,
+    Stress,
+    /// Stress and ∂P/∂F; `project` clamps ∂P/∂F to positive semi-definite.
+    Derivative {
+        project: bool,
+    },
+}
+
+/// The result of evaluating a material at one deformation gradient.
+#[derive(Clone, Debug)]
+pub struct Evaluation {
+    /// ψ(F); +∞ where the model is undefined (for example J ≤ 0 for Neo-Hookean).
+    pub energy_density: f64,
+    /// P(F) when asked for; zero otherwise.
+    pub first_piola: Matrix3<f64>,
+    /// ∂P/∂F when asked for.
+    pub first_piola_derivative: Option<Matrix9>,
+}
+
+impl Evaluation {
+    /// The model is undefined at this F (derivatives must not be used).
+    pub fn is_undefined(&self) -> bool {
+        !self.energy_density.is_finite()
+    }
+}
+
+/// Evaluates `model` at `f` with Lamé parameters `lame`.
+pub fn evaluate(model: MaterialModel, f: &Matrix3<f64>, lame: &Lame, want: Want) -> Evaluation {
+    match model {
+        MaterialModel::Linear => linear::evaluate(f, lame, want),
+        MaterialModel::Corotational => {
+            isotropic::evaluate(&corotational::Corotational, f, lame, want)
+        }
+        MaterialModel::StVenantKirchhoff => {
+            isotropic::evaluate(&st_venant_kirchhoff::StVenantKirchhoff, f, lame, want)
+        }
+        MaterialModel::NeoHookean => isotropic::evaluate(&neo_hookean::NeoHookean, f, lame, want),
+        MaterialModel::StableNeoHookean => {
+            isotropic::evaluate(&stable_neo_hookean::StableNeoHookean, f, lame, want)
+        }
+        MaterialModel::FixedCorotational => {
+            isotropic::evaluate(&fixed_corotational::FixedCorotational, f, lame, want)
+        }
+        MaterialModel::Arap => isotropic::evaluate(&arap::Arap, f, lame, want),
+        MaterialModel::ModifiedNeoHookean => {
+            isotropic::evaluate(&modified_neo_hookean::ModifiedNeoHookean, f, lame, want)
+        }
+    }
+}
+
+/// ψ(F) alone.
+pub fn energy_density(model: MaterialModel, f: &Matrix3<f64>, lame: &Lame) -> f64 {
+    evaluate(model, f, lame, Want::Energy).energy_density
+}
+
+/// P(F) alone.
+pub fn first_piola(model: MaterialModel, f: &Matrix3<f64>, lame: &Lame) -> Matrix3<f64> {
+    evaluate(model, f, lame, Want::Stress).first_piola
+}
+
+/// ∂P/∂F alone (optionally projected to positive semi-definite).
+pub fn first_piola_derivative(
+    model: MaterialModel,
+    f: &Matrix3<f64>,
+    lame: &Lame,
+    project: bool,
+) -> Matrix9 {
+    evaluate(model, f, lame, Want::Derivative { project })
+        .first_piola_derivative
+        .unwrap_or_else(Matrix9::zeros)
+}

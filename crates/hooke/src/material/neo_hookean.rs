@@ -1,0 +1,39 @@
+//! Neo-Hookean: ψ = μ/2 (I_C − 3) − μ log J + λ/2 (log J)² (seed 000, material table).
+//!
+//! Policy for J ≤ 0: the energy is +∞. Line searches then never accept an
+//! inverted state, and asking for forces or stiffness there is an error that
+//! names the element (see `fem`), rather than a silent NaN.
+
+use super::isotropic::StretchEnergy;
+use super::Lame;
+use nalgebra::{Matrix3, Vector3};
+
+pub struct NeoHookean;
+
+impl StretchEnergy for NeoHookean {
+    fn energy(&self, s: &Vector3<f64>, lame: &Lame) -> f64 {
+        let j = s.product();
+        if j <= 0.0 {
+            return f64::INFINITY;
+        }
+        let log_j = j.ln();
+        0.5 * lame.mu * (s.norm_squared() - 3.0) - lame.mu * log_j
+            + 0.5 * lame.lambda * log_j * log_j
+    }
+
+    fn gradient(&self, s: &Vector3<f64>, lame: &Lame) -> Vector3<f64> {
+        let log_j = s.product().ln();
+        s.map(|si| lame.mu * si - lame.mu / si + lame.lambda * log_j / si)
+    }
+
+    fn hessian(&self, s: &Vector3<f64>, lame: &Lame) -> Matrix3<f64> {
+        let log_j = s.product().ln();
+        Matrix3::from_fn(|i, j| {
+            if i == j {
+                lame.mu + (lame.mu + lame.lambda - lame.lambda * log_j) / (s[i] * s[i])
+            } else {
+                lame.lambda / (s[i] * s[j])
+            }
+        })
+    }
+}

@@ -1,0 +1,56 @@
+//! Stable Neo-Hookean (Smith, de Goes, Kim 2018):
+//! ψ = μ'/2 (I_C − 3) + λ'/2 (J − α)² − μ'/2 log(I_C + 1) − ψ₀,
+//! with μ' = 4μ/3, λ' = λ + 5μ/6 (their Lamé re-parametrisation, so that the
+//! model linearises to the given E and ν), α = 1 + 3μ'/(4λ') (P(I) = 0), and the
+//! constant ψ₀ chosen so that ψ(I) = 0. Defined and smooth for inverted elements.
+
+use super::isotropic::{volume_gradient, volume_hessian, StretchEnergy};
+use super::Lame;
+use nalgebra::{Matrix3, Vector3};
+
+pub struct StableNeoHookean;
+
+struct Coefficients {
+    mu: f64,
+    lambda: f64,
+    alpha: f64,
+}
+
+fn coefficients(lame: &Lame) -> Coefficients {
+    let mu = 4.0 * lame.mu / 3.0;
+    let lambda = lame.lambda + 5.0 * lame.mu / 6.0;
+    Coefficients {
+        mu,
+        lambda,
+        alpha: 1.0 + 0.75 * mu / lambda,
+    }
+}
+
+impl StretchEnergy for StableNeoHookean {
+    fn energy(&self, s: &Vector3<f64>, lame: &Lame) -> f64 {
+        let c = coefficients(lame);
+        let shape = |ic: f64, j: f64| {
+            0.5 * c.mu * (ic - 3.0) + 0.5 * c.lambda * (j - c.alpha).powi(2)
+                - 0.5 * c.mu * (ic + 1.0).ln()
+        };
+        shape(s.norm_squared(), s.product()) - shape(3.0, 1.0)
+    }
+
+    fn gradient(&self, s: &Vector3<f64>, lame: &Lame) -> Vector3<f64> {
+        let c = coefficients(lame);
+        let ic = s.norm_squared();
+        let j = s.product();
+        s * (c.mu * (1.0 - 1.0 / (ic + 1.0))) + volume_gradient(s) * (c.lambda * (j - c.alpha))
+    }
+
+    fn hessian(&self, s: &Vector3<f64>, lame: &Lame) -> Matrix3<f64> {
+        let c = coefficients(lame);
+        let ic = s.norm_squared();
+        let j = s.product();
+        let dj = volume_gradient(s);
+        Matrix3::identity() * (c.mu * (1.0 - 1.0 / (ic + 1.0)))
+            + s * s.transpose() * (2.0 * c.mu / (ic + 1.0).powi(2))
+            + dj * dj.transpose() * c.lambda
+            + volume_hessian(s) * (c.lambda * (j - c.alpha))
+    }
+}

@@ -1,0 +1,142 @@
+//! Tetrahedral meshes with per-element labels: the geometry every body is made of.
+
+mod generate;
+mod orientation;
+mod surface;
+
+pub use generate::{box_mesh, BoxMeshOptions, TetsPerHex};
+pub use orientation::OrientationReport;
+pub use surface::boundary_faces;
+
+use crate::error::{HookeError, Result};
+use nalgebra::Vector3;
+
+/// A tetrahedral mesh: rest positions, connectivity and an integer label per element.
+///
+/// Labels name material regions (the TetGen region attribute, the MEDIT reference,
+/// the Gmsh physical group); generated meshes start with label 0 everywhere.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TetMesh {
+    pub vertices: Vec<Vector3<f64>>,
+    pub tets: Vec<[usize; 4]>,
+    pub labels: Vec<i32>,
+}
+
+impl TetMesh {
+    /// Builds a mesh, checking that every index is in range and that labels match tets.
+    pub fn new(
+        vertices: Vec<Vector3<f64>>,
+        tets: Vec<[usize; 4]>,
+        labels: Vec<i32>,
+    ) -> Result<Self> {
+        if labels.len() != tets.len() {
+            return Err(HookeError::Mesh {
+                reason: format!("{} labels for {} tetrahedra", labels.len(), tets.len()),
+            });
+        }
+        for (e, tet) in tets.iter().enumerate() {
+            for &v in tet {
+                if v >= vertices.len() {
+                    return Err(HookeError::Mesh {
+                        reason: format!(
+                            "element {e} refers to vertex {v}, but the mesh has {} vertices",
+                            vertices.len()
+                        ),
+                    });
+                }
+            }
+            for a in 0..4 {
+                for b in a + 1..4 {
+                    if tet[a] == tet[b] {
+                        return Err(HookeError::Mesh {
+                            reason: format!("element {e} repeats vertex {}", tet[a]),
+                        });
+                    }
+                }
+            }
+        }
+        if let Some((v, _)) = vertices
+            .iter()
+            .enumerate()
+            .find(|(_, p)| !p.iter().all(|c| c.is_finite()))
+        {
+            return Err(HookeError::Mesh {
+                reason: format!("vertex {v} has a non-finite coordinate"),
+            });
+        }
+        Ok(TetMesh {
+            vertices,
+            tets,
+            labels,
+        })
+    }
+
+    pub fn vertex_count(&self) -> usize {
+        self.vertices.len()
+    }
+
+    pub fn tet_count(&self) -> usize {
+        self.tets.len()
+    }
+
+    /// Signed volume of element `e` at the given positions (positive when
+    /// the vertex order is right-handed).
+    pub fn signed_volume(&self, e: usize, positions: &[Vector3<f64>]) -> f64 {
+        let [a, b, c, d] = self.tets[e];
+        let p0 = positions[a];
+        (positions[b] - p0)
+            .cross(&(positions[c] - p0))
+            .dot(&(positions[d] - p0))
+            / 6.0
+    }
+
+    /// Centroid of element `e` in the rest configuration.
+    pub fn centroid(&self, e: usize) -> Vector3<f64> {
+        let t = self.tets[e];
+        (self.vertices[t[0]] + self.vertices[t[1]] + self.vertices[t[2]] + self.vertices[t[3]])
+            / 4.0
+    }
+
+    /// Axis-aligned bounding box (min, max) of the rest vertices.
+    pub fn bounding_box(&self) -> (Vector3<f64>, Vector3<f64>) {
+        let mut lo = Vector3::repeat(f64::INFINITY);
+        let mut hi = Vector3::repeat(f64::NEG_INFINITY);
+        for p in &self.vertices {
+            lo = lo.inf(p);
+            hi = hi.sup(p);
+        }
+        (lo, hi)
+    }
+
+    /// Appends another mesh (a second body); its labels are kept as they are.
+    pub fn append(&mut self, other: &TetMesh) {
+        let offset = self.vertices.len();
+        self.vertices.extend_from_slice(&other.vertices);
+        self.tets
+            .extend(other.tets.iter().map(|t| t.map(|v| v + offset)));
+        self.labels.extend_from_slice(&other.labels);
+    }
+}
+
+impl TetMesh {
+    /// Drops vertices that no element uses (they would make the mass matrix
+    /// singular) and renumbers the rest in order. Returns how many were dropped.
+    pub fn remove_unused_vertices(&mut self) -> usize {
+        let mut used = vec![false; self.vertices.len()];
+        self.tets.iter().flatten().for_each(|&v| used[v] = true);
+        let mut new_index = vec![usize::MAX; self.vertices.len()];
+        let mut kept = Vec::with_capacity(self.vertices.len());
+        for (v, &is_used) in used.iter().enumerate() {
+            if is_used {
+                new_index[v] = kept.len();
+                kept.push(self.vertices[v]);
+            }
+        }
+        let removed = self.vertices.len() - kept.len();
+        self.vertices = kept;
+        self.tets
+            .iter_mut()
+            .for_each(|t| *t = t.map(|v| new_index[v]));
+        removed
+    }
+}

@@ -1,0 +1,291 @@
+//! The simulated system: mesh, materials, mass, pins, forces and damping, with
+//! the energy, gradient and Hessian that every integrator and solver uses.
+
+mod damping;
+mod dofs;
+mod forces;
+mod pins;
+mod selection;
+mod state;
+
+pub use damping::{DampingStiffness, RayleighDamping};
+pub use dofs::DofMap;
+pub use forces::RegionForce;
+pub use pins::{Motion, Pin};
+pub use selection::Selection;
+pub use state::State;
+
+use crate::error::Result;
+use crate::fem::{lumped_masses, Assembler, ElementMaterial, MassKind};
+use crate::linalg::LowerPattern;
+use crate::mesh::TetMesh;
+use nalgebra::Vector3;
+
+/// A deformable body (or several, merged into one mesh) with everything acting on it.
+pub struct Model {
+    mesh: TetMesh,
+    assembler: Assembler,
+    mass_kind: MassKind,
+    lumped_mass: Vec<f64>,
+    /// Mass matrix values on the Hessian pattern (diagonal only when lumped).
+    mass_values: Vec<f64>,
+    pins: Vec<Pin>,
+    gravity: Vector3<f64>,
+    forces: Vec<RegionForce>,
+    damping: Option<RayleighDamping>,
+    /// β K(rest) + α M on the pattern, when damping uses the rest stiffness.
+    rest_damping_values: Option<Vec<f64>>,
+}
+
+impl Model {
+    /// A model with no pins, forces, gravity or damping. The mesh must be oriented.
+    pub fn new(
+        mesh: TetMesh,
+        materials: Vec<ElementMaterial>,
+        mass_kind: MassKind,
+    ) -> Result<Model> {
+        let assembler = Assembler::new(&mesh, materials)?;
+        let lumped_mass = lumped_masses(&mesh, &assembler.element_masses());
+        let mass_values = match mass_kind {
+            MassKind::Consistent => assembler.consistent_mass_values(),
+            MassKind::Lumped => {
+                let pattern = assembler.pattern();
+                let mut values = vec![0.0; pattern.nonzeros()];
+                for (dof, k) in pattern.diagonal_positions().into_iter().enumerate() {
+                    values[k] = lumped_mass[dof / 3];
+                }
+                values
+            }
+        };
+        Ok(Model {
+            mesh,
+            assembler,
+            mass_kind,
+            lumped_mass,
+            mass_values,
+            pins: Vec::new(),
+            gravity: Vector3::zeros(),
+            forces: Vec::new(),
+            damping: None,
+            rest_damping_values: None,
+        })
+    }
+
+    pub fn mesh(&self) -> &TetMesh {
+        &self.mesh
+    }
+
+    pub fn materials(&self) -> &[ElementMaterial] {
+        self.assembler.materials()
+    }
+
+    pub fn mass_kind(&self) -> MassKind {
+        self.mass_kind
+    }
+
+    pub fn dof_count(&self) -> usize {
+        3 * self.mesh.vertex_count()
+    }
+
+    /// Length scale of the body (bounding-box diagonal), for relative tolerances.
+    pub fn length_scale(&self) -> f64 {
+        let (lo, hi) = self.mesh.bounding_box();
+        (hi - lo).norm().max(f64::MIN_POSITIVE)
+    }
+
+    pub fn add_pin(&mut self, pin: Pin) {
+        self.pins.push(pin);
+    }
+
+    pub fn pins(&self) -> &[Pin] {
+        &self.pins
+    }
+
+    pub fn set_gravity(&mut self, gravity: Vector3<f64>) {
+        self.gravity = gravity;
+    }
+
+    pub fn gravity(&self) -> Vector3<f64> {
+        self.gravity
+    }
+
+    pub fn add_force(&mut self, force: RegionForce) {
+        self.forces.push(force);
+    }
+
+    /// Sets Rayleigh damping; with the rest stiffness, K(rest) is assembled here once.
+    pub fn set_damping(&mut self, damping: Option<RayleighDamping>) -> Result<()> {
+        self.damping = damping;
+        self.rest_damping_values = None;
+        if let Some(d) = damping {
+            if d.stiffness == DampingStiffness::Rest {
+                let rest = self.rest_positions();
+                self.rest_damping_values = Some(self.damping_values_at(&d, &rest)?);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn damping(&self) -> Option<RayleighDamping> {
+        self.damping
+    }
+
+    fn damping_values_at(&self, damping: &RayleighDamping, x: &[f64]) -> Result<Vec<f64>> {
+        let mut values = vec![0.0; self.pattern().nonzeros()];
+        if damping.stiffness_coefficient != 0.0 {
+            self.assembler
+                .energy_gradient_hessian(x, true, None, &mut values)?;
+        }
+        for (v, m) in values.iter_mut().zip(&self.mass_values) {
+            *v = damping.stiffness_coefficient * *v + damping.mass_coefficient * m;
+        }
+        Ok(values)
+    }
+
+    /// The damping matrix D = αM + βK on the pattern for a step starting at `x`
+    /// (None without damping).
+    pub fn damping_values(&self, x: &[f64]) -> Result<Option<Vec<f64>>> {
+        match (&self.damping, &self.rest_damping_values) {
+            (None, _) => Ok(None),
+            (Some(_), Some(rest)) => Ok(Some(rest.clone())),
+            (Some(d), None) => self.damping_values_at(d, x).map(Some),
+        }
+    }
+
+    /// Rest positions, interleaved.
+    pub fn rest_positions(&self) -> Vec<f64> {
+        self.mesh
+            .vertices
+            .iter()
+            .flat_map(|p| [p.x, p.y, p.z])
+            .collect()
+    }
+
+    /// The state at t = 0: at rest, with pinned vertices where their motion puts them.
+    pub fn initial_state(&self) -> State {
+        let mut state = State {
+            time: 0.0,
+            positions: self.rest_positions(),
+            velocities: vec![0.0; self.dof_count()],
+        };
+        self.apply_prescribed_positions(0.0, &mut state.positions);
+        state
+    }
+
+    /// Pattern of the lower triangle of all 3n×3n matrices (K, M, D).
+    pub fn pattern(&self) -> &LowerPattern {
+        self.assembler.pattern()
+    }
+
+    /// Which DOFs are free at time t.
+    pub fn dof_map(&self, time: f64) -> DofMap {
+        let active: Vec<bool> = self.pins.iter().map(|p| p.is_active(time)).collect();
+        let pinned = self
+            .pins
+            .iter()
+            .filter(|p| p.is_active(time))
+            .flat_map(|p| p.vertices.iter().copied());
+        DofMap::new(self.dof_count(), pinned, active)
+    }
+
+    /// Overwrites the positions of vertices pinned at time t with their prescribed values.
+    pub fn apply_prescribed_positions(&self, time: f64, positions: &mut [f64]) {
+        for pin in self.pins.iter().filter(|p| p.is_active(time)) {
+            for &v in &pin.vertices {
+                let x = pin.motion.position(&self.mesh.vertices[v], time);
+                positions[3 * v..3 * v + 3].copy_from_slice(x.as_slice());
+            }
+        }
+    }
+
+    /// Elastic energy; +∞ where an element leaves its material's domain.
+    pub fn elastic_energy(&self, x: &[f64]) -> f64 {
+        self.assembler.energy(x)
+    }
+
+    /// Elastic energy and its gradient over all DOFs.
+    pub fn elastic_gradient(&self, x: &[f64], gradient: &mut [f64]) -> Result<f64> {
+        self.assembler.energy_and_gradient(x, gradient)
+    }
+
+    /// Elastic energy, gradient and Hessian (stiffness K) over all DOFs.
+    pub fn elastic_hessian(
+        &self,
+        x: &[f64],
+        project: bool,
+        gradient: Option<&mut [f64]>,
+        values: &mut [f64],
+    ) -> Result<f64> {
+        self.assembler
+            .energy_gradient_hessian(x, project, gradient, values)
+    }
+
+    /// Strain energy density of each element.
+    pub fn energy_densities(&self, x: &[f64]) -> Vec<f64> {
+        self.assembler.energy_densities(x)
+    }
+
+    /// Mass matrix values on the pattern.
+    pub fn mass_values(&self) -> &[f64] {
+        &self.mass_values
+    }
+
+    /// Lumped (row-sum) mass of each vertex.
+    pub fn lumped_masses(&self) -> &[f64] {
+        &self.lumped_mass
+    }
+
+    /// out = M v.
+    pub fn mass_multiply(&self, v: &[f64], out: &mut [f64]) {
+        match self.mass_kind {
+            MassKind::Lumped => {
+                for (i, (o, x)) in out.iter_mut().zip(v).enumerate() {
+                    *o = self.lumped_mass[i / 3] * x;
+                }
+            }
+            MassKind::Consistent => self.pattern().symmetric_multiply(&self.mass_values, v, out),
+        }
+    }
+
+    /// External force (gravity and regional forces) at time t over all DOFs.
+    pub fn external_force(&self, time: f64, force: &mut [f64]) {
+        for (i, f) in force.iter_mut().enumerate() {
+            *f = self.lumped_mass[i / 3] * self.gravity[i % 3];
+        }
+        for region in &self.forces {
+            region.add_to(time, force);
+        }
+    }
+
+    /// Kinetic energy ½ vᵀMv.
+    pub fn kinetic_energy(&self, v: &[f64]) -> f64 {
+        let mut mv = vec![0.0; v.len()];
+        self.mass_multiply(v, &mut mv);
+        0.5 * mv.iter().zip(v).map(|(a, b)| a * b).sum::<f64>()
+    }
+
+    /// Gravitational potential −Σ mᵢ g·xᵢ (zero at the origin).
+    pub fn gravitational_energy(&self, x: &[f64]) -> f64 {
+        -x.chunks(3)
+            .zip(&self.lumped_mass)
+            .map(|(p, m)| {
+                m * (p[0] * self.gravity.x + p[1] * self.gravity.y + p[2] * self.gravity.z)
+            })
+            .sum::<f64>()
+    }
+
+    /// Linear momentum Σ (Mv)ᵢ and angular momentum Σ xᵢ × (Mv)ᵢ about the origin.
+    pub fn momentum(&self, x: &[f64], v: &[f64]) -> (Vector3<f64>, Vector3<f64>) {
+        let mut mv = vec![0.0; v.len()];
+        self.mass_multiply(v, &mut mv);
+        let mut linear = Vector3::zeros();
+        let mut angular = Vector3::zeros();
+        for (p, q) in x.chunks(3).zip(mv.chunks(3)) {
+            let p = Vector3::new(p[0], p[1], p[2]);
+            let q = Vector3::new(q[0], q[1], q[2]);
+            linear += q;
+            angular += p.cross(&q);
+        }
+        (linear, angular)
+    }
+}

@@ -1,0 +1,68 @@
+//! Pinned vertices: held in place, or moved along a prescribed path, until an optional release time.
+
+use nalgebra::{Rotation3, Unit, Vector3};
+
+/// How pinned vertices move (measured from their rest positions, starting at t = 0).
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Motion {
+    /// Held at the rest position.
+    #[default]
+    Fixed,
+    /// x(t) = X + v t.
+    Translation { velocity: [f64; 3] },
+    /// x(t) = c + R(ω t, axis)(X − c): a rigid rotation about an axis through `center`.
+    Rotation {
+        axis: [f64; 3],
+        center: [f64; 3],
+        /// Radians per second.
+        angular_velocity: f64,
+    },
+    /// x(t) = X + A sin(2π f t).
+    Shake { amplitude: [f64; 3], frequency: f64 },
+}
+
+impl Motion {
+    /// Position at time t of a vertex whose rest position is `rest`.
+    pub fn position(&self, rest: &Vector3<f64>, time: f64) -> Vector3<f64> {
+        match self {
+            Motion::Fixed => *rest,
+            Motion::Translation { velocity } => rest + Vector3::from(*velocity) * time,
+            Motion::Rotation {
+                axis,
+                center,
+                angular_velocity,
+            } => {
+                let center = Vector3::from(*center);
+                let rotation = Rotation3::from_axis_angle(
+                    &Unit::new_normalize(Vector3::from(*axis)),
+                    angular_velocity * time,
+                );
+                center + rotation * (rest - center)
+            }
+            Motion::Shake {
+                amplitude,
+                frequency,
+            } => {
+                rest + Vector3::from(*amplitude)
+                    * (2.0 * std::f64::consts::PI * frequency * time).sin()
+            }
+        }
+    }
+}
+
+/// A group of pinned vertices.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pin {
+    pub vertices: Vec<usize>,
+    pub motion: Motion,
+    /// From this time on the vertices are free (None: pinned for ever).
+    pub release_time: Option<f64>,
+}
+
+impl Pin {
+    /// Whether the pin still holds at time t.
+    pub fn is_active(&self, time: f64) -> bool {
+        self.release_time.is_none_or(|release| time < release)
+    }
+}

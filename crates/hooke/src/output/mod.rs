@@ -1,0 +1,42 @@
+//! What a run leaves on disk: a ParaView frame series, the energies table and
+//! a plot of the energies.
+
+mod energies;
+mod plot;
+mod vtk_series;
+
+pub use energies::EnergiesCsvWriter;
+pub use plot::plot_energies;
+pub use vtk_series::{Frame, VtkSeriesWriter};
+
+/// One row of the energies table.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct EnergyRecord {
+    pub time: f64,
+    pub kinetic: f64,
+    pub elastic: f64,
+    pub gravitational: f64,
+    pub total: f64,
+    pub linear_momentum: [f64; 3],
+    pub angular_momentum: [f64; 3],
+}
+
+/// A fresh, empty directory under the system temp dir for one test, so that
+/// tests running in parallel never share files.
+#[cfg(test)]
+fn scratch_directory(tag: &str) -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_nanos())
+        .unwrap_or(0);
+    let directory = std::env::temp_dir().join(format!(
+        "hooke-output-{tag}-{}-{nanos}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    // A leftover from an earlier run would make the test see stale files.
+    let _ = std::fs::remove_dir_all(&directory);
+    directory
+}

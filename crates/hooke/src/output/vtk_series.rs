@@ -1,0 +1,455 @@
+//! A ParaView time series: one XML `.vtu` file per frame, indexed by a `.pvd`
+//! collection that maps each file to its simulation time.
+
+use crate::error::{HookeError, Result};
+use crate::mesh::TetMesh;
+use nalgebra::Vector3;
+use std::io;
+use std::path::{Path, PathBuf};
+use vtkio::model::{
+    Attribute, Attributes, ByteOrder, CellType, Cells, DataSet, UnstructuredGridPiece, Version,
+    VertexNumbers, Vtk,
+};
+
+/// The state of the body at one output time.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame<'a> {
+    /// Simulation time [s].
+    pub time: f64,
+    /// Connectivity, labels and rest positions.
+    pub mesh: &'a TetMesh,
+    /// Current vertex positions [m], one per mesh vertex.
+    pub positions: &'a [Vector3<f64>],
+    /// Vertex velocities [m/s], one per mesh vertex.
+    pub velocities: &'a [Vector3<f64>],
+    /// Strain energy density [J/m³], one per tetrahedron.
+    pub strain_energy_density: &'a [f64],
+}
+
+/// Writes the frames of one run as `<base>_0000.vtu`, `<base>_0001.vtu`, ...
+/// and keeps `<base>.pvd` up to date after every frame.
+#[derive(Debug)]
+pub struct VtkSeriesWriter {
+    directory: PathBuf,
+    base_name: String,
+    /// Time and file name (relative to `directory`) of every frame written.
+    frames: Vec<(f64, String)>,
+}
+
+impl VtkSeriesWriter {
+    /// Prepares a series in `directory` (created if missing) whose files all
+    /// start with `base_name`.
+    pub fn create(directory: &Path, base_name: &str) -> Result<Self> {
+        if base_name.is_empty() || base_name.contains(['/', '\\']) {
+            return Err(HookeError::io(
+                directory,
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("invalid series name {base_name:?}: it must be a plain file name"),
+                ),
+            ));
+        }
+        std::fs::create_dir_all(directory).map_err(|error| HookeError::io(directory, error))?;
+        Ok(VtkSeriesWriter {
+            directory: directory.to_path_buf(),
+            base_name: base_name.to_string(),
+            frames: Vec::new(),
+        })
+    }
+
+    /// The directory holding the series.
+    pub fn directory(&self) -> &Path {
+        &self.directory
+    }
+
+    /// Path of the `.pvd` collection file.
+    pub fn collection_path(&self) -> PathBuf {
+        self.directory.join(format!("{}.pvd", self.base_name))
+    }
+
+    /// Number of frames written so far.
+    pub fn frame_count(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Writes one frame as a `.vtu` file, updates the `.pvd` index and returns
+    /// the path of the new frame file.
+    pub fn write_frame(&mut self, frame: &Frame) -> Result<PathBuf> {
+        check_frame(frame)?;
+        let file_name = format!("{}_{:04}.vtu", self.base_name, self.frames.len());
+        let path = self.directory.join(&file_name);
+        if !frame.time.is_finite() {
+            return Err(HookeError::io(
+                &path,
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("frame time {} is not finite", frame.time),
+                ),
+            ));
+        }
+        frame_to_vtk(frame)
+            .export(&path)
+            .map_err(|error| vtk_error(&path, error))?;
+        self.frames.push((frame.time, file_name));
+        // Rewritten every frame so that an interrupted run still has a usable index.
+        self.write_collection()?;
+        Ok(path)
+    }
+
+    /// Writes the final `.pvd` index and returns its path.
+    pub fn finish(&mut self) -> Result<PathBuf> {
+        self.write_collection()
+    }
+
+    fn write_collection(&self) -> Result<PathBuf> {
+        let path = self.collection_path();
+        let mut text = String::from(
+            "<?xml version=\"1.0\"?>\n\
+             <VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n  \
+             <Collection>\n",
+        );
+        for (time, file_name) in &self.frames {
+            text.push_str(&format!(
+                "    <DataSet timestep=\"{time}\" part=\"0\" file=\"{}\"/>\n",
+                escape_xml_attribute(file_name)
+            ));
+        }
+        text.push_str("  </Collection>\n</VTKFile>\n");
+        // Write beside the target and rename, so a reader never sees half a file.
+        let temporary = self.directory.join(format!("{}.pvd.tmp", self.base_name));
+        std::fs::write(&temporary, text).map_err(|error| HookeError::io(&temporary, error))?;
+        std::fs::rename(&temporary, &path).map_err(|error| HookeError::io(&path, error))?;
+        Ok(path)
+    }
+}
+
+/// Rejects frames whose arrays do not match the mesh, before anything is written.
+fn check_frame(frame: &Frame) -> Result<()> {
+    let mesh = frame.mesh;
+    let vertex_count = mesh.vertices.len();
+    let tet_count = mesh.tets.len();
+    let mismatch = |what: &str, found: usize, expected: usize, unit: &str| HookeError::Mesh {
+        reason: format!("frame has {found} {what} for {expected} {unit}"),
+    };
+    if frame.positions.len() != vertex_count {
+        return Err(mismatch(
+            "positions",
+            frame.positions.len(),
+            vertex_count,
+            "vertices",
+        ));
+    }
+    if frame.velocities.len() != vertex_count {
+        return Err(mismatch(
+            "velocities",
+            frame.velocities.len(),
+            vertex_count,
+            "vertices",
+        ));
+    }
+    if frame.strain_energy_density.len() != tet_count {
+        return Err(mismatch(
+            "strain energy densities",
+            frame.strain_energy_density.len(),
+            tet_count,
+            "tetrahedra",
+        ));
+    }
+    if mesh.labels.len() != tet_count {
+        return Err(mismatch(
+            "labels",
+            mesh.labels.len(),
+            tet_count,
+            "tetrahedra",
+        ));
+    }
+    // vtkio stores these counts as u32 and would panic beyond that.
+    if u32::try_from(vertex_count).is_err() || u32::try_from(tet_count).is_err() {
+        return Err(HookeError::Mesh {
+            reason: format!(
+                "{vertex_count} vertices and {tet_count} tetrahedra exceed what VTK files can index"
+            ),
+        });
+    }
+    // The mesh fields are public, so an index may be out of range even though
+    // TetMesh::new checks it; ParaView would crash on such a file.
+    for (element, tet) in mesh.tets.iter().enumerate() {
+        if let Some(&vertex) = tet.iter().find(|&&vertex| vertex >= vertex_count) {
+            return Err(HookeError::Mesh {
+                reason: format!(
+                    "element {element} refers to vertex {vertex}, but the mesh has \
+                     {vertex_count} vertices"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Builds the unstructured grid of one frame: deformed points, tetrahedra and
+/// the per-vertex and per-element fields.
+fn frame_to_vtk(frame: &Frame) -> Vtk {
+    let mesh = frame.mesh;
+    let flatten = |vectors: &mut dyn Iterator<Item = Vector3<f64>>| -> Vec<f64> {
+        vectors.flat_map(|v| [v.x, v.y, v.z]).collect()
+    };
+    let points = flatten(&mut frame.positions.iter().copied());
+    let displacements = flatten(
+        &mut frame
+            .positions
+            .iter()
+            .zip(&mesh.vertices)
+            .map(|(current, rest)| current - rest),
+    );
+    let velocities = flatten(&mut frame.velocities.iter().copied());
+
+    let connectivity: Vec<u64> = mesh
+        .tets
+        .iter()
+        .flat_map(|tet| tet.map(|vertex| vertex as u64))
+        .collect();
+    let offsets: Vec<u64> = (1..=mesh.tets.len() as u64).map(|cell| 4 * cell).collect();
+
+    let data = Attributes {
+        point: vec![
+            Attribute::vectors("displacement").with_data(displacements),
+            Attribute::vectors("velocity").with_data(velocities),
+        ],
+        cell: vec![
+            Attribute::scalars("label", 1).with_data(mesh.labels.clone()),
+            Attribute::scalars("strain_energy_density", 1)
+                .with_data(frame.strain_energy_density.to_vec()),
+        ],
+    };
+
+    Vtk {
+        // 1.0 is the first XML version with 64-bit block headers, which vtkio writes.
+        version: Version::new((1, 0)),
+        title: format!("hooke frame at t = {} s", frame.time),
+        byte_order: ByteOrder::native(),
+        file_path: None,
+        data: DataSet::inline(UnstructuredGridPiece {
+            points: points.into(),
+            cells: Cells {
+                cell_verts: VertexNumbers::XML {
+                    connectivity,
+                    offsets,
+                },
+                types: vec![CellType::Tetra; mesh.tets.len()],
+            },
+            data,
+        }),
+    }
+}
+
+fn vtk_error(path: &Path, error: vtkio::Error) -> HookeError {
+    match error {
+        vtkio::Error::IO(source) => HookeError::io(path, source),
+        other => HookeError::io(
+            path,
+            io::Error::other(format!("VTK export failed: {other}")),
+        ),
+    }
+}
+
+fn escape_xml_attribute(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&apos;"),
+            other => escaped.push(other),
+        }
+    }
+    escaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit_tet() -> TetMesh {
+        TetMesh {
+            vertices: vec![
+                Vector3::new(0.0, 0.0, 0.0),
+                Vector3::new(1.0, 0.0, 0.0),
+                Vector3::new(0.0, 1.0, 0.0),
+                Vector3::new(0.0, 0.0, 1.0),
+            ],
+            tets: vec![[0, 1, 2, 3]],
+            labels: vec![7],
+        }
+    }
+
+    fn shifted(mesh: &TetMesh, offset: f64) -> Vec<Vector3<f64>> {
+        mesh.vertices
+            .iter()
+            .map(|v| v + Vector3::new(offset, 0.0, 0.0))
+            .collect()
+    }
+
+    #[test]
+    fn writes_two_frames_and_an_index() {
+        let directory = crate::output::scratch_directory("vtk-series");
+        let mesh = unit_tet();
+        let velocities = vec![Vector3::new(0.5, 0.0, 0.0); 4];
+        let mut writer = VtkSeriesWriter::create(&directory, "body").expect("create series");
+        assert!(directory.is_dir());
+
+        let times = [0.0, 0.25];
+        let mut frame_paths = Vec::new();
+        for (index, &time) in times.iter().enumerate() {
+            let positions = shifted(&mesh, 0.1 * index as f64);
+            let density = [1.5e3 * (index as f64 + 1.0)];
+            let frame = Frame {
+                time,
+                mesh: &mesh,
+                positions: &positions,
+                velocities: &velocities,
+                strain_energy_density: &density,
+            };
+            frame_paths.push(writer.write_frame(&frame).expect("write frame"));
+        }
+        let collection = writer.finish().expect("finish series");
+
+        assert_eq!(writer.frame_count(), 2);
+        assert_eq!(frame_paths[0], directory.join("body_0000.vtu"));
+        assert_eq!(frame_paths[1], directory.join("body_0001.vtu"));
+        assert_eq!(collection, directory.join("body.pvd"));
+        assert!(!directory.join("body.pvd.tmp").exists());
+
+        let index = std::fs::read_to_string(&collection).expect("read pvd");
+        assert!(index.contains("<VTKFile type=\"Collection\" version=\"0.1\""));
+        assert!(index.contains("<DataSet timestep=\"0\" part=\"0\" file=\"body_0000.vtu\"/>"));
+        assert!(index.contains("<DataSet timestep=\"0.25\" part=\"0\" file=\"body_0001.vtu\"/>"));
+        assert!(index.trim_end().ends_with("</VTKFile>"));
+
+        for path in &frame_paths {
+            let text = std::fs::read_to_string(path).expect("read vtu");
+            assert!(text.contains("UnstructuredGrid"));
+            for name in ["displacement", "velocity", "label", "strain_energy_density"] {
+                assert!(
+                    text.contains(&format!("Name=\"{name}\"")),
+                    "{name} missing from {}",
+                    path.display()
+                );
+            }
+        }
+
+        // Reading the second frame back checks the values, not just the names.
+        let vtk = Vtk::import(&frame_paths[1]).expect("import vtu");
+        let DataSet::UnstructuredGrid { pieces, .. } = vtk.data else {
+            panic!("expected an unstructured grid");
+        };
+        let piece = pieces
+            .into_iter()
+            .next()
+            .expect("one piece")
+            .into_loaded_piece_data(None)
+            .expect("inline piece");
+        assert_eq!(piece.num_points(), 4);
+        assert_eq!(piece.cells.types, vec![CellType::Tetra]);
+        let array = |attributes: &[Attribute], name: &str| -> Vec<f64> {
+            attributes
+                .iter()
+                .find_map(|attribute| match attribute {
+                    Attribute::DataArray(array) if array.name == name => {
+                        array.data.clone().cast_into::<f64>()
+                    }
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("array {name} not found"))
+        };
+        let displacement = array(&piece.data.point, "displacement");
+        assert_eq!(displacement.len(), 12);
+        for vertex in 0..4 {
+            assert!((displacement[3 * vertex] - 0.1).abs() < 1e-15);
+            assert_eq!(displacement[3 * vertex + 1], 0.0);
+        }
+        assert_eq!(array(&piece.data.point, "velocity")[0], 0.5);
+        assert_eq!(array(&piece.data.cell, "label"), vec![7.0]);
+        assert_eq!(
+            array(&piece.data.cell, "strain_energy_density"),
+            vec![3.0e3]
+        );
+
+        let _ = std::fs::remove_dir_all(&directory);
+    }
+
+    #[test]
+    fn mismatched_lengths_are_errors() {
+        let directory = crate::output::scratch_directory("vtk-mismatch");
+        let mesh = unit_tet();
+        let positions = mesh.vertices.clone();
+        let velocities = vec![Vector3::zeros(); 4];
+        let short = vec![Vector3::zeros(); 3];
+        let mut writer = VtkSeriesWriter::create(&directory, "body").expect("create series");
+
+        let cases: [(&[Vector3<f64>], &[Vector3<f64>], &[f64]); 3] = [
+            (&short, &velocities, &[0.0]),
+            (&positions, &short, &[0.0]),
+            (&positions, &velocities, &[0.0, 1.0]),
+        ];
+        for (positions, velocities, density) in cases {
+            let frame = Frame {
+                time: 0.0,
+                mesh: &mesh,
+                positions,
+                velocities,
+                strain_energy_density: density,
+            };
+            let error = writer.write_frame(&frame).expect_err("lengths differ");
+            assert!(matches!(error, HookeError::Mesh { .. }), "{error}");
+        }
+        assert_eq!(writer.frame_count(), 0);
+        assert!(!directory.join("body_0000.vtu").exists());
+
+        let mut broken = mesh.clone();
+        broken.tets[0][3] = 9;
+        let frame = Frame {
+            time: 0.0,
+            mesh: &broken,
+            positions: &positions,
+            velocities: &velocities,
+            strain_energy_density: &[0.0],
+        };
+        assert!(writer.write_frame(&frame).is_err());
+
+        let _ = std::fs::remove_dir_all(&directory);
+    }
+
+    #[test]
+    fn rejects_non_finite_time_and_bad_names() {
+        let directory = crate::output::scratch_directory("vtk-invalid");
+        assert!(VtkSeriesWriter::create(&directory, "").is_err());
+        assert!(VtkSeriesWriter::create(&directory, "a/b").is_err());
+
+        let mesh = unit_tet();
+        let velocities = vec![Vector3::zeros(); 4];
+        let mut writer = VtkSeriesWriter::create(&directory, "body").expect("create series");
+        let frame = Frame {
+            time: f64::NAN,
+            mesh: &mesh,
+            positions: &mesh.vertices,
+            velocities: &velocities,
+            strain_energy_density: &[0.0],
+        };
+        assert!(writer.write_frame(&frame).is_err());
+        // An empty series still has a valid, empty index.
+        let index = std::fs::read_to_string(writer.finish().expect("finish")).expect("read pvd");
+        assert!(index.contains("<Collection>") && !index.contains("<DataSet"));
+
+        let _ = std::fs::remove_dir_all(&directory);
+    }
+
+    #[test]
+    fn escapes_attribute_text() {
+        assert_eq!(
+            escape_xml_attribute("a&b\"<c>'"),
+            "a&amp;b&quot;&lt;c&gt;&apos;"
+        );
+    }
+}

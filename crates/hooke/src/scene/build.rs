@@ -1,0 +1,139 @@
+//! From a checked scene to a model, an integrator and an initial state.
+
+use super::{MeshSource, Scene};
+use crate::error::{HookeError, Result};
+use crate::fem::ElementMaterial;
+use crate::integrate::Integrator;
+use crate::io::read_mesh;
+use crate::mesh::{box_mesh, BoxMeshOptions, TetMesh};
+use crate::model::{Model, Pin, RegionForce, State};
+use nalgebra::Vector3;
+
+/// Everything needed to run a scene.
+pub struct BuiltScene {
+    pub model: Model,
+    pub integrator: Box<dyn Integrator>,
+    pub initial_state: State,
+    /// Things the user should know (re-oriented elements, removed vertices).
+    pub notes: Vec<String>,
+}
+
+impl Scene {
+    /// Builds meshes, materials, pins, forces, damping and the integrator.
+    pub fn build(&self) -> Result<BuiltScene> {
+        let file = &self.file;
+        let mut notes = Vec::new();
+        let mut mesh = TetMesh::default();
+        let mut materials = Vec::new();
+        let mut initial_velocity = Vec::new();
+        for (b, body) in file.bodies.iter().enumerate() {
+            let key = format!("bodies[{b}]");
+            let mut part = match &body.mesh {
+                MeshSource::Box(section) => box_mesh(&BoxMeshOptions {
+                    origin: Vector3::from(section.origin),
+                    size: Vector3::from(section.size),
+                    cells: section.cells,
+                    tets_per_hex: section.tets_per_hex(&format!("{key}.mesh.box"))?,
+                })?,
+                MeshSource::File(path) => {
+                    let full = self.base_directory.join(path);
+                    let mut part = read_mesh(&full)?;
+                    let removed = part.remove_unused_vertices();
+                    if removed > 0 {
+                        notes.push(format!(
+                            "{}: removed {removed} vertices that belong to no element",
+                            full.display()
+                        ));
+                    }
+                    let report = part.orient().map_err(|e| HookeError::Mesh {
+                        reason: format!("{}: {e}", full.display()),
+                    })?;
+                    if !report.reoriented.is_empty() {
+                        notes.push(format!(
+                            "{}: re-oriented {} inside-out elements (first: {:?})",
+                            full.display(),
+                            report.reoriented.len(),
+                            &report.reoriented[..report.reoriented.len().min(5)]
+                        ));
+                    }
+                    part
+                }
+            };
+            let offset = Vector3::from(body.translate);
+            part.vertices.iter_mut().for_each(|p| *p += offset);
+
+            let material_of = |section: &super::MaterialSection| ElementMaterial {
+                model: section.model,
+                lame: section.parameters().lame(),
+                density: section.density,
+            };
+            let mut part_materials = vec![material_of(&body.material); part.tet_count()];
+            for (r, region) in body.regions.iter().enumerate() {
+                region
+                    .select
+                    .validate(&part, &format!("{key}.regions[{r}].select"))?;
+                let mut count = 0;
+                for (e, slot) in part_materials.iter_mut().enumerate() {
+                    if region.select.contains_element(&part, e) {
+                        *slot = material_of(&region.material);
+                        count += 1;
+                    }
+                }
+                if count == 0 {
+                    return Err(HookeError::scene(
+                        format!("{key}.regions[{r}].select"),
+                        "selects no element of the body",
+                    ));
+                }
+            }
+            initial_velocity
+                .extend(std::iter::repeat_n(body.velocity, part.vertex_count()).flatten());
+            mesh.append(&part);
+            materials.extend(part_materials);
+        }
+
+        let mut model = Model::new(mesh, materials, file.simulation.mass)?;
+        model.set_gravity(Vector3::from(file.gravity));
+        for (p, pin) in file.pins.iter().enumerate() {
+            let vertices = pin
+                .select
+                .vertices(model.mesh(), &format!("pins[{p}].select"))?;
+            model.add_pin(Pin {
+                vertices,
+                motion: pin.motion.clone(),
+                release_time: pin.release_time,
+            });
+        }
+        for (f, force) in file.forces.iter().enumerate() {
+            let vertices = force
+                .select
+                .vertices(model.mesh(), &format!("forces[{f}].select"))?;
+            let masses: Vec<f64> = vertices.iter().map(|&v| model.lumped_masses()[v]).collect();
+            let total_mass: f64 = masses.iter().sum();
+            model.add_force(RegionForce {
+                shares: masses.iter().map(|m| m / total_mass).collect(),
+                vertices,
+                total: Vector3::from(force.total),
+                amplitude: Vector3::from(force.amplitude),
+                frequency: force.frequency,
+                phase: force.phase,
+            });
+        }
+        model.set_damping(file.damping)?;
+
+        let mut initial_state = model.initial_state();
+        initial_state.velocities = initial_velocity;
+        let dofs = model.dof_map(0.0);
+        for (i, v) in initial_state.velocities.iter_mut().enumerate() {
+            if dofs.free_index[i].is_none() {
+                *v = 0.0;
+            }
+        }
+        Ok(BuiltScene {
+            integrator: file.integrator.build(),
+            model,
+            initial_state,
+            notes,
+        })
+    }
+}

@@ -1,0 +1,275 @@
+//! The scene file's structure. Every table rejects unknown keys, so a typo is an
+//! error that names the key instead of a silently ignored setting.
+
+use crate::error::{HookeError, Result};
+use crate::fem::MassKind;
+use crate::integrate::IntegratorConfig;
+use crate::material::{MaterialModel, MaterialParameters};
+use crate::mesh::TetsPerHex;
+use crate::model::{Motion, RayleighDamping, Selection};
+use crate::solve::NewtonSettings;
+
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// Which experiment of which source document the scene reproduces, if any.
+    pub reproduces: Option<String>,
+    pub simulation: SimulationSection,
+    #[serde(default)]
+    pub bodies: Vec<BodySection>,
+    #[serde(default)]
+    pub pins: Vec<PinSection>,
+    #[serde(default)]
+    pub forces: Vec<ForceSection>,
+    /// Gravitational acceleration, m/s².
+    #[serde(default)]
+    pub gravity: [f64; 3],
+    pub damping: Option<RayleighDamping>,
+    #[serde(default = "default_integrator")]
+    pub integrator: IntegratorConfig,
+    #[serde(default)]
+    pub output: OutputSection,
+}
+
+fn default_integrator() -> IntegratorConfig {
+    IntegratorConfig::BackwardEuler {
+        newton: NewtonSettings::default(),
+    }
+}
+
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationSection {
+    /// Simulated time, s (rounded to a whole number of steps).
+    pub duration: f64,
+    /// Time step h, s.
+    pub time_step: f64,
+    #[serde(default)]
+    pub mass: MassKind,
+}
+
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodySection {
+    pub mesh: MeshSource,
+    pub material: MaterialSection,
+    /// Material overrides for parts of the body (later entries win).
+    #[serde(default)]
+    pub regions: Vec<RegionSection>,
+    /// Rigid offset applied to the mesh, m.
+    #[serde(default)]
+    pub translate: [f64; 3],
+    /// Initial velocity of every vertex, m/s.
+    #[serde(default)]
+    pub velocity: [f64; 3],
+}
+
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum MeshSource {
+    /// A generated box of hexahedral cells split into tets.
+    Box(BoxMeshSection),
+    /// A TetGen (.node/.ele), MEDIT (.mesh) or Gmsh (.msh) file, relative to the scene.
+    File(String),
+}
+
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoxMeshSection {
+    pub size: [f64; 3],
+    pub cells: [usize; 3],
+    #[serde(default)]
+    pub origin: [f64; 3],
+    #[serde(default = "default_tets_per_hex")]
+    pub tets_per_hex: usize,
+}
+
+fn default_tets_per_hex() -> usize {
+    6
+}
+
+impl BoxMeshSection {
+    pub fn tets_per_hex(&self, key: &str) -> Result<TetsPerHex> {
+        match self.tets_per_hex {
+            5 => Ok(TetsPerHex::Five),
+            6 => Ok(TetsPerHex::Six),
+            other => Err(HookeError::scene(
+                format!("{key}.tets_per_hex"),
+                format!("must be 5 or 6, got {other}"),
+            )),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaterialSection {
+    pub model: MaterialModel,
+    pub youngs_modulus: f64,
+    pub poisson_ratio: f64,
+    pub density: f64,
+}
+
+impl MaterialSection {
+    pub fn parameters(&self) -> MaterialParameters {
+        MaterialParameters {
+            youngs_modulus: self.youngs_modulus,
+            poisson_ratio: self.poisson_ratio,
+            density: self.density,
+        }
+    }
+}
+
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionSection {
+    /// Elements in the region: by label, or by centroid inside a box or half-space.
+    pub select: Selection,
+    pub material: MaterialSection,
+}
+
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinSection {
+    pub select: Selection,
+    #[serde(default)]
+    pub motion: Motion,
+    /// Time at which the pinned vertices are let go, s.
+    pub release_time: Option<f64>,
+}
+
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForceSection {
+    pub select: Selection,
+    /// Constant total force on the region, N.
+    #[serde(default)]
+    pub total: [f64; 3],
+    /// Amplitude of a periodic total force, N: total + amplitude · sin(2π frequency t + phase).
+    #[serde(default)]
+    pub amplitude: [f64; 3],
+    #[serde(default)]
+    pub frequency: f64,
+    #[serde(default)]
+    pub phase: f64,
+}
+
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputSection {
+    /// Folder for the results; default `out/<scene name>`.
+    pub directory: Option<String>,
+    /// Write a VTK frame every this many steps (0: none).
+    pub vtk_every: usize,
+    pub energies: bool,
+    pub plot: bool,
+}
+
+impl Default for OutputSection {
+    fn default() -> Self {
+        OutputSection {
+            directory: None,
+            vtk_every: 1,
+            energies: true,
+            plot: true,
+        }
+    }
+}
+
+fn positive(key: &str, value: f64) -> Result<()> {
+    if value.is_finite() && value > 0.0 {
+        Ok(())
+    } else {
+        Err(HookeError::scene(
+            key,
+            format!("must be a positive number, got {value}"),
+        ))
+    }
+}
+
+fn finite(key: &str, values: &[f64]) -> Result<()> {
+    match values.iter().find(|v| !v.is_finite()) {
+        Some(v) => Err(HookeError::scene(key, format!("must be finite, got {v}"))),
+        None => Ok(()),
+    }
+}
+
+impl SceneFile {
+    /// Checks every value that can be checked without building meshes.
+    pub fn validate(&self) -> Result<()> {
+        positive("simulation.duration", self.simulation.duration)?;
+        positive("simulation.time_step", self.simulation.time_step)?;
+        if self.simulation.time_step > self.simulation.duration {
+            return Err(HookeError::scene(
+                "simulation.time_step",
+                "is longer than simulation.duration",
+            ));
+        }
+        if self.bodies.is_empty() {
+            return Err(HookeError::scene(
+                "bodies",
+                "a scene needs at least one [[bodies]] entry",
+            ));
+        }
+        finite("gravity", &self.gravity)?;
+        for (b, body) in self.bodies.iter().enumerate() {
+            let key = format!("bodies[{b}]");
+            body.material
+                .parameters()
+                .validate(&format!("{key}.material"))?;
+            for (r, region) in body.regions.iter().enumerate() {
+                region
+                    .material
+                    .parameters()
+                    .validate(&format!("{key}.regions[{r}].material"))?;
+            }
+            if let MeshSource::Box(section) = &body.mesh {
+                section.tets_per_hex(&format!("{key}.mesh.box"))?;
+                for (axis, size) in section.size.iter().enumerate() {
+                    positive(&format!("{key}.mesh.box.size[{axis}]"), *size)?;
+                }
+                if section.cells.contains(&0) {
+                    return Err(HookeError::scene(
+                        format!("{key}.mesh.box.cells"),
+                        "every count must be at least 1",
+                    ));
+                }
+            }
+            finite(&format!("{key}.translate"), &body.translate)?;
+            finite(&format!("{key}.velocity"), &body.velocity)?;
+        }
+        for (p, pin) in self.pins.iter().enumerate() {
+            if let Some(t) = pin.release_time {
+                if !(t.is_finite() && t >= 0.0) {
+                    return Err(HookeError::scene(
+                        format!("pins[{p}].release_time"),
+                        format!("must be a time ≥ 0, got {t}"),
+                    ));
+                }
+            }
+            if let Motion::Rotation { axis, .. } = &pin.motion {
+                if axis.iter().all(|a| *a == 0.0) {
+                    return Err(HookeError::scene(
+                        format!("pins[{p}].motion.axis"),
+                        "must not be zero",
+                    ));
+                }
+            }
+        }
+        for (f, force) in self.forces.iter().enumerate() {
+            finite(
+                &format!("forces[{f}]"),
+                &[force.total, force.amplitude].concat(),
+            )?;
+            finite(&format!("forces[{f}]"), &[force.frequency, force.phase])?;
+        }
+        if let Some(d) = &self.damping {
+            if !(d.mass_coefficient >= 0.0 && d.stiffness_coefficient >= 0.0) {
+                return Err(HookeError::scene("damping", "coefficients must be ≥ 0"));
+            }
+        }
+        self.integrator.validate()
+    }
+}

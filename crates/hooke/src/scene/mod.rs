@@ -1,0 +1,82 @@
+//! The TOML scene format: what to simulate, how, and what to write.
+//! `Scene::from_file` parses and checks it; `Scene::build` makes the model and integrator.
+
+mod build;
+mod format;
+
+pub use build::BuiltScene;
+pub use format::{
+    BodySection, BoxMeshSection, ForceSection, MaterialSection, MeshSource, OutputSection,
+    PinSection, RegionSection, SceneFile, SimulationSection,
+};
+
+use crate::error::{HookeError, Result};
+use std::path::{Path, PathBuf};
+
+/// A parsed scene and the folder its relative paths are resolved against.
+#[derive(Clone, Debug)]
+pub struct Scene {
+    pub file: SceneFile,
+    /// The scene's own text, kept for the run summary.
+    pub text: String,
+    /// Where the scene came from (a path, or "<embedded demo>").
+    pub origin: String,
+    pub base_directory: PathBuf,
+}
+
+impl Scene {
+    /// Reads and checks a scene file.
+    pub fn from_file(path: &Path) -> Result<Scene> {
+        let text = std::fs::read_to_string(path).map_err(|e| HookeError::io(path, e))?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Scene::from_text(&text, &path.display().to_string(), base)
+    }
+
+    /// Parses scene text; `origin` names it in errors.
+    pub fn from_text(text: &str, origin: &str, base_directory: PathBuf) -> Result<Scene> {
+        let file: SceneFile = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|span| text[..span.start.min(text.len())].lines().count().max(1));
+            HookeError::parse(origin, line, e.message().to_string())
+        })?;
+        file.validate()?;
+        Ok(Scene {
+            file,
+            text: text.to_string(),
+            origin: origin.to_string(),
+            base_directory,
+        })
+    }
+
+    /// The scene's name: its `name` key, else the file stem.
+    pub fn name(&self) -> String {
+        self.file.name.clone().unwrap_or_else(|| {
+            Path::new(&self.origin)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "scene".to_string())
+        })
+    }
+}
+
+impl Scene {
+    /// Run settings from the scene; `output_override` replaces its output folder.
+    pub fn run_settings(&self, output_override: Option<&Path>) -> crate::simulation::RunSettings {
+        let output = &self.file.output;
+        let directory = match (output_override, &output.directory) {
+            (Some(path), _) => path.to_path_buf(),
+            (None, Some(dir)) => PathBuf::from(dir),
+            (None, None) => PathBuf::from("out").join(self.name()),
+        };
+        crate::simulation::RunSettings {
+            name: self.name(),
+            duration: self.file.simulation.duration,
+            time_step: self.file.simulation.time_step,
+            output_directory: directory,
+            vtk_every: output.vtk_every,
+            energies: output.energies,
+            plot: output.plot,
+        }
+    }
+}

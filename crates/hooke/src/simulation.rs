@@ -1,0 +1,226 @@
+//! Running a built scene: the step loop, energy and momentum bookkeeping, and
+//! the outputs. A run that fails midway keeps everything it wrote and its
+//! summary says where it stopped.
+
+use crate::error::{HookeError, Result};
+use crate::integrate::{Integrator, StepReport};
+use crate::model::{Model, State};
+use crate::output::{plot_energies, EnergiesCsvWriter, EnergyRecord, Frame, VtkSeriesWriter};
+use nalgebra::Vector3;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What to run and what to write.
+#[derive(Clone, Debug)]
+pub struct RunSettings {
+    pub name: String,
+    pub duration: f64,
+    pub time_step: f64,
+    pub output_directory: PathBuf,
+    /// VTK frame every n steps (0: none).
+    pub vtk_every: usize,
+    pub energies: bool,
+    pub plot: bool,
+}
+
+impl RunSettings {
+    /// Whole steps that cover the duration.
+    pub fn step_count(&self) -> usize {
+        ((self.duration / self.time_step).round() as usize).max(1)
+    }
+}
+
+/// Totals over the steps of a run.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct StepStatistics {
+    pub steps: usize,
+    pub total_iterations: usize,
+    pub max_iterations: usize,
+    pub max_residual: f64,
+    pub line_search_reductions: usize,
+    pub shifted_factorizations: usize,
+    pub assembly_seconds: f64,
+    pub solve_seconds: f64,
+    pub step_seconds: f64,
+}
+
+impl StepStatistics {
+    fn add(&mut self, report: &StepReport) {
+        self.steps += 1;
+        self.total_iterations += report.iterations;
+        self.max_iterations = self.max_iterations.max(report.iterations);
+        self.max_residual = self.max_residual.max(report.residual);
+        self.line_search_reductions += report.line_search_reductions;
+        self.shifted_factorizations += report.shifted_factorizations;
+        self.assembly_seconds += report.assembly_seconds;
+        self.solve_seconds += report.solve_seconds;
+        self.step_seconds += report.total_seconds;
+    }
+}
+
+/// The outcome of a run, as written to `summary.json`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RunSummary {
+    pub name: String,
+    pub integrator: String,
+    /// "completed" or "failed".
+    pub status: String,
+    pub error: Option<String>,
+    pub steps_planned: usize,
+    pub final_time: f64,
+    pub time_step: f64,
+    pub vertices: usize,
+    pub elements: usize,
+    pub free_dofs_at_start: usize,
+    pub wall_seconds: f64,
+    pub statistics: StepStatistics,
+    pub final_energy: Option<EnergyRecord>,
+    pub outputs: Vec<PathBuf>,
+    pub notes: Vec<String>,
+    /// The scene text, so the summary alone says what was run.
+    pub scene: Option<String>,
+}
+
+/// Energies and momenta of a state.
+pub fn energy_record(model: &Model, state: &State) -> EnergyRecord {
+    let kinetic = model.kinetic_energy(&state.velocities);
+    let elastic = model.elastic_energy(&state.positions);
+    let gravitational = model.gravitational_energy(&state.positions);
+    let (linear, angular) = model.momentum(&state.positions, &state.velocities);
+    EnergyRecord {
+        time: state.time,
+        kinetic,
+        elastic,
+        gravitational,
+        total: kinetic + elastic + gravitational,
+        linear_momentum: linear.into(),
+        angular_momentum: angular.into(),
+    }
+}
+
+fn as_points(flat: &[f64]) -> Vec<Vector3<f64>> {
+    flat.chunks(3)
+        .map(|c| Vector3::new(c[0], c[1], c[2]))
+        .collect()
+}
+
+fn write_frame(writer: &mut VtkSeriesWriter, model: &Model, state: &State) -> Result<PathBuf> {
+    let positions = as_points(&state.positions);
+    let velocities = as_points(&state.velocities);
+    let densities = model.energy_densities(&state.positions);
+    writer.write_frame(&Frame {
+        time: state.time,
+        mesh: model.mesh(),
+        positions: &positions,
+        velocities: &velocities,
+        strain_energy_density: &densities,
+    })
+}
+
+/// Runs the steps, writing outputs as it goes. `progress(step, total)` is called
+/// after every step. On a failed step the outputs so far are kept, the summary
+/// records the failure, and the error is returned.
+pub fn run(
+    model: &Model,
+    integrator: &mut dyn Integrator,
+    mut state: State,
+    settings: &RunSettings,
+    notes: Vec<String>,
+    scene_text: Option<String>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(RunSummary, State)> {
+    let started = Instant::now();
+    let directory = &settings.output_directory;
+    std::fs::create_dir_all(directory).map_err(|e| HookeError::io(directory, e))?;
+    let steps = settings.step_count();
+    let mut vtk = if settings.vtk_every > 0 {
+        Some(VtkSeriesWriter::create(directory, "frame")?)
+    } else {
+        None
+    };
+    let mut csv = if settings.energies {
+        Some(EnergiesCsvWriter::create(&directory.join("energies.csv"))?)
+    } else {
+        None
+    };
+    let mut records = vec![energy_record(model, &state)];
+    if let Some(writer) = csv.as_mut() {
+        writer.append(&records[0])?;
+    }
+    if let Some(writer) = vtk.as_mut() {
+        write_frame(writer, model, &state)?;
+    }
+
+    let mut statistics = StepStatistics::default();
+    let mut failure = None;
+    for step in 1..=steps {
+        match integrator.step(model, &mut state, settings.time_step) {
+            Ok(report) => statistics.add(&report),
+            Err(error) => {
+                failure = Some(error);
+                break;
+            }
+        }
+        let record = energy_record(model, &state);
+        if let Some(writer) = csv.as_mut() {
+            writer.append(&record)?;
+        }
+        records.push(record);
+        if let Some(writer) = vtk.as_mut() {
+            if step % settings.vtk_every == 0 || step == steps {
+                write_frame(writer, model, &state)?;
+            }
+        }
+        progress(step, steps);
+    }
+
+    let mut outputs = Vec::new();
+    if let Some(writer) = vtk.as_mut() {
+        outputs.push(writer.finish()?);
+    }
+    if let Some(writer) = &csv {
+        outputs.push(writer.path().to_path_buf());
+    }
+    if settings.plot {
+        let path = directory.join("energies.png");
+        let title = format!("{} ({})", settings.name, integrator.name());
+        plot_energies(&path, &title, &[(integrator.name(), &records)])?;
+        outputs.push(path);
+    }
+    let summary_path = directory.join("summary.json");
+    outputs.push(summary_path.clone());
+    let summary = RunSummary {
+        name: settings.name.clone(),
+        integrator: integrator.name().to_string(),
+        status: if failure.is_some() {
+            "failed"
+        } else {
+            "completed"
+        }
+        .to_string(),
+        error: failure.as_ref().map(|e| e.to_string()),
+        steps_planned: steps,
+        final_time: state.time,
+        time_step: settings.time_step,
+        vertices: model.mesh().vertex_count(),
+        elements: model.mesh().tet_count(),
+        free_dofs_at_start: model.dof_map(0.0).free_count(),
+        wall_seconds: started.elapsed().as_secs_f64(),
+        statistics,
+        final_energy: records.last().cloned(),
+        outputs,
+        notes,
+        scene: scene_text,
+    };
+    write_summary(&summary_path, &summary)?;
+    match failure {
+        Some(error) => Err(error),
+        None => Ok((summary, state)),
+    }
+}
+
+fn write_summary(path: &Path, summary: &RunSummary) -> Result<()> {
+    let text = serde_json::to_string_pretty(summary)
+        .map_err(|e| HookeError::io(path, std::io::Error::other(e)))?;
+    std::fs::write(path, text).map_err(|e| HookeError::io(path, e))
+}

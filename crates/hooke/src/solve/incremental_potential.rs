@@ -1,0 +1,145 @@
+//! The incremental potential of an implicit step, minimised over the free DOFs:
+//!
+//! Φ(x) = w_M/2 ‖x − x̃‖²_M + w_D/2 ‖x − x_prev‖²_D + W(x) − fᵀx
+//!
+//! Backward Euler uses w_M = 1/h², x̃ = xₙ + h vₙ, w_D = 1/h (Rayleigh damping as a
+//! dissipation potential); a static solve uses w_M = w_D = 0. Pinned DOFs keep
+//! their prescribed values inside `base`, so couplings through M, D and K are exact.
+
+use super::FreeSystem;
+use crate::error::Result;
+use crate::model::{DofMap, Model};
+
+pub struct IncrementalPotential<'a> {
+    pub model: &'a Model,
+    pub dofs: &'a DofMap,
+    /// Full positions; pinned entries hold their prescribed values.
+    pub base: Vec<f64>,
+    /// (w_M, x̃): inertia weight and predicted positions.
+    pub inertia: Option<(f64, Vec<f64>)>,
+    /// (w_D, D values on the pattern, x_prev).
+    pub damping: Option<(f64, Vec<f64>, Vec<f64>)>,
+    /// External force over all DOFs (constant during the step).
+    pub external_force: Vec<f64>,
+    pub project_hessian: bool,
+}
+
+impl IncrementalPotential<'_> {
+    /// Full positions for the given free values.
+    pub fn full_positions(&self, free: &[f64]) -> Vec<f64> {
+        let mut x = self.base.clone();
+        self.dofs.scatter(free, &mut x);
+        x
+    }
+
+    fn quadratic(
+        &self,
+        values_times: impl Fn(&[f64], &mut [f64]),
+        x: &[f64],
+        center: &[f64],
+        weight: f64,
+    ) -> (f64, Vec<f64>) {
+        let difference: Vec<f64> = x.iter().zip(center).map(|(a, b)| a - b).collect();
+        let mut product = vec![0.0; x.len()];
+        values_times(&difference, &mut product);
+        let value = 0.5
+            * weight
+            * difference
+                .iter()
+                .zip(&product)
+                .map(|(a, b)| a * b)
+                .sum::<f64>();
+        product.iter_mut().for_each(|p| *p *= weight);
+        (value, product)
+    }
+
+    /// Φ and its full gradient at full positions x (elastic part included).
+    fn value_and_optional_gradient(
+        &self,
+        x: &[f64],
+        elastic_gradient: Option<&[f64]>,
+        elastic: f64,
+    ) -> (f64, Option<Vec<f64>>) {
+        let mut value = elastic
+            - self
+                .external_force
+                .iter()
+                .zip(x)
+                .map(|(f, y)| f * y)
+                .sum::<f64>();
+        let mut gradient = elastic_gradient.map(|g| {
+            g.iter()
+                .zip(&self.external_force)
+                .map(|(g, f)| g - f)
+                .collect::<Vec<_>>()
+        });
+        if let Some((weight, predicted)) = &self.inertia {
+            let (v, g) =
+                self.quadratic(|a, b| self.model.mass_multiply(a, b), x, predicted, *weight);
+            value += v;
+            if let Some(total) = gradient.as_mut() {
+                total.iter_mut().zip(&g).for_each(|(t, g)| *t += g);
+            }
+        }
+        if let Some((weight, values, previous)) = &self.damping {
+            let pattern = self.model.pattern();
+            let (v, g) = self.quadratic(
+                |a, b| pattern.symmetric_multiply(values, a, b),
+                x,
+                previous,
+                *weight,
+            );
+            value += v;
+            if let Some(total) = gradient.as_mut() {
+                total.iter_mut().zip(&g).for_each(|(t, g)| *t += g);
+            }
+        }
+        (value, gradient)
+    }
+
+    /// Φ at the given free values; +∞ where an element leaves its material's domain.
+    pub fn value(&self, free: &[f64]) -> f64 {
+        let x = self.full_positions(free);
+        let elastic = self.model.elastic_energy(&x);
+        if !elastic.is_finite() {
+            return f64::INFINITY;
+        }
+        self.value_and_optional_gradient(&x, None, elastic).0
+    }
+
+    /// Φ and its gradient with respect to the free values; with `system`, also
+    /// loads the Hessian (K + w_M M + w_D D) into it.
+    pub fn evaluate(
+        &self,
+        free: &[f64],
+        system: Option<&mut FreeSystem>,
+    ) -> Result<(f64, Vec<f64>)> {
+        let x = self.full_positions(free);
+        let mut elastic_gradient = vec![0.0; x.len()];
+        let elastic = match system {
+            None => self.model.elastic_gradient(&x, &mut elastic_gradient)?,
+            Some(system) => {
+                let mut stiffness = vec![0.0; self.model.pattern().nonzeros()];
+                let elastic = self.model.elastic_hessian(
+                    &x,
+                    self.project_hessian,
+                    Some(&mut elastic_gradient),
+                    &mut stiffness,
+                )?;
+                let mut terms: Vec<(f64, &[f64])> = vec![(1.0, &stiffness)];
+                if let Some((weight, _)) = &self.inertia {
+                    terms.push((*weight, self.model.mass_values()));
+                }
+                if let Some((weight, values, _)) = &self.damping {
+                    terms.push((*weight, values));
+                }
+                system.load(&terms);
+                elastic
+            }
+        };
+        let (value, gradient) =
+            self.value_and_optional_gradient(&x, Some(&elastic_gradient), elastic);
+        let gradient = gradient.expect("a gradient was passed in");
+        Ok((value, self.dofs.gather(&gradient)))
+    }
+}
