@@ -75,9 +75,7 @@ fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<(), H
         ProgressBar::hidden()
     } else {
         let bar = ProgressBar::new(steps as u64);
-        if let Ok(style) =
-            ProgressStyle::with_template("{bar:40} {pos}/{len} steps  {elapsed} (eta {eta})")
-        {
+        if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} steps  {elapsed} (eta {eta})") {
             bar.set_style(style);
         }
         bar
@@ -136,11 +134,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         None => run(None, None, false),
-        Some(Command::Run {
-            scene,
-            output,
-            quiet,
-        }) => run(scene.as_deref(), output.as_deref(), *quiet),
+        Some(Command::Run { scene, output, quiet }) => run(scene.as_deref(), output.as_deref(), *quiet),
         Some(Command::Check { scene }) => check(scene),
     };
     match result {

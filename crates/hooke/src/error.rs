@@ -49,11 +49,7 @@ pub enum HookeError {
 
     /// A time step failed (no convergence, non-finite values).
     #[error("step {step} (t = {time:.6} s): {reason}")]
-    StepFailed {
-        step: usize,
-        time: f64,
-        reason: String,
-    },
+    StepFailed { step: usize, time: f64, reason: String },
 }
 
 impl HookeError {

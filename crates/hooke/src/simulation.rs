@@ -99,9 +99,7 @@ pub fn energy_record(model: &Model, state: &State) -> EnergyRecord {
 }
 
 fn as_points(flat: &[f64]) -> Vec<Vector3<f64>> {
-    flat.chunks(3)
-        .map(|c| Vector3::new(c[0], c[1], c[2]))
-        .collect()
+    flat.chunks(3).map(|c| Vector3::new(c[0], c[1], c[2])).collect()
 }
 
 fn write_frame(writer: &mut VtkSeriesWriter, model: &Model, state: &State) -> Result<PathBuf> {
@@ -192,12 +190,7 @@ pub fn run(
     let summary = RunSummary {
         name: settings.name.clone(),
         integrator: integrator.name().to_string(),
-        status: if failure.is_some() {
-            "failed"
-        } else {
-            "completed"
-        }
-        .to_string(),
+        status: if failure.is_some() { "failed" } else { "completed" }.to_string(),
         error: failure.as_ref().map(|e| e.to_string()),
         steps_planned: steps,
         final_time: state.time,
@@ -220,7 +213,6 @@ pub fn run(
 }
 
 fn write_summary(path: &Path, summary: &RunSummary) -> Result<()> {
-    let text = serde_json::to_string_pretty(summary)
-        .map_err(|e| HookeError::io(path, std::io::Error::other(e)))?;
+    let text = serde_json::to_string_pretty(summary).map_err(|e| HookeError::io(path, std::io::Error::other(e)))?;
     std::fs::write(path, text).map_err(|e| HookeError::io(path, e))
 }

@@ -55,11 +55,7 @@ impl Assembler {
     pub fn new(mesh: &TetMesh, materials: Vec<ElementMaterial>) -> Result<Self> {
         if materials.len() != mesh.tet_count() {
             return Err(HookeError::Mesh {
-                reason: format!(
-                    "{} materials for {} elements",
-                    materials.len(),
-                    mesh.tet_count()
-                ),
+                reason: format!("{} materials for {} elements", materials.len(), mesh.tet_count()),
             });
         }
         let geometry = ElementGeometry::for_mesh(mesh)?;
@@ -97,25 +93,23 @@ impl Assembler {
         let pattern = LowerPattern::from_columns(columns);
 
         // Which element entries feed each pattern entry.
-        let mut contributions: Vec<(usize, usize)> =
-            Vec::with_capacity(mesh.tet_count() * PACKED_HESSIAN_LEN);
+        let mut contributions: Vec<(usize, usize)> = Vec::with_capacity(mesh.tet_count() * PACKED_HESSIAN_LEN);
         for (e, tet) in mesh.tets.iter().enumerate() {
             for p in 0..12 {
                 for q in 0..=p {
                     let r = 3 * tet[p / 3] + p % 3;
                     let s = 3 * tet[q / 3] + q % 3;
                     let (row, column) = if r >= s { (r, s) } else { (s, r) };
-                    let position = pattern.position(row, column).expect(
-                        "every element entry is in the pattern built from the same elements",
-                    );
+                    let position = pattern
+                        .position(row, column)
+                        .expect("every element entry is in the pattern built from the same elements");
                     contributions.push((position, e * PACKED_HESSIAN_LEN + packed_index(p, q)));
                 }
             }
         }
         // Stable sort by position keeps element order within each entry: a fixed summation order.
         contributions.sort_by_key(|&(position, _)| position);
-        let (hessian_source_starts, hessian_sources) =
-            group_by_key(pattern.nonzeros(), contributions);
+        let (hessian_source_starts, hessian_sources) = group_by_key(pattern.nonzeros(), contributions);
 
         let mut vertex_slots = Vec::with_capacity(4 * mesh.tet_count());
         for (e, tet) in mesh.tets.iter().enumerate() {
@@ -202,12 +196,7 @@ impl Assembler {
         gradient: Option<&mut [f64]>,
         hessian_values: &mut [f64],
     ) -> Result<f64> {
-        self.evaluate(
-            x,
-            Want::Derivative { project },
-            gradient,
-            Some(hessian_values),
-        )
+        self.evaluate(x, Want::Derivative { project }, gradient, Some(hessian_values))
     }
 
     fn evaluate(
@@ -218,24 +207,15 @@ impl Assembler {
         hessian_values: Option<&mut [f64]>,
     ) -> Result<f64> {
         let element_count = self.tets.len();
-        let mut guard = self
-            .workspace
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut guard = self.workspace.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let workspace = &mut *guard;
         workspace.energies.resize(element_count, 0.0);
         workspace.gradients.resize(element_count, [0.0; 12]);
         let want_hessian = matches!(want, Want::Derivative { .. });
         if want_hessian {
-            workspace
-                .hessians
-                .resize(element_count, [0.0; PACKED_HESSIAN_LEN]);
+            workspace.hessians.resize(element_count, [0.0; PACKED_HESSIAN_LEN]);
         }
-        let hessians: &mut [[f64; PACKED_HESSIAN_LEN]] = if want_hessian {
-            &mut workspace.hessians
-        } else {
-            &mut []
-        };
+        let hessians: &mut [[f64; PACKED_HESSIAN_LEN]] = if want_hessian { &mut workspace.hessians } else { &mut [] };
 
         let compute = |e: usize, energy: &mut f64, element_gradient: &mut [f64; 12]| {
             let geometry = &self.geometry[e];
@@ -292,9 +272,7 @@ impl Assembler {
             let gradients = &workspace.gradients;
             gradient.par_chunks_mut(3).enumerate().for_each(|(v, out)| {
                 let mut sum = [0.0; 3];
-                for &slot in &self.vertex_sources
-                    [self.vertex_source_starts[v]..self.vertex_source_starts[v + 1]]
-                {
+                for &slot in &self.vertex_sources[self.vertex_source_starts[v]..self.vertex_source_starts[v + 1]] {
                     let (e, local) = (slot / 4, slot % 4);
                     for a in 0..3 {
                         sum[a] += gradients[e][3 * local + a];
@@ -310,8 +288,7 @@ impl Assembler {
                 .enumerate()
                 .with_min_len(1024)
                 .for_each(|(k, value)| {
-                    *value = self.hessian_sources
-                        [self.hessian_source_starts[k]..self.hessian_source_starts[k + 1]]
+                    *value = self.hessian_sources[self.hessian_source_starts[k]..self.hessian_source_starts[k + 1]]
                         .iter()
                         .map(|&source| flat[source])
                         .sum();

@@ -38,12 +38,12 @@ impl ElementGeometry {
                     mesh.vertices[t[3]] - x0,
                 ]);
                 let volume = dm.determinant() / 6.0;
-                let inverse =
-                    dm.try_inverse()
-                        .filter(|_| volume > 0.0)
-                        .ok_or_else(|| HookeError::Mesh {
-                            reason: format!("element {e} has non-positive rest volume {volume:e}"),
-                        })?;
+                let inverse = dm
+                    .try_inverse()
+                    .filter(|_| volume > 0.0)
+                    .ok_or_else(|| HookeError::Mesh {
+                        reason: format!("element {e} has non-positive rest volume {volume:e}"),
+                    })?;
                 let g1: Vector3<f64> = inverse.row(0).transpose();
                 let g2: Vector3<f64> = inverse.row(1).transpose();
                 let g3: Vector3<f64> = inverse.row(2).transpose();
@@ -99,9 +99,7 @@ impl ElementGeometry {
         for p in 0..12 {
             let (i, a) = (p / 3, p % 3);
             for (q, column) in cb.iter().enumerate().take(p + 1) {
-                let value = (0..3)
-                    .map(|b| column[vec_index(a, b)] * g[i][b])
-                    .sum::<f64>();
+                let value = (0..3).map(|b| column[vec_index(a, b)] * g[i][b]).sum::<f64>();
                 packed[packed_index(p, q)] = value * self.rest_volume;
             }
         }

@@ -14,10 +14,7 @@ pub struct BackwardEuler {
 
 impl BackwardEuler {
     pub fn new(settings: NewtonSettings) -> Self {
-        BackwardEuler {
-            settings,
-            system: None,
-        }
+        BackwardEuler { settings, system: None }
     }
 }
 
@@ -54,13 +51,7 @@ impl Integrator for BackwardEuler {
             };
             let system = FreeSystem::for_dofs(&mut self.system, model.pattern(), &dofs)?;
             let mut free = dofs.gather(&potential.base);
-            let newton = minimize(
-                &potential,
-                &mut free,
-                system,
-                &self.settings,
-                model.length_scale(),
-            )?;
+            let newton = minimize(&potential, &mut free, system, &self.settings, model.length_scale())?;
             let positions = potential.full_positions(&free);
             let velocities = positions
                 .iter()

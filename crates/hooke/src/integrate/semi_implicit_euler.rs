@@ -49,8 +49,7 @@ impl Integrator for SemiImplicitBackwardEuler {
             let damping = model.damping_values(&state.positions)?;
 
             // Full system matrix A = M + hD + h²K, needed for the pinned-DOF coupling too.
-            let mut terms: Vec<(f64, &[f64])> =
-                vec![(1.0, model.mass_values()), (dt * dt, &stiffness)];
+            let mut terms: Vec<(f64, &[f64])> = vec![(1.0, model.mass_values()), (dt * dt, &stiffness)];
             if let Some(d) = &damping {
                 terms.push((dt, d));
             }
@@ -68,12 +67,7 @@ impl Integrator for SemiImplicitBackwardEuler {
                 pattern.symmetric_multiply(d, &state.velocities, &mut damping_velocity);
             }
             let mut rhs: Vec<f64> = (0..n)
-                .map(|i| {
-                    dt * (external[i]
-                        - elastic_gradient[i]
-                        - damping_velocity[i]
-                        - dt * stiffness_velocity[i])
-                })
+                .map(|i| dt * (external[i] - elastic_gradient[i] - damping_velocity[i] - dt * stiffness_velocity[i]))
                 .collect();
 
             // Pinned DOFs have a prescribed Δv; move their column of A to the right-hand side.

@@ -14,10 +14,7 @@ pub struct StaticEquilibrium {
 
 impl StaticEquilibrium {
     pub fn new(settings: NewtonSettings) -> Self {
-        StaticEquilibrium {
-            settings,
-            system: None,
-        }
+        StaticEquilibrium { settings, system: None }
     }
 }
 
@@ -51,13 +48,7 @@ impl Integrator for StaticEquilibrium {
             };
             let system = FreeSystem::for_dofs(&mut self.system, model.pattern(), &dofs)?;
             let mut free = dofs.gather(&potential.base);
-            let newton = minimize(
-                &potential,
-                &mut free,
-                system,
-                &self.settings,
-                model.length_scale(),
-            )?;
+            let newton = minimize(&potential, &mut free, system, &self.settings, model.length_scale())?;
             let next = State {
                 time: next_time,
                 positions: potential.full_positions(&free),

@@ -40,9 +40,7 @@ impl Integrator for SymplecticEuler {
             let masses = model.lumped_masses();
             let mut velocities: Vec<f64> = (0..n)
                 .map(|i| {
-                    state.velocities[i]
-                        + dt * (force[i] - elastic_gradient[i] - damping_velocity[i])
-                            / masses[i / 3]
+                    state.velocities[i] + dt * (force[i] - elastic_gradient[i] - damping_velocity[i]) / masses[i / 3]
                 })
                 .collect();
             let mut positions: Vec<f64> = state

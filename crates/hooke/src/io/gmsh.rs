@@ -26,9 +26,8 @@ fn parse_bytes(bytes: &[u8]) -> std::result::Result<Msh, String> {
     // mshio 0.4 panics instead of failing on some malformed files (for example an
     // empty Nodes section or an unsupported integer size), so a panic counts as a
     // parse failure too.
-    let outcome = std::panic::catch_unwind(|| {
-        mshio::parse_msh_bytes(bytes).map_err(|error| describe_error(&error, bytes))
-    });
+    let outcome =
+        std::panic::catch_unwind(|| mshio::parse_msh_bytes(bytes).map_err(|error| describe_error(&error, bytes)));
     match outcome {
         Ok(result) => result,
         Err(_) => Err("malformed MSH file: the MSH 4.1 parser could not read it".into()),
@@ -42,11 +41,7 @@ fn describe_error(error: &mshio::MshParserError<&[u8]>, bytes: &[u8]) -> String 
     let mut reason = if steps.is_empty() {
         "malformed MSH file".to_string()
     } else {
-        let mut parts: Vec<String> = steps
-            .iter()
-            .rev()
-            .map(|(_, kind)| kind.to_string())
-            .collect();
+        let mut parts: Vec<String> = steps.iter().rev().map(|(_, kind)| kind.to_string()).collect();
         // mshio often records the same context twice in a row.
         parts.dedup();
         format!("MSH 4.1 parser: {}", parts.join(": "))
@@ -70,9 +65,10 @@ fn mesh_from_file(file: &Msh) -> std::result::Result<TetMesh, String> {
     let vertices = used_tags
         .iter()
         .map(|tag| {
-            positions.get(tag).copied().ok_or_else(|| {
-                format!("node {tag} is used by a tetrahedron but is not in the Nodes section")
-            })
+            positions
+                .get(tag)
+                .copied()
+                .ok_or_else(|| format!("node {tag} is used by a tetrahedron but is not in the Nodes section"))
         })
         .collect::<std::result::Result<Vec<_>, String>>()?;
     // Every tag is in the sorted `used_tags`, so its position there is its new index.
@@ -98,11 +94,7 @@ fn tetrahedra_by_node_tag(file: &Msh) -> std::result::Result<(Vec<[u64; 4]>, Vec
 
     let mut tets = Vec::new();
     let mut labels = Vec::new();
-    let blocks = file
-        .data
-        .elements
-        .iter()
-        .flat_map(|elements| &elements.element_blocks);
+    let blocks = file.data.elements.iter().flat_map(|elements| &elements.element_blocks);
     for block in blocks.filter(|block| block.element_type == ElementType::Tet4) {
         let label = volume_labels
             .get(&block.entity_tag)
@@ -225,9 +217,7 @@ $EndElements
 
     fn assert_parse_error_without_line(result: Result<TetMesh>) -> String {
         match result {
-            Err(HookeError::Parse {
-                line: None, reason, ..
-            }) => reason,
+            Err(HookeError::Parse { line: None, reason, .. }) => reason,
             other => panic!("expected a parse error without a line, got {other:?}"),
         }
     }
@@ -289,9 +279,7 @@ $EndElements
         for tag in 1u64..=4 {
             bytes.extend(tag.to_le_bytes());
         }
-        for coordinate in [
-            0.0f64, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0,
-        ] {
+        for coordinate in [0.0f64, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0] {
             bytes.extend(coordinate.to_le_bytes());
         }
         bytes.extend(b"\n$EndNodes\n$Elements\n");

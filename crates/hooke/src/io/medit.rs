@@ -106,18 +106,12 @@ fn parse_medit(path: &Path, text: &str) -> Result<TetMesh> {
         } else if is("MeshVersionFormatted") {
             let version = stream.next_count(|| "the mesh version".into())?;
             if !(1..=4).contains(&version.value) {
-                return Err(stream.error(
-                    version.line,
-                    format!("mesh version {} is not 1 to 4", version.value),
-                ));
+                return Err(stream.error(version.line, format!("mesh version {} is not 1 to 4", version.value)));
             }
         } else if is("Dimension") {
             let dimension = stream.next_count(|| "the dimension".into())?;
             if dimension.value != 3 {
-                return Err(stream.error(
-                    dimension.line,
-                    format!("dimension is {}, expected 3", dimension.value),
-                ));
+                return Err(stream.error(dimension.line, format!("dimension is {}, expected 3", dimension.value)));
             }
         } else if is("Vertices") {
             if vertices.is_some() {
@@ -154,11 +148,7 @@ fn parse_medit(path: &Path, text: &str) -> Result<TetMesh> {
     let mut tets = Vec::with_capacity(tet_entries.len());
     let mut labels = Vec::with_capacity(tet_entries.len());
     for entry in tet_entries {
-        if let Some(&corner) = entry
-            .corners
-            .iter()
-            .find(|&&corner| corner > vertices.len())
-        {
+        if let Some(&corner) = entry.corners.iter().find(|&&corner| corner > vertices.len()) {
             return Err(stream.error(
                 entry.line,
                 format!(
@@ -227,8 +217,7 @@ impl<'a> TokenStream<'a> {
 fn read_vertices(stream: &mut TokenStream<'_>) -> Result<Vec<Vector3<f64>>> {
     let count = stream.next_count(|| "the number of vertices".into())?.value;
     // Built only on error: formatting a context per value would slow large files down.
-    let in_vertex =
-        |vertex: usize, message: String| format!("vertex {} of {count}: {message}", vertex + 1);
+    let in_vertex = |vertex: usize, message: String| format!("vertex {} of {count}: {message}", vertex + 1);
     let mut vertices = Vec::new();
     for vertex in 0..count {
         let mut coordinates = [0.0; 3];
@@ -239,19 +228,15 @@ fn read_vertices(stream: &mut TokenStream<'_>) -> Result<Vec<Vector3<f64>>> {
         }
         // The vertex reference is not used, but it must be there and be an integer.
         let token = stream.next_token(|| in_vertex(vertex, "its reference".into()))?;
-        parse_label(token.text, "reference")
-            .map_err(|reason| stream.error(token.line, in_vertex(vertex, reason)))?;
+        parse_label(token.text, "reference").map_err(|reason| stream.error(token.line, in_vertex(vertex, reason)))?;
         vertices.push(Vector3::from(coordinates));
     }
     Ok(vertices)
 }
 
 fn read_tetrahedra(stream: &mut TokenStream<'_>) -> Result<Vec<TetEntry>> {
-    let count = stream
-        .next_count(|| "the number of tetrahedra".into())?
-        .value;
-    let in_tet =
-        |tet: usize, message: String| format!("tetrahedron {} of {count}: {message}", tet + 1);
+    let count = stream.next_count(|| "the number of tetrahedra".into())?.value;
+    let in_tet = |tet: usize, message: String| format!("tetrahedron {} of {count}: {message}", tet + 1);
     let mut entries = Vec::new();
     for tet in 0..count {
         let mut corners = [0; 4];
@@ -266,21 +251,16 @@ fn read_tetrahedra(stream: &mut TokenStream<'_>) -> Result<Vec<TetEntry>> {
             if position == 0 {
                 line = token.line;
             }
-            *corner = parse_count(token.text, name)
-                .map_err(|reason| stream.error(token.line, in_tet(tet, reason)))?;
+            *corner = parse_count(token.text, name).map_err(|reason| stream.error(token.line, in_tet(tet, reason)))?;
             if *corner == 0 {
                 let reason = format!("{name} is 0, but vertex indices start at 1");
                 return Err(stream.error(token.line, in_tet(tet, reason)));
             }
         }
         let token = stream.next_token(|| in_tet(tet, "its reference".into()))?;
-        let label = parse_label(token.text, "reference")
-            .map_err(|reason| stream.error(token.line, in_tet(tet, reason)))?;
-        entries.push(TetEntry {
-            line,
-            corners,
-            label,
-        });
+        let label =
+            parse_label(token.text, "reference").map_err(|reason| stream.error(token.line, in_tet(tet, reason)))?;
+        entries.push(TetEntry { line, corners, label });
     }
     Ok(entries)
 }
@@ -445,9 +425,7 @@ End
         let path = write_test_file(&directory, "body.mesh", text.as_bytes());
         match read_medit(&path) {
             Err(HookeError::Parse {
-                line: Some(3),
-                reason,
-                ..
+                line: Some(3), reason, ..
             }) => assert!(reason.contains("Vertexes"), "{reason}"),
             other => panic!("expected a parse error at line 3, got {other:?}"),
         }
@@ -462,19 +440,10 @@ End
     #[test]
     fn wrong_headers_are_reported() {
         assert_eq!(
-            failure_line(
-                "medit-dimension",
-                "MeshVersionFormatted 1\nDimension\n\n2\n"
-            ),
+            failure_line("medit-dimension", "MeshVersionFormatted 1\nDimension\n\n2\n"),
             Some(4)
         );
-        assert_eq!(
-            failure_line("medit-version", "MeshVersionFormatted x\n"),
-            Some(1)
-        );
-        assert_eq!(
-            failure_line("medit-empty-count", "Dimension 3\nVertices"),
-            Some(2)
-        );
+        assert_eq!(failure_line("medit-version", "MeshVersionFormatted x\n"), Some(1));
+        assert_eq!(failure_line("medit-empty-count", "Dimension 3\nVertices"), Some(2));
     }
 }

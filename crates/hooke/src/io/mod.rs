@@ -59,8 +59,7 @@ fn content_lines(text: &str) -> impl Iterator<Item = (usize, Vec<&str>)> {
 
 /// All words of the file in order, comments removed, each with its line number.
 fn tokens(text: &str) -> impl Iterator<Item = Token<'_>> {
-    content_lines(text)
-        .flat_map(|(line, words)| words.into_iter().map(move |text| Token { text, line }))
+    content_lines(text).flat_map(|(line, words)| words.into_iter().map(move |text| Token { text, line }))
 }
 
 /// The line a "file ends too early" error points at: the last line of the file.
@@ -90,11 +89,7 @@ fn parse_label(word: &str, what: &str) -> std::result::Result<i32, String> {
         return Ok(label);
     }
     match word.parse::<f64>() {
-        Ok(value)
-            if value.fract() == 0.0 && value >= i32::MIN as f64 && value <= i32::MAX as f64 =>
-        {
-            Ok(value as i32)
-        }
+        Ok(value) if value.fract() == 0.0 && value >= i32::MIN as f64 && value <= i32::MAX as f64 => Ok(value as i32),
         Ok(_) => Err(format!("{what}: '{word}' is not an integer label")),
         Err(_) => Err(format!("{what}: expected an integer label, found '{word}'")),
     }
@@ -165,10 +160,7 @@ mod tests {
             assert_eq!(mesh.labels[element], expected, "element {element}");
         }
         let report = mesh.orient().expect("fixture tets are not degenerate");
-        assert!(
-            report.reoriented.is_empty(),
-            "fixtures are positively oriented"
-        );
+        assert!(report.reoriented.is_empty(), "fixtures are positively oriented");
     }
 
     #[test]
@@ -178,16 +170,8 @@ mod tests {
         let ele = include_bytes!("../../tests/data/cube.ele");
         let node_path = write_test_file(&directory, "cube.node", node);
         let ele_path = write_test_file(&directory, "cube.ele", ele);
-        let medit_path = write_test_file(
-            &directory,
-            "cube.mesh",
-            include_bytes!("../../tests/data/cube.mesh"),
-        );
-        let gmsh_path = write_test_file(
-            &directory,
-            "cube.msh",
-            include_bytes!("../../tests/data/cube.msh"),
-        );
+        let medit_path = write_test_file(&directory, "cube.mesh", include_bytes!("../../tests/data/cube.mesh"));
+        let gmsh_path = write_test_file(&directory, "cube.msh", include_bytes!("../../tests/data/cube.msh"));
         for path in [node_path, ele_path, medit_path, gmsh_path] {
             let mesh = read_mesh(&path).unwrap_or_else(|error| panic!("{error}"));
             assert_is_fixture_cube(mesh);
@@ -200,10 +184,7 @@ mod tests {
         let message = error.to_string();
         assert!(matches!(error, HookeError::Parse { line: None, .. }));
         assert!(message.contains("body.stl"), "{message}");
-        assert!(
-            message.contains(".mesh") && message.contains(".msh"),
-            "{message}"
-        );
+        assert!(message.contains(".mesh") && message.contains(".msh"), "{message}");
         assert!(read_mesh(Path::new("no_extension")).is_err());
     }
 

@@ -40,15 +40,8 @@ struct NodeFile {
 }
 
 /// A header value, or its default when the header stops early (TetGen allows that).
-fn header_value(
-    header: &[&str],
-    position: usize,
-    what: &str,
-    default: usize,
-) -> std::result::Result<usize, String> {
-    header
-        .get(position)
-        .map_or(Ok(default), |word| parse_count(word, what))
+fn header_value(header: &[&str], position: usize, what: &str, default: usize) -> std::result::Result<usize, String> {
+    header.get(position).map_or(Ok(default), |word| parse_count(word, what))
 }
 
 fn read_node_file(path: &Path) -> Result<NodeFile> {
@@ -71,14 +64,10 @@ fn read_node_file(path: &Path) -> Result<NodeFile> {
     }
     let point_count = header_value(&header, 0, "number of points", 0).map_err(header_error)?;
     let dimension = header_value(&header, 1, "dimension", 3).map_err(header_error)?;
-    let attribute_count =
-        header_value(&header, 2, "number of attributes", 0).map_err(header_error)?;
-    let marker_count =
-        header_value(&header, 3, "number of boundary markers", 0).map_err(header_error)?;
+    let attribute_count = header_value(&header, 2, "number of attributes", 0).map_err(header_error)?;
+    let marker_count = header_value(&header, 3, "number of boundary markers", 0).map_err(header_error)?;
     if dimension != 3 {
-        return Err(header_error(format!(
-            "dimension is {dimension}, expected 3"
-        )));
+        return Err(header_error(format!("dimension is {dimension}, expected 3")));
     }
     if marker_count > 1 {
         return Err(header_error(format!(
@@ -143,10 +132,7 @@ fn read_node_file(path: &Path) -> Result<NodeFile> {
             ),
         ));
     }
-    Ok(NodeFile {
-        positions,
-        first_index,
-    })
+    Ok(NodeFile { positions, first_index })
 }
 
 fn read_element_file(path: &Path, points: &NodeFile) -> Result<(Vec<[usize; 4]>, Vec<i32>)> {
@@ -168,10 +154,8 @@ fn read_element_file(path: &Path, points: &NodeFile) -> Result<(Vec<[usize; 4]>,
         )));
     }
     let tet_count = header_value(&header, 0, "number of tetrahedra", 0).map_err(header_error)?;
-    let nodes_per_tet =
-        header_value(&header, 1, "nodes per tetrahedron", 4).map_err(header_error)?;
-    let region_count =
-        header_value(&header, 2, "number of region attributes", 0).map_err(header_error)?;
+    let nodes_per_tet = header_value(&header, 1, "nodes per tetrahedron", 4).map_err(header_error)?;
+    let region_count = header_value(&header, 2, "number of region attributes", 0).map_err(header_error)?;
     if nodes_per_tet != 4 && nodes_per_tet != 10 {
         return Err(header_error(format!(
             "{nodes_per_tet} nodes per tetrahedron, expected 4 or 10"
@@ -304,9 +288,7 @@ mod tests {
         let (_directory, node_path) = write_pair(test_name, node, ele);
         match read_tetgen(&node_path) {
             Err(HookeError::Parse {
-                path,
-                line: Some(line),
-                ..
+                path, line: Some(line), ..
             }) => (
                 path.file_name()
                     .map(|name| name.to_string_lossy().into_owned())
@@ -331,8 +313,7 @@ mod tests {
 
     #[test]
     fn reads_zero_based_cube_without_regions_from_the_ele_path() {
-        let (_directory, node_path) =
-            write_pair("tetgen-zero-based", NODE_ZERO_BASED, ELE_ZERO_BASED);
+        let (_directory, node_path) = write_pair("tetgen-zero-based", NODE_ZERO_BASED, ELE_ZERO_BASED);
         let mesh = read_tetgen(&node_path.with_extension("ele")).expect("valid TetGen files");
         assert_eq!(mesh.vertex_count(), 8);
         assert_eq!(mesh.tet_count(), 5);
@@ -389,10 +370,7 @@ mod tests {
     #[test]
     fn out_of_range_vertex_index_is_reported() {
         // One-based points, so index 0 and index 9 are both outside 1..=8.
-        for (case, ele) in [
-            ("low", "1 4 0\n1 0 1 2 3\n"),
-            ("high", "1 4 0\n1 1 2 3 9\n"),
-        ] {
+        for (case, ele) in [("low", "1 4 0\n1 0 1 2 3\n"), ("high", "1 4 0\n1 1 2 3 9\n")] {
             assert_eq!(
                 parse_failure(&format!("tetgen-range-{case}"), NODE_ONE_BASED, ele),
                 ("body.ele".into(), 2)

@@ -29,11 +29,10 @@ pub struct SparseCholesky {
 impl SparseCholesky {
     /// Analyses the pattern (fill-reducing ordering, symbolic factor) once.
     pub fn analyse(pattern: &LowerPattern) -> Result<Self> {
-        let symbolic = SymbolicLlt::try_new(symbolic_view(pattern), Side::Lower).map_err(|e| {
-            HookeError::LinearSolver {
+        let symbolic =
+            SymbolicLlt::try_new(symbolic_view(pattern), Side::Lower).map_err(|e| HookeError::LinearSolver {
                 reason: format!("symbolic factorisation failed: {e:?}"),
-            }
-        })?;
+            })?;
         Ok(SparseCholesky {
             pattern: pattern.clone(),
             symbolic,
@@ -70,8 +69,7 @@ impl SparseCholesky {
             return Ok(FactorizationOutcome::PositiveDefinite);
         }
         let diagonal = self.pattern.diagonal_positions();
-        let mean_diagonal =
-            diagonal.iter().map(|&k| values[k].abs()).sum::<f64>() / diagonal.len().max(1) as f64;
+        let mean_diagonal = diagonal.iter().map(|&k| values[k].abs()).sum::<f64>() / diagonal.len().max(1) as f64;
         let mut shifted = values.to_vec();
         let mut shift = 1e-8;
         for attempt in 1..=30 {
@@ -87,20 +85,15 @@ impl SparseCholesky {
             shift *= 10.0;
         }
         Err(HookeError::LinearSolver {
-            reason:
-                "matrix stays indefinite even after a diagonal shift of 1e22 × its mean diagonal"
-                    .to_string(),
+            reason: "matrix stays indefinite even after a diagonal shift of 1e22 × its mean diagonal".to_string(),
         })
     }
 
     /// Solves A x = b in place with the last successful factorisation.
     pub fn solve_in_place(&self, rhs: &mut [f64]) -> Result<()> {
-        let numeric = self
-            .numeric
-            .as_ref()
-            .ok_or_else(|| HookeError::LinearSolver {
-                reason: "solve requested before a successful factorisation".to_string(),
-            })?;
+        let numeric = self.numeric.as_ref().ok_or_else(|| HookeError::LinearSolver {
+            reason: "solve requested before a successful factorisation".to_string(),
+        })?;
         let n = rhs.len();
         let column = MatMut::from_column_major_slice_mut(rhs, n, 1);
         numeric.solve_in_place(column);

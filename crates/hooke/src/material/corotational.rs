@@ -14,8 +14,7 @@ impl StretchEnergy for Corotational {
     }
 
     fn gradient(&self, s: &Vector3<f64>, lame: &Lame) -> Vector3<f64> {
-        (s - Vector3::repeat(1.0)) * (2.0 * lame.mu)
-            + Vector3::repeat(lame.lambda * (s.sum() - 3.0))
+        (s - Vector3::repeat(1.0)) * (2.0 * lame.mu) + Vector3::repeat(lame.lambda * (s.sum() - 3.0))
     }
 
     fn hessian(&self, _s: &Vector3<f64>, lame: &Lame) -> Matrix3<f64> {

@@ -15,8 +15,7 @@ impl StretchEnergy for FixedCorotational {
 
     fn gradient(&self, s: &Vector3<f64>, lame: &Lame) -> Vector3<f64> {
         let j = s.product();
-        (s - Vector3::repeat(1.0)) * (2.0 * lame.mu)
-            + volume_gradient(s) * (lame.lambda * (j - 1.0))
+        (s - Vector3::repeat(1.0)) * (2.0 * lame.mu) + volume_gradient(s) * (lame.lambda * (j - 1.0))
     }
 
     fn hessian(&self, s: &Vector3<f64>, lame: &Lame) -> Matrix3<f64> {

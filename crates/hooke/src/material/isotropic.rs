@@ -33,10 +33,7 @@ pub fn signed_svd(f: &Matrix3<f64>) -> (Matrix3<f64>, Vector3<f64>, Matrix3<f64>
     let mut sigma = svd.singular_values;
     // Both factors were requested, so both are present.
     let mut u = svd.u.unwrap_or_else(Matrix3::identity);
-    let mut v = svd
-        .v_t
-        .map(|vt| vt.transpose())
-        .unwrap_or_else(Matrix3::identity);
+    let mut v = svd.v_t.map(|vt| vt.transpose()).unwrap_or_else(Matrix3::identity);
     if u.determinant() < 0.0 {
         u.column_mut(2).neg_mut();
         sigma[2] = -sigma[2];
@@ -57,12 +54,7 @@ fn undefined() -> Evaluation {
 }
 
 /// Evaluates a stretch-based model at F.
-pub fn evaluate<M: StretchEnergy>(
-    model: &M,
-    f: &Matrix3<f64>,
-    lame: &Lame,
-    want: Want,
-) -> Evaluation {
+pub fn evaluate<M: StretchEnergy>(model: &M, f: &Matrix3<f64>, lame: &Lame, want: Want) -> Evaluation {
     if !f.iter().all(|x| x.is_finite()) {
         return undefined();
     }
@@ -114,8 +106,7 @@ fn derivative_from_eigensystem(
 ) -> Matrix9 {
     let mut c = Matrix9::zeros();
     // Scaling block: dF = Σ dσᵢ uᵢvᵢᵀ.
-    let scaling: [SVector<f64, 9>; 3] =
-        std::array::from_fn(|i| vec9(&(u.column(i) * v.column(i).transpose())));
+    let scaling: [SVector<f64, 9>; 3] = std::array::from_fn(|i| vec9(&(u.column(i) * v.column(i).transpose())));
     let a = if project {
         let eigen = SymmetricEigen::new(*a);
         let clamped = eigen.eigenvalues.map(|x| x.max(0.0));
@@ -164,11 +155,7 @@ fn derivative_from_eigensystem(
 /// ∂J/∂σᵢ: the product of the other two singular values.
 #[inline]
 pub(super) fn volume_gradient(sigma: &Vector3<f64>) -> Vector3<f64> {
-    Vector3::new(
-        sigma[1] * sigma[2],
-        sigma[0] * sigma[2],
-        sigma[0] * sigma[1],
-    )
+    Vector3::new(sigma[1] * sigma[2], sigma[0] * sigma[2], sigma[0] * sigma[1])
 }
 
 /// ∂²J/∂σᵢ∂σⱼ: σₖ for i ≠ j (k the third index), 0 on the diagonal.

@@ -112,19 +112,11 @@ impl Evaluation {
 pub fn evaluate(model: MaterialModel, f: &Matrix3<f64>, lame: &Lame, want: Want) -> Evaluation {
     match model {
         MaterialModel::Linear => linear::evaluate(f, lame, want),
-        MaterialModel::Corotational => {
-            isotropic::evaluate(&corotational::Corotational, f, lame, want)
-        }
-        MaterialModel::StVenantKirchhoff => {
-            isotropic::evaluate(&st_venant_kirchhoff::StVenantKirchhoff, f, lame, want)
-        }
+        MaterialModel::Corotational => isotropic::evaluate(&corotational::Corotational, f, lame, want),
+        MaterialModel::StVenantKirchhoff => isotropic::evaluate(&st_venant_kirchhoff::StVenantKirchhoff, f, lame, want),
         MaterialModel::NeoHookean => isotropic::evaluate(&neo_hookean::NeoHookean, f, lame, want),
-        MaterialModel::StableNeoHookean => {
-            isotropic::evaluate(&stable_neo_hookean::StableNeoHookean, f, lame, want)
-        }
-        MaterialModel::FixedCorotational => {
-            isotropic::evaluate(&fixed_corotational::FixedCorotational, f, lame, want)
-        }
+        MaterialModel::StableNeoHookean => isotropic::evaluate(&stable_neo_hookean::StableNeoHookean, f, lame, want),
+        MaterialModel::FixedCorotational => isotropic::evaluate(&fixed_corotational::FixedCorotational, f, lame, want),
         MaterialModel::Arap => isotropic::evaluate(&arap::Arap, f, lame, want),
         MaterialModel::ModifiedNeoHookean => {
             isotropic::evaluate(&modified_neo_hookean::ModifiedNeoHookean, f, lame, want)
@@ -143,12 +135,7 @@ pub fn first_piola(model: MaterialModel, f: &Matrix3<f64>, lame: &Lame) -> Matri
 }
 
 /// ∂P/∂F alone (optionally projected to positive semi-definite).
-pub fn first_piola_derivative(
-    model: MaterialModel,
-    f: &Matrix3<f64>,
-    lame: &Lame,
-    project: bool,
-) -> Matrix9 {
+pub fn first_piola_derivative(model: MaterialModel, f: &Matrix3<f64>, lame: &Lame, project: bool) -> Matrix9 {
     evaluate(model, f, lame, Want::Derivative { project })
         .first_piola_derivative
         .unwrap_or_else(Matrix9::zeros)

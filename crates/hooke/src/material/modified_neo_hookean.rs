@@ -18,8 +18,7 @@ impl StretchEnergy for ModifiedNeoHookean {
             return f64::INFINITY;
         }
         let c = 0.5 * lame.mu;
-        c * (s.norm_squared() * j.powf(-2.0 / 3.0) - 3.0)
-            + 0.5 * lame.bulk_modulus() * (j - 1.0).powi(2)
+        c * (s.norm_squared() * j.powf(-2.0 / 3.0) - 3.0) + 0.5 * lame.bulk_modulus() * (j - 1.0).powi(2)
     }
 
     fn gradient(&self, s: &Vector3<f64>, lame: &Lame) -> Vector3<f64> {

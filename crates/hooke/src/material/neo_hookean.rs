@@ -17,8 +17,7 @@ impl StretchEnergy for NeoHookean {
             return f64::INFINITY;
         }
         let log_j = j.ln();
-        0.5 * lame.mu * (s.norm_squared() - 3.0) - lame.mu * log_j
-            + 0.5 * lame.lambda * log_j * log_j
+        0.5 * lame.mu * (s.norm_squared() - 3.0) - lame.mu * log_j + 0.5 * lame.lambda * log_j * log_j
     }
 
     fn gradient(&self, s: &Vector3<f64>, lame: &Lame) -> Vector3<f64> {

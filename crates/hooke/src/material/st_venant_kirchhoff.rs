@@ -12,15 +12,12 @@ impl StretchEnergy for StVenantKirchhoff {
     fn energy(&self, s: &Vector3<f64>, lame: &Lame) -> f64 {
         let squares = s.component_mul(s);
         let trace = squares.sum() - 3.0;
-        0.25 * lame.mu * (squares - Vector3::repeat(1.0)).norm_squared()
-            + 0.125 * lame.lambda * trace * trace
+        0.25 * lame.mu * (squares - Vector3::repeat(1.0)).norm_squared() + 0.125 * lame.lambda * trace * trace
     }
 
     fn gradient(&self, s: &Vector3<f64>, lame: &Lame) -> Vector3<f64> {
         let trace = s.norm_squared() - 3.0;
-        Vector3::from_fn(|i, _| {
-            lame.mu * (s[i] * s[i] - 1.0) * s[i] + 0.5 * lame.lambda * trace * s[i]
-        })
+        Vector3::from_fn(|i, _| lame.mu * (s[i] * s[i] - 1.0) * s[i] + 0.5 * lame.lambda * trace * s[i])
     }
 
     fn hessian(&self, s: &Vector3<f64>, lame: &Lame) -> Matrix3<f64> {

@@ -32,20 +32,8 @@ const SIX_TETS: [[usize; 4]; 6] = [
     [0, 4, 5, 7],
     [0, 4, 6, 7],
 ];
-const FIVE_TETS_EVEN: [[usize; 4]; 5] = [
-    [1, 2, 4, 7],
-    [0, 1, 2, 4],
-    [3, 1, 2, 7],
-    [5, 1, 4, 7],
-    [6, 2, 4, 7],
-];
-const FIVE_TETS_ODD: [[usize; 4]; 5] = [
-    [0, 3, 5, 6],
-    [1, 0, 3, 5],
-    [2, 0, 3, 6],
-    [4, 0, 5, 6],
-    [7, 3, 5, 6],
-];
+const FIVE_TETS_EVEN: [[usize; 4]; 5] = [[1, 2, 4, 7], [0, 1, 2, 4], [3, 1, 2, 7], [5, 1, 4, 7], [6, 2, 4, 7]];
+const FIVE_TETS_ODD: [[usize; 4]; 5] = [[0, 3, 5, 6], [1, 0, 3, 5], [2, 0, 3, 6], [4, 0, 5, 6], [7, 3, 5, 6]];
 
 /// Generates a box mesh with positively oriented tetrahedra, all labelled 0.
 pub fn box_mesh(options: &BoxMeshOptions) -> Result<TetMesh> {
@@ -57,10 +45,7 @@ pub fn box_mesh(options: &BoxMeshOptions) -> Result<TetMesh> {
     }
     if !options.size.iter().all(|s| s.is_finite() && *s > 0.0) {
         return Err(HookeError::Mesh {
-            reason: format!(
-                "box size must be positive, got {:?}",
-                options.size.as_slice()
-            ),
+            reason: format!("box size must be positive, got {:?}", options.size.as_slice()),
         });
     }
     let vertex_index = |i: usize, j: usize, k: usize| i + (nx + 1) * (j + (ny + 1) * k);
@@ -68,11 +53,7 @@ pub fn box_mesh(options: &BoxMeshOptions) -> Result<TetMesh> {
     for k in 0..=nz {
         for j in 0..=ny {
             for i in 0..=nx {
-                let t = Vector3::new(
-                    i as f64 / nx as f64,
-                    j as f64 / ny as f64,
-                    k as f64 / nz as f64,
-                );
+                let t = Vector3::new(i as f64 / nx as f64, j as f64 / ny as f64, k as f64 / nz as f64);
                 vertices.push(options.origin + options.size.component_mul(&t));
             }
         }
@@ -85,8 +66,7 @@ pub fn box_mesh(options: &BoxMeshOptions) -> Result<TetMesh> {
     for k in 0..nz {
         for j in 0..ny {
             for i in 0..nx {
-                let corner =
-                    |c: usize| vertex_index(i + (c & 1), j + ((c >> 1) & 1), k + ((c >> 2) & 1));
+                let corner = |c: usize| vertex_index(i + (c & 1), j + ((c >> 1) & 1), k + ((c >> 2) & 1));
                 let pattern: &[[usize; 4]] = match options.tets_per_hex {
                     TetsPerHex::Six => &SIX_TETS,
                     TetsPerHex::Five if (i + j + k) % 2 == 0 => &FIVE_TETS_EVEN,

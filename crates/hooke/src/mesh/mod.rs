@@ -24,11 +24,7 @@ pub struct TetMesh {
 
 impl TetMesh {
     /// Builds a mesh, checking that every index is in range and that labels match tets.
-    pub fn new(
-        vertices: Vec<Vector3<f64>>,
-        tets: Vec<[usize; 4]>,
-        labels: Vec<i32>,
-    ) -> Result<Self> {
+    pub fn new(vertices: Vec<Vector3<f64>>, tets: Vec<[usize; 4]>, labels: Vec<i32>) -> Result<Self> {
         if labels.len() != tets.len() {
             return Err(HookeError::Mesh {
                 reason: format!("{} labels for {} tetrahedra", labels.len(), tets.len()),
@@ -64,11 +60,7 @@ impl TetMesh {
                 reason: format!("vertex {v} has a non-finite coordinate"),
             });
         }
-        Ok(TetMesh {
-            vertices,
-            tets,
-            labels,
-        })
+        Ok(TetMesh { vertices, tets, labels })
     }
 
     pub fn vertex_count(&self) -> usize {
@@ -93,8 +85,7 @@ impl TetMesh {
     /// Centroid of element `e` in the rest configuration.
     pub fn centroid(&self, e: usize) -> Vector3<f64> {
         let t = self.tets[e];
-        (self.vertices[t[0]] + self.vertices[t[1]] + self.vertices[t[2]] + self.vertices[t[3]])
-            / 4.0
+        (self.vertices[t[0]] + self.vertices[t[1]] + self.vertices[t[2]] + self.vertices[t[3]]) / 4.0
     }
 
     /// Axis-aligned bounding box (min, max) of the rest vertices.
@@ -112,8 +103,7 @@ impl TetMesh {
     pub fn append(&mut self, other: &TetMesh) {
         let offset = self.vertices.len();
         self.vertices.extend_from_slice(&other.vertices);
-        self.tets
-            .extend(other.tets.iter().map(|t| t.map(|v| v + offset)));
+        self.tets.extend(other.tets.iter().map(|t| t.map(|v| v + offset)));
         self.labels.extend_from_slice(&other.labels);
     }
 }
@@ -134,9 +124,7 @@ impl TetMesh {
         }
         let removed = self.vertices.len() - kept.len();
         self.vertices = kept;
-        self.tets
-            .iter_mut()
-            .for_each(|t| *t = t.map(|v| new_index[v]));
+        self.tets.iter_mut().for_each(|t| *t = t.map(|v| new_index[v]));
         removed
     }
 }

@@ -12,11 +12,7 @@ pub struct DofMap {
 }
 
 impl DofMap {
-    pub fn new(
-        dof_count: usize,
-        pinned_vertices: impl Iterator<Item = usize>,
-        active_pins: Vec<bool>,
-    ) -> Self {
+    pub fn new(dof_count: usize, pinned_vertices: impl Iterator<Item = usize>, active_pins: Vec<bool>) -> Self {
         let mut pinned = vec![false; dof_count];
         for v in pinned_vertices {
             pinned[3 * v..3 * v + 3].iter_mut().for_each(|p| *p = true);

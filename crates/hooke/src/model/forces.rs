@@ -20,9 +20,7 @@ pub struct RegionForce {
 impl RegionForce {
     /// The total force at time t.
     pub fn total_at(&self, time: f64) -> Vector3<f64> {
-        self.total
-            + self.amplitude
-                * (2.0 * std::f64::consts::PI * self.frequency * time + self.phase).sin()
+        self.total + self.amplitude * (2.0 * std::f64::consts::PI * self.frequency * time + self.phase).sin()
     }
 
     /// Adds this force at time t into a full force vector.

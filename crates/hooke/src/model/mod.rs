@@ -39,11 +39,7 @@ pub struct Model {
 
 impl Model {
     /// A model with no pins, forces, gravity or damping. The mesh must be oriented.
-    pub fn new(
-        mesh: TetMesh,
-        materials: Vec<ElementMaterial>,
-        mass_kind: MassKind,
-    ) -> Result<Model> {
+    pub fn new(mesh: TetMesh, materials: Vec<ElementMaterial>, mass_kind: MassKind) -> Result<Model> {
         let assembler = Assembler::new(&mesh, materials)?;
         let lumped_mass = lumped_masses(&mesh, &assembler.element_masses());
         let mass_values = match mass_kind {
@@ -133,8 +129,7 @@ impl Model {
     fn damping_values_at(&self, damping: &RayleighDamping, x: &[f64]) -> Result<Vec<f64>> {
         let mut values = vec![0.0; self.pattern().nonzeros()];
         if damping.stiffness_coefficient != 0.0 {
-            self.assembler
-                .energy_gradient_hessian(x, true, None, &mut values)?;
+            self.assembler.energy_gradient_hessian(x, true, None, &mut values)?;
         }
         for (v, m) in values.iter_mut().zip(&self.mass_values) {
             *v = damping.stiffness_coefficient * *v + damping.mass_coefficient * m;
@@ -154,11 +149,7 @@ impl Model {
 
     /// Rest positions, interleaved.
     pub fn rest_positions(&self) -> Vec<f64> {
-        self.mesh
-            .vertices
-            .iter()
-            .flat_map(|p| [p.x, p.y, p.z])
-            .collect()
+        self.mesh.vertices.iter().flat_map(|p| [p.x, p.y, p.z]).collect()
     }
 
     /// The state at t = 0: at rest, with pinned vertices where their motion puts them.
@@ -216,8 +207,7 @@ impl Model {
         gradient: Option<&mut [f64]>,
         values: &mut [f64],
     ) -> Result<f64> {
-        self.assembler
-            .energy_gradient_hessian(x, project, gradient, values)
+        self.assembler.energy_gradient_hessian(x, project, gradient, values)
     }
 
     /// Strain energy density of each element.
@@ -268,9 +258,7 @@ impl Model {
     pub fn gravitational_energy(&self, x: &[f64]) -> f64 {
         -x.chunks(3)
             .zip(&self.lumped_mass)
-            .map(|(p, m)| {
-                m * (p[0] * self.gravity.x + p[1] * self.gravity.y + p[2] * self.gravity.z)
-            })
+            .map(|(p, m)| m * (p[0] * self.gravity.x + p[1] * self.gravity.y + p[2] * self.gravity.z))
             .sum::<f64>()
     }
 

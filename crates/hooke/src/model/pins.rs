@@ -34,18 +34,12 @@ impl Motion {
                 angular_velocity,
             } => {
                 let center = Vector3::from(*center);
-                let rotation = Rotation3::from_axis_angle(
-                    &Unit::new_normalize(Vector3::from(*axis)),
-                    angular_velocity * time,
-                );
+                let rotation =
+                    Rotation3::from_axis_angle(&Unit::new_normalize(Vector3::from(*axis)), angular_velocity * time);
                 center + rotation * (rest - center)
             }
-            Motion::Shake {
-                amplitude,
-                frequency,
-            } => {
-                rest + Vector3::from(*amplitude)
-                    * (2.0 * std::f64::consts::PI * frequency * time).sin()
+            Motion::Shake { amplitude, frequency } => {
+                rest + Vector3::from(*amplitude) * (2.0 * std::f64::consts::PI * frequency * time).sin()
             }
         }
     }

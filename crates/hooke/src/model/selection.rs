@@ -42,9 +42,7 @@ impl Selection {
                 let n = Vector3::from(*normal).normalize();
                 (p - Vector3::from(*point)).dot(&n) >= -own.unwrap_or(tolerance)
             }
-            Selection::Box { min, max } => {
-                (0..3).all(|a| p[a] >= min[a] - tolerance && p[a] <= max[a] + tolerance)
-            }
+            Selection::Box { min, max } => (0..3).all(|a| p[a] >= min[a] - tolerance && p[a] <= max[a] + tolerance),
             Selection::All => true,
             Selection::Vertices(_) | Selection::Label(_) => false,
         }
@@ -56,16 +54,13 @@ impl Selection {
             Selection::Plane { normal, .. } if Vector3::from(*normal).norm() == 0.0 => {
                 Err(HookeError::scene(key, "plane normal must not be zero"))
             }
-            Selection::Box { min, max } if (0..3).any(|a| min[a] > max[a]) => Err(
-                HookeError::scene(key, format!("box min {min:?} exceeds max {max:?}")),
-            ),
+            Selection::Box { min, max } if (0..3).any(|a| min[a] > max[a]) => {
+                Err(HookeError::scene(key, format!("box min {min:?} exceeds max {max:?}")))
+            }
             Selection::Vertices(list) => match list.iter().find(|&&v| v >= mesh.vertex_count()) {
                 Some(v) => Err(HookeError::scene(
                     key,
-                    format!(
-                        "vertex {v} does not exist (the mesh has {})",
-                        mesh.vertex_count()
-                    ),
+                    format!("vertex {v} does not exist (the mesh has {})", mesh.vertex_count()),
                 )),
                 None => Ok(()),
             },

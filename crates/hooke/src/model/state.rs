@@ -11,9 +11,6 @@ pub struct State {
 impl State {
     /// True when every position and velocity is finite.
     pub fn is_finite(&self) -> bool {
-        self.positions
-            .iter()
-            .chain(&self.velocities)
-            .all(|v| v.is_finite())
+        self.positions.iter().chain(&self.velocities).all(|v| v.is_finite())
     }
 }

@@ -12,8 +12,11 @@ use std::sync::OnceLock;
 const WIDTH: u32 = 1000;
 const HEIGHT: u32 = 600;
 const FONT_FAMILY: &str = "sans-serif";
+/// Larger magnitudes are skipped like non-finite values: an axis spanning
+/// them would overflow f64, and plotters then never finishes placing ticks.
+const PLOTTABLE_LIMIT: f64 = 1e300;
 
-/// One line of the plot, already stripped of non-finite points.
+/// One line of the plot, already stripped of unplottable points.
 struct Curve {
     name: String,
     color: RGBColor,
@@ -24,8 +27,9 @@ struct Curve {
 ///
 /// With a single series, its kinetic, elastic, gravitational and total energies
 /// are drawn. With several series (a comparison of runs), only each series'
-/// total energy is drawn, labelled with the series name. Non-finite values are
-/// skipped; an empty input still gives a valid, empty chart.
+/// total energy is drawn, labelled with the series name. Non-finite values
+/// (and absurd ones beyond 1e300) are skipped; an empty input still gives a
+/// valid, empty chart.
 pub fn plot_energies(path: &Path, title: &str, series: &[(&str, &[EnergyRecord])]) -> Result<()> {
     register_embedded_font().map_err(|reason| plot_error(path, reason))?;
     let curves = build_curves(series);
@@ -33,18 +37,6 @@ pub fn plot_energies(path: &Path, title: &str, series: &[(&str, &[EnergyRecord])
 }
 
 fn build_curves(series: &[(&str, &[EnergyRecord])]) -> Vec<Curve> {
-    let curve =
-        |name: &str, color: RGBColor, records: &[EnergyRecord], value: fn(&EnergyRecord) -> f64| {
-            Curve {
-                name: name.to_string(),
-                color,
-                points: records
-                    .iter()
-                    .map(|record| (record.time, value(record)))
-                    .filter(|(time, energy)| time.is_finite() && energy.is_finite())
-                    .collect(),
-            }
-        };
     match series {
         [(_, records)] => vec![
             curve("kinetic", RED, records, |record| record.kinetic),
@@ -62,6 +54,28 @@ fn build_curves(series: &[(&str, &[EnergyRecord])]) -> Vec<Curve> {
             })
             .collect(),
     }
+}
+
+/// One energy of a series against time, keeping only plottable points.
+fn curve(
+    name: &str,
+    color: RGBColor,
+    records: &[EnergyRecord],
+    energy_of: fn(&EnergyRecord) -> f64,
+) -> Curve {
+    Curve {
+        name: name.to_string(),
+        color,
+        points: records
+            .iter()
+            .map(|record| (record.time, energy_of(record)))
+            .filter(|&(time, energy)| is_plottable(time) && is_plottable(energy))
+            .collect(),
+    }
+}
+
+fn is_plottable(value: f64) -> bool {
+    value.abs() <= PLOTTABLE_LIMIT
 }
 
 /// Distinct, readable colours for comparison plots; repeats after eight series.
@@ -123,8 +137,8 @@ fn draw(path: &Path, title: &str, curves: &[Curve]) -> std::result::Result<(), S
     root.present().map_err(|error| error.to_string())
 }
 
-/// The span of the values with a 5 % margin; a fixed span when there is no
-/// value or a single one, so the axes are never degenerate.
+/// The span of the (plottable) values with a 5 % margin; a fixed span when
+/// there is no value or a single one, so the axes are never degenerate.
 fn padded_range(values: impl Iterator<Item = f64>) -> Range<f64> {
     let (low, high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), value| {
         (low.min(value), high.max(value))
@@ -136,10 +150,6 @@ fn padded_range(values: impl Iterator<Item = f64>) -> Range<f64> {
     if span == 0.0 {
         let half_width = if low == 0.0 { 1.0 } else { 0.05 * low.abs() };
         return (low - half_width)..(high + half_width);
-    }
-    if !span.is_finite() {
-        // The margin would overflow; the raw extremes are still finite.
-        return low..high;
     }
     (low - 0.05 * span)..(high + 0.05 * span)
 }
@@ -250,7 +260,7 @@ mod tests {
         plot_energies(&broken_path, "broken", &series).expect("plot non-finite");
         assert_png(&broken_path);
 
-        // Extremes whose span overflows must not reach plotters as infinities.
+        // Extremes whose span would overflow are skipped instead of hanging plotters.
         let mut extreme = oscillation(5, 0.0);
         extreme[1].total = f64::MAX;
         extreme[2].total = -f64::MAX;
@@ -277,7 +287,8 @@ mod tests {
         assert_eq!(padded_range([0.0].into_iter()), -1.0..1.0);
         assert_eq!(padded_range([2.0, 2.0].into_iter()), 1.9..2.1);
         assert_eq!(padded_range([0.0, 10.0].into_iter()), -0.5..10.5);
-        let huge = padded_range([-f64::MAX, f64::MAX].into_iter());
-        assert!(huge.start.is_finite() && huge.end.is_finite());
+        assert!(!is_plottable(f64::MAX) && !is_plottable(f64::NAN) && is_plottable(-1e300));
+        let widest = padded_range([-PLOTTABLE_LIMIT, PLOTTABLE_LIMIT].into_iter());
+        assert!((widest.end - widest.start).is_finite());
     }
 }

@@ -166,9 +166,7 @@ fn check_frame(frame: &Frame) -> Result<()> {
     // vtkio stores these counts as u32 and would panic beyond that.
     if u32::try_from(vertex_count).is_err() || u32::try_from(tet_count).is_err() {
         return Err(HookeError::Mesh {
-            reason: format!(
-                "{vertex_count} vertices and {tet_count} tetrahedra exceed what VTK files can index"
-            ),
+            reason: format!("{vertex_count} vertices and {tet_count} tetrahedra exceed what VTK files can index"),
         });
     }
     // The mesh fields are public, so an index may be out of range even though
@@ -388,20 +386,20 @@ mod tests {
         let short = vec![Vector3::zeros(); 3];
         let mut writer = VtkSeriesWriter::create(&directory, "body").expect("create series");
 
-        let cases: [(&[Vector3<f64>], &[Vector3<f64>], &[f64]); 3] = [
-            (&short, &velocities, &[0.0]),
-            (&positions, &short, &[0.0]),
-            (&positions, &velocities, &[0.0, 1.0]),
+        let frame = |positions, velocities, strain_energy_density| Frame {
+            time: 0.0,
+            mesh: &mesh,
+            positions,
+            velocities,
+            strain_energy_density,
+        };
+        let cases = [
+            frame(&short, &velocities, &[0.0]),
+            frame(&positions, &short, &[0.0]),
+            frame(&positions, &velocities, &[0.0, 1.0]),
         ];
-        for (positions, velocities, density) in cases {
-            let frame = Frame {
-                time: 0.0,
-                mesh: &mesh,
-                positions,
-                velocities,
-                strain_energy_density: density,
-            };
-            let error = writer.write_frame(&frame).expect_err("lengths differ");
+        for case in &cases {
+            let error = writer.write_frame(case).expect_err("lengths differ");
             assert!(matches!(error, HookeError::Mesh { .. }), "{error}");
         }
         assert_eq!(writer.frame_count(), 0);

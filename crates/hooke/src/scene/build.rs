@@ -69,9 +69,7 @@ impl Scene {
             };
             let mut part_materials = vec![material_of(&body.material); part.tet_count()];
             for (r, region) in body.regions.iter().enumerate() {
-                region
-                    .select
-                    .validate(&part, &format!("{key}.regions[{r}].select"))?;
+                region.select.validate(&part, &format!("{key}.regions[{r}].select"))?;
                 let mut count = 0;
                 for (e, slot) in part_materials.iter_mut().enumerate() {
                     if region.select.contains_element(&part, e) {
@@ -86,8 +84,7 @@ impl Scene {
                     ));
                 }
             }
-            initial_velocity
-                .extend(std::iter::repeat_n(body.velocity, part.vertex_count()).flatten());
+            initial_velocity.extend(std::iter::repeat_n(body.velocity, part.vertex_count()).flatten());
             mesh.append(&part);
             materials.extend(part_materials);
         }
@@ -95,9 +92,7 @@ impl Scene {
         let mut model = Model::new(mesh, materials, file.simulation.mass)?;
         model.set_gravity(Vector3::from(file.gravity));
         for (p, pin) in file.pins.iter().enumerate() {
-            let vertices = pin
-                .select
-                .vertices(model.mesh(), &format!("pins[{p}].select"))?;
+            let vertices = pin.select.vertices(model.mesh(), &format!("pins[{p}].select"))?;
             model.add_pin(Pin {
                 vertices,
                 motion: pin.motion.clone(),
@@ -105,9 +100,7 @@ impl Scene {
             });
         }
         for (f, force) in file.forces.iter().enumerate() {
-            let vertices = force
-                .select
-                .vertices(model.mesh(), &format!("forces[{f}].select"))?;
+            let vertices = force.select.vertices(model.mesh(), &format!("forces[{f}].select"))?;
             let masses: Vec<f64> = vertices.iter().map(|&v| model.lumped_masses()[v]).collect();
             let total_mass: f64 = masses.iter().sum();
             model.add_force(RegionForce {

@@ -216,9 +216,7 @@ impl SceneFile {
         finite("gravity", &self.gravity)?;
         for (b, body) in self.bodies.iter().enumerate() {
             let key = format!("bodies[{b}]");
-            body.material
-                .parameters()
-                .validate(&format!("{key}.material"))?;
+            body.material.parameters().validate(&format!("{key}.material"))?;
             for (r, region) in body.regions.iter().enumerate() {
                 region
                     .material
@@ -251,18 +249,12 @@ impl SceneFile {
             }
             if let Motion::Rotation { axis, .. } = &pin.motion {
                 if axis.iter().all(|a| *a == 0.0) {
-                    return Err(HookeError::scene(
-                        format!("pins[{p}].motion.axis"),
-                        "must not be zero",
-                    ));
+                    return Err(HookeError::scene(format!("pins[{p}].motion.axis"), "must not be zero"));
                 }
             }
         }
         for (f, force) in self.forces.iter().enumerate() {
-            finite(
-                &format!("forces[{f}]"),
-                &[force.total, force.amplitude].concat(),
-            )?;
+            finite(&format!("forces[{f}]"), &[force.total, force.amplitude].concat())?;
             finite(&format!("forces[{f}]"), &[force.frequency, force.phase])?;
         }
         if let Some(d) = &self.damping {

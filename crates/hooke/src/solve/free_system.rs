@@ -21,9 +21,7 @@ impl FreeSystem {
         full: &LowerPattern,
         dofs: &DofMap,
     ) -> Result<&'a mut FreeSystem> {
-        let stale = cache
-            .as_ref()
-            .is_none_or(|s| s.active_pins != dofs.active_pins);
+        let stale = cache.as_ref().is_none_or(|s| s.active_pins != dofs.active_pins);
         if stale {
             let (pattern, source) = full.restrict(&dofs.free_index);
             let cholesky = SparseCholesky::analyse(&pattern)?;

@@ -42,13 +42,7 @@ impl IncrementalPotential<'_> {
         let difference: Vec<f64> = x.iter().zip(center).map(|(a, b)| a - b).collect();
         let mut product = vec![0.0; x.len()];
         values_times(&difference, &mut product);
-        let value = 0.5
-            * weight
-            * difference
-                .iter()
-                .zip(&product)
-                .map(|(a, b)| a * b)
-                .sum::<f64>();
+        let value = 0.5 * weight * difference.iter().zip(&product).map(|(a, b)| a * b).sum::<f64>();
         product.iter_mut().for_each(|p| *p *= weight);
         (value, product)
     }
@@ -60,13 +54,7 @@ impl IncrementalPotential<'_> {
         elastic_gradient: Option<&[f64]>,
         elastic: f64,
     ) -> (f64, Option<Vec<f64>>) {
-        let mut value = elastic
-            - self
-                .external_force
-                .iter()
-                .zip(x)
-                .map(|(f, y)| f * y)
-                .sum::<f64>();
+        let mut value = elastic - self.external_force.iter().zip(x).map(|(f, y)| f * y).sum::<f64>();
         let mut gradient = elastic_gradient.map(|g| {
             g.iter()
                 .zip(&self.external_force)
@@ -74,8 +62,7 @@ impl IncrementalPotential<'_> {
                 .collect::<Vec<_>>()
         });
         if let Some((weight, predicted)) = &self.inertia {
-            let (v, g) =
-                self.quadratic(|a, b| self.model.mass_multiply(a, b), x, predicted, *weight);
+            let (v, g) = self.quadratic(|a, b| self.model.mass_multiply(a, b), x, predicted, *weight);
             value += v;
             if let Some(total) = gradient.as_mut() {
                 total.iter_mut().zip(&g).for_each(|(t, g)| *t += g);
@@ -83,12 +70,7 @@ impl IncrementalPotential<'_> {
         }
         if let Some((weight, values, previous)) = &self.damping {
             let pattern = self.model.pattern();
-            let (v, g) = self.quadratic(
-                |a, b| pattern.symmetric_multiply(values, a, b),
-                x,
-                previous,
-                *weight,
-            );
+            let (v, g) = self.quadratic(|a, b| pattern.symmetric_multiply(values, a, b), x, previous, *weight);
             value += v;
             if let Some(total) = gradient.as_mut() {
                 total.iter_mut().zip(&g).for_each(|(t, g)| *t += g);
@@ -109,11 +91,7 @@ impl IncrementalPotential<'_> {
 
     /// Φ and its gradient with respect to the free values; with `system`, also
     /// loads the Hessian (K + w_M M + w_D D) into it.
-    pub fn evaluate(
-        &self,
-        free: &[f64],
-        system: Option<&mut FreeSystem>,
-    ) -> Result<(f64, Vec<f64>)> {
+    pub fn evaluate(&self, free: &[f64], system: Option<&mut FreeSystem>) -> Result<(f64, Vec<f64>)> {
         let x = self.full_positions(free);
         let mut elastic_gradient = vec![0.0; x.len()];
         let elastic = match system {
@@ -137,8 +115,7 @@ impl IncrementalPotential<'_> {
                 elastic
             }
         };
-        let (value, gradient) =
-            self.value_and_optional_gradient(&x, Some(&elastic_gradient), elastic);
+        let (value, gradient) = self.value_and_optional_gradient(&x, Some(&elastic_gradient), elastic);
         let gradient = gradient.expect("a gradient was passed in");
         Ok((value, self.dofs.gather(&gradient)))
     }

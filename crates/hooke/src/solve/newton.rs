@@ -38,10 +38,7 @@ impl NewtonSettings {
             ));
         }
         if self.max_iterations == 0 {
-            return Err(HookeError::scene(
-                format!("{key}.max_iterations"),
-                "must be at least 1",
-            ));
+            return Err(HookeError::scene(format!("{key}.max_iterations"), "must be at least 1"));
         }
         Ok(())
     }
@@ -110,11 +107,7 @@ pub fn minimize(
             let noise = 1e-12 * value.abs();
             let mut halvings = 0;
             loop {
-                let trial: Vec<f64> = x
-                    .iter()
-                    .zip(&direction)
-                    .map(|(a, d)| a + step * d)
-                    .collect();
+                let trial: Vec<f64> = x.iter().zip(&direction).map(|(a, d)| a + step * d).collect();
                 let trial_value = potential.value(&trial);
                 if trial_value <= value + ARMIJO * step * slope + noise {
                     break;
@@ -132,9 +125,7 @@ pub fn minimize(
             }
             report.line_search_reductions += halvings;
         }
-        x.iter_mut()
-            .zip(&direction)
-            .for_each(|(a, d)| *a += step * d);
+        x.iter_mut().zip(&direction).for_each(|(a, d)| *a += step * d);
         if report.increment * step <= threshold {
             return Ok(report);
         }

@@ -1,0 +1,74 @@
+//! Helpers shared by the verification tests.
+#![allow(dead_code)]
+
+use hooke::fem::{ElementMaterial, MassKind};
+use hooke::material::{MaterialModel, MaterialParameters};
+use hooke::mesh::{box_mesh, BoxMeshOptions, TetMesh, TetsPerHex};
+use hooke::model::Model;
+use nalgebra::{Matrix3, Rotation3, Vector3};
+
+/// A small deterministic pseudo-random generator (tests must not depend on an RNG crate's stream).
+pub struct Lcg(u64);
+
+impl Lcg {
+    pub fn new(seed: u64) -> Self {
+        Lcg(seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407))
+    }
+
+    /// Uniform in [-1, 1).
+    pub fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+
+    pub fn matrix(&mut self, scale: f64) -> Matrix3<f64> {
+        Matrix3::from_fn(|_, _| scale * self.next())
+    }
+
+    pub fn rotation(&mut self) -> Matrix3<f64> {
+        let axis = Vector3::new(self.next(), self.next(), self.next());
+        Rotation3::from_scaled_axis(axis * 2.0).into_inner()
+    }
+}
+
+pub fn parameters(youngs_modulus: f64, poisson_ratio: f64) -> MaterialParameters {
+    MaterialParameters {
+        youngs_modulus,
+        poisson_ratio,
+        density: 1000.0,
+    }
+}
+
+pub fn bar(size: [f64; 3], cells: [usize; 3], tets_per_hex: TetsPerHex) -> TetMesh {
+    box_mesh(&BoxMeshOptions {
+        origin: Vector3::zeros(),
+        size: Vector3::from(size),
+        cells,
+        tets_per_hex,
+    })
+    .expect("valid box")
+}
+
+pub fn uniform_model(mesh: TetMesh, model: MaterialModel, params: MaterialParameters, mass: MassKind) -> Model {
+    let material = ElementMaterial {
+        model,
+        lame: params.lame(),
+        density: params.density,
+    };
+    let count = mesh.tet_count();
+    Model::new(mesh, vec![material; count], mass).expect("valid model")
+}
+
+/// Dense symmetric matrix from lower-triangle CSC values.
+pub fn dense(pattern: &hooke::linalg::LowerPattern, values: &[f64]) -> nalgebra::DMatrix<f64> {
+    let n = pattern.size;
+    let mut a = nalgebra::DMatrix::zeros(n, n);
+    for column in 0..n {
+        for k in pattern.column_starts[column]..pattern.column_starts[column + 1] {
+            let row = pattern.row_indices[k];
+            a[(row, column)] = values[k];
+            a[(column, row)] = values[k];
+        }
+    }
+    a
+}
