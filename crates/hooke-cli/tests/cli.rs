@@ -115,7 +115,13 @@ fn run_writes_every_output() {
     let output = run_scene(&scene, &output_directory);
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
 
-    for file in ["frame.pvd", "frame_0000.vtu", "energies.csv", "energies.png", "summary.json"] {
+    for file in [
+        "frame.pvd",
+        "frame_0000.vtu",
+        "energies.csv",
+        "energies.png",
+        "summary.json",
+    ] {
         assert!(output_directory.join(file).is_file(), "{file} is missing");
     }
     let frames = read(&output_directory.join("frame.pvd"));
@@ -123,14 +129,22 @@ fn run_writes_every_output() {
 
     let rows = energy_rows(&output_directory.join("energies.csv"));
     assert_eq!(rows.len(), STEPS + 1, "rows: {rows:?}");
-    let last_time: f64 = rows[STEPS].split(',').next().and_then(|t| t.parse().ok()).expect("a time");
+    let last_time: f64 = rows[STEPS]
+        .split(',')
+        .next()
+        .and_then(|t| t.parse().ok())
+        .expect("a time");
     assert!((last_time - 0.05).abs() < 1e-12, "{last_time}");
 
     let png = std::fs::read(output_directory.join("energies.png")).expect("read the plot");
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "energies.png is not a PNG");
 
     let summary = read(&output_directory.join("summary.json"));
-    assert_eq!(summary_string(&summary, "status").as_deref(), Some("completed"), "{summary}");
+    assert_eq!(
+        summary_string(&summary, "status").as_deref(),
+        Some("completed"),
+        "{summary}"
+    );
     assert_eq!(summary_string(&summary, "error"), None, "{summary}");
 }
 
@@ -151,7 +165,11 @@ fn missing_scene_file_exits_with_status_2() {
     let scene = scratch.path().join("absent.toml");
     let output = run_scene(&scene, &scratch.path().join("results"));
     assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("absent.toml"), "{}", describe(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("absent.toml"),
+        "{}",
+        describe(&output)
+    );
 
     let check = hooke(&["check".as_ref(), scene.as_os_str()]);
     assert_eq!(check.status.code(), Some(2), "{}", describe(&check));
@@ -169,7 +187,13 @@ fn every_shipped_scene_passes_check() {
     assert!(!paths.is_empty(), "no scenes in {}", scenes.display());
     for path in paths {
         let output = hooke(&["check".as_ref(), path.as_os_str()]);
-        assert_eq!(output.status.code(), Some(0), "{}: {}", path.display(), describe(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}: {}",
+            path.display(),
+            describe(&output)
+        );
     }
 }
 
@@ -200,10 +224,18 @@ kind = "symplectic_euler"
     let output_directory = scratch.path().join("results");
     let output = run_scene(&scene, &output_directory);
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("step "), "{}", describe(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("step "),
+        "{}",
+        describe(&output)
+    );
 
     let summary = read(&output_directory.join("summary.json"));
-    assert_eq!(summary_string(&summary, "status").as_deref(), Some("failed"), "{summary}");
+    assert_eq!(
+        summary_string(&summary, "status").as_deref(),
+        Some("failed"),
+        "{summary}"
+    );
     let error = summary_string(&summary, "error").expect("a failed run records its error");
     // The error starts "step N (t = ...)": N is the step that failed.
     let failed_step: usize = error

@@ -41,7 +41,11 @@ fn assembled_gradient_matches_finite_differences() {
             minus[i] -= h;
             let numeric = (model.elastic_energy(&plus) - model.elastic_energy(&minus)) / (2.0 * h);
             let error = (numeric - gradient[i]).abs() / scale;
-            assert!(error < 1e-6, "{material:?}: dof {i}: {} vs {numeric} (error {error:e})", gradient[i]);
+            assert!(
+                error < 1e-6,
+                "{material:?}: dof {i}: {} vs {numeric} (error {error:e})",
+                gradient[i]
+            );
         }
     }
 }
@@ -71,7 +75,10 @@ fn assembled_hessian_matches_finite_differences() {
                 assert!(error < 1e-6, "{material:?}: K[{i},{j}] = {} vs {numeric}", k[(i, j)]);
             }
         }
-        assert!((&k - k.transpose()).amax() == 0.0, "the assembled Hessian is symmetric by construction");
+        assert!(
+            (&k - k.transpose()).amax() == 0.0,
+            "the assembled Hessian is symmetric by construction"
+        );
     }
 }
 
@@ -86,13 +93,20 @@ fn rigid_motions_produce_no_force() {
             .vertices
             .iter()
             .flat_map(|p| {
-                let q = if material == MaterialModel::Linear { p + shift } else { rotation * p + shift };
+                let q = if material == MaterialModel::Linear {
+                    p + shift
+                } else {
+                    rotation * p + shift
+                };
                 [q.x, q.y, q.z]
             })
             .collect();
         let mut gradient = vec![0.0; moved.len()];
         let energy = model.elastic_gradient(&moved, &mut gradient).unwrap();
-        assert!(energy.abs() < 1e-9, "{material:?}: rigid motion stores energy {energy:e}");
+        assert!(
+            energy.abs() < 1e-9,
+            "{material:?}: rigid motion stores energy {energy:e}"
+        );
         let largest = gradient.iter().fold(0.0f64, |m, g| m.max(g.abs()));
         assert!(largest < 1e-9, "{material:?}: rigid motion produces force {largest:e}");
     }
@@ -103,13 +117,27 @@ fn free_body_at_rest_has_exactly_six_zero_modes() {
     for material in MaterialModel::ALL.into_iter().filter(|m| *m != MaterialModel::Arap) {
         let model = small_model(material);
         let mut values = vec![0.0; model.pattern().nonzeros()];
-        model.elastic_hessian(&model.rest_positions(), false, None, &mut values).unwrap();
-        let mut eigenvalues: Vec<f64> = SymmetricEigen::new(dense(model.pattern(), &values)).eigenvalues.iter().copied().collect();
+        model
+            .elastic_hessian(&model.rest_positions(), false, None, &mut values)
+            .unwrap();
+        let mut eigenvalues: Vec<f64> = SymmetricEigen::new(dense(model.pattern(), &values))
+            .eigenvalues
+            .iter()
+            .copied()
+            .collect();
         eigenvalues.sort_by(|a, b| a.partial_cmp(b).unwrap());
         let largest = eigenvalues[eigenvalues.len() - 1];
         let zero = 1e-10 * largest;
-        assert!(eigenvalues[..6].iter().all(|l| l.abs() < zero), "{material:?}: {:?}", &eigenvalues[..7]);
-        assert!(eigenvalues[6] > 1e-4 * largest, "{material:?}: a seventh near-zero mode {:e}", eigenvalues[6]);
+        assert!(
+            eigenvalues[..6].iter().all(|l| l.abs() < zero),
+            "{material:?}: {:?}",
+            &eigenvalues[..7]
+        );
+        assert!(
+            eigenvalues[6] > 1e-4 * largest,
+            "{material:?}: a seventh near-zero mode {:e}",
+            eigenvalues[6]
+        );
     }
 }
 
@@ -125,10 +153,19 @@ fn linear_elasticity_passes_the_patch_test() {
     );
     let a = Matrix3::new(0.01, 0.002, -0.003, 0.004, -0.02, 0.001, 0.0, 0.003, 0.015);
     let b = Vector3::new(0.1, 0.2, -0.1);
-    let x: Vec<f64> = model.mesh().vertices.iter().flat_map(|p| (p + a * p + b).as_slice().to_vec()).collect();
+    let x: Vec<f64> = model
+        .mesh()
+        .vertices
+        .iter()
+        .flat_map(|p| (p + a * p + b).as_slice().to_vec())
+        .collect();
     let mut gradient = vec![0.0; x.len()];
     model.elastic_gradient(&x, &mut gradient).unwrap();
-    let stress = first_piola(MaterialModel::Linear, &(Matrix3::identity() + a), &model.materials()[0].lame);
+    let stress = first_piola(
+        MaterialModel::Linear,
+        &(Matrix3::identity() + a),
+        &model.materials()[0].lame,
+    );
     let (lo, hi) = model.mesh().bounding_box();
     let mut interior = 0;
     for (v, p) in model.mesh().vertices.iter().enumerate() {
@@ -136,7 +173,10 @@ fn linear_elasticity_passes_the_patch_test() {
         if !on_boundary {
             interior += 1;
             for k in 0..3 {
-                assert!(gradient[3 * v + k].abs() < 1e-9 * stress.norm(), "interior vertex {v} is not in equilibrium");
+                assert!(
+                    gradient[3 * v + k].abs() < 1e-9 * stress.norm(),
+                    "interior vertex {v} is not in equilibrium"
+                );
             }
         }
     }
@@ -152,7 +192,12 @@ fn linear_elasticity_passes_the_patch_test() {
 fn mass_matrices_agree_on_totals() {
     let mesh = bar([2.0, 0.5, 0.25], [4, 2, 2], TetsPerHex::Six);
     let density = 1000.0;
-    let lumped = uniform_model(mesh.clone(), MaterialModel::Linear, parameters(1e5, 0.3), MassKind::Lumped);
+    let lumped = uniform_model(
+        mesh.clone(),
+        MaterialModel::Linear,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    );
     let consistent = uniform_model(mesh, MaterialModel::Linear, parameters(1e5, 0.3), MassKind::Consistent);
     let total: f64 = lumped.lumped_masses().iter().sum();
     assert!((total - density * 0.25).abs() < 1e-9);
@@ -186,9 +231,16 @@ fn assembly_is_bit_for_bit_identical_for_any_thread_count() {
         pool.install(|| {
             let mut gradient = vec![0.0; x.len()];
             let mut values = vec![0.0; model.pattern().nonzeros()];
-            let energy = model.elastic_hessian(&x, true, Some(&mut gradient), &mut values).unwrap();
+            let energy = model
+                .elastic_hessian(&x, true, Some(&mut gradient), &mut values)
+                .unwrap();
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<u64>>();
-            (energy.to_bits(), bits(&gradient), bits(&values), model.elastic_energy(&x).to_bits())
+            (
+                energy.to_bits(),
+                bits(&gradient),
+                bits(&values),
+                model.elastic_energy(&x).to_bits(),
+            )
         })
     };
     let reference = run(1);

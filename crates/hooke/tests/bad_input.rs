@@ -37,10 +37,7 @@ impl ScratchDirectory {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|elapsed| elapsed.as_nanos())
             .unwrap_or_default();
-        let path = std::env::temp_dir().join(format!(
-            "hooke-bad-input-{}-{test_name}-{nanos}",
-            std::process::id()
-        ));
+        let path = std::env::temp_dir().join(format!("hooke-bad-input-{}-{test_name}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&path).expect("create scratch directory");
         ScratchDirectory(path)
     }
@@ -156,7 +153,8 @@ fn unknown_key_in_inline_body_material_names_key_and_line() {
 
 #[test]
 fn unknown_key_in_body_material_table_names_key_and_line() {
-    let material = r#"material = { model = "neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }"#;
+    let material =
+        r#"material = { model = "neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }"#;
     let table = "[bodies.material]\nmodel = \"neo_hookean\"\nyoungs_modulus = 1e5\n\
                  poisson_ratio = 0.3\ndensiti = 1000.0\n";
     let text = scene_with(material, table);
@@ -236,7 +234,8 @@ fn pin_selecting_nothing_names_the_pin() {
 
 #[test]
 fn second_pin_selecting_nothing_names_that_pin() {
-    let text = format!("{VALID_SCENE}\n[[pins]]\nselect = {{ box = {{ min = [3.0, 3.0, 3.0], max = [4.0, 4.0, 4.0] }} }}\n");
+    let text =
+        format!("{VALID_SCENE}\n[[pins]]\nselect = {{ box = {{ min = [3.0, 3.0, 3.0], max = [4.0, 4.0, 4.0] }} }}\n");
     assert_scene_error(&build_error(&text, Path::new(".")), "pins[1].select");
 }
 
@@ -320,7 +319,10 @@ fn malformed_mesh_file_is_a_parse_error_with_file_and_line() {
         other => panic!("expected HookeError::Parse, got {other:?}"),
     }
     let message = error.to_string();
-    assert!(message.contains("broken.mesh") && message.contains("line 7"), "{message}");
+    assert!(
+        message.contains("broken.mesh") && message.contains("line 7"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -349,7 +351,10 @@ fn flat_tet_in_mesh_file_is_a_mesh_error_naming_the_element() {
     scratch.write("flat.mesh", contents);
     let error = build_error(&scene_with_mesh_file("flat.mesh"), scratch.path());
     let message = error.to_string();
-    assert!(matches!(error, HookeError::Mesh { .. }), "expected HookeError::Mesh, got {error:?}");
+    assert!(
+        matches!(error, HookeError::Mesh { .. }),
+        "expected HookeError::Mesh, got {error:?}"
+    );
     assert!(message.contains("element 1"), "{message}");
     assert!(message.contains("degenerate"), "{message}");
     assert!(message.contains("flat.mesh"), "{message}");
@@ -374,7 +379,11 @@ fn inside_out_tet_is_reoriented_with_a_note() {
         "notes: {:?}",
         built.notes
     );
-    assert!(built.notes.iter().any(|note| note.contains("[1]")), "notes: {:?}", built.notes);
+    assert!(
+        built.notes.iter().any(|note| note.contains("[1]")),
+        "notes: {:?}",
+        built.notes
+    );
 }
 
 // ---- inverted elements -------------------------------------------------------------
@@ -392,8 +401,10 @@ fn two_tet_neo_hookean(scratch: &ScratchDirectory) -> BuiltScene {
 /// Calls `elastic_gradient`, turning a panic into a test failure that says so.
 fn gradient_result(built: &BuiltScene, positions: &[f64]) -> Result<f64, HookeError> {
     let mut gradient = vec![0.0; positions.len()];
-    catch_unwind(AssertUnwindSafe(|| built.model.elastic_gradient(positions, &mut gradient)))
-        .unwrap_or_else(|_| panic!("elastic_gradient panicked instead of returning an error"))
+    catch_unwind(AssertUnwindSafe(|| {
+        built.model.elastic_gradient(positions, &mut gradient)
+    }))
+    .unwrap_or_else(|_| panic!("elastic_gradient panicked instead of returning an error"))
 }
 
 #[test]

@@ -28,8 +28,17 @@ fn beam_theory_deflection() -> f64 {
 }
 
 fn tip_deflection(cells_along: usize, cells_across: usize) -> f64 {
-    let mesh = bar([LENGTH, SIDE, SIDE], [cells_along, cells_across, cells_across], TetsPerHex::Six);
-    let mut model = uniform_model(mesh, MaterialModel::Linear, parameters(YOUNGS_MODULUS, 0.0), MassKind::Lumped);
+    let mesh = bar(
+        [LENGTH, SIDE, SIDE],
+        [cells_along, cells_across, cells_across],
+        TetsPerHex::Six,
+    );
+    let mut model = uniform_model(
+        mesh,
+        MaterialModel::Linear,
+        parameters(YOUNGS_MODULUS, 0.0),
+        MassKind::Lumped,
+    );
     model.set_gravity(Vector3::new(0.0, 0.0, -GRAVITY));
     let clamped = Selection::Plane {
         point: [0.0; 3],
@@ -46,12 +55,18 @@ fn tip_deflection(cells_along: usize, cells_across: usize) -> f64 {
     let mut state = model.initial_state();
     let mut solver = StaticEquilibrium::new(NewtonSettings::default());
     let report = solver.step(&model, &mut state, 1.0).unwrap();
-    assert!(report.iterations <= 3, "a linear problem needs one Newton step (and one to confirm)");
+    assert!(
+        report.iterations <= 3,
+        "a linear problem needs one Newton step (and one to confirm)"
+    );
     // Mean vertical displacement of the free end's vertices.
     let tip: Vec<usize> = (0..model.mesh().vertex_count())
         .filter(|&v| (model.mesh().vertices[v].x - LENGTH).abs() < 1e-12)
         .collect();
-    -tip.iter().map(|&v| state.positions[3 * v + 2] - model.mesh().vertices[v].z).sum::<f64>() / tip.len() as f64
+    -tip.iter()
+        .map(|&v| state.positions[3 * v + 2] - model.mesh().vertices[v].z)
+        .sum::<f64>()
+        / tip.len() as f64
 }
 
 #[test]
@@ -61,13 +76,26 @@ fn tip_deflection_converges_to_beam_theory() {
     for refinement in [1, 2, 4, 8] {
         let deflection = tip_deflection(10 * refinement, refinement);
         let error = (deflection - expected).abs() / expected;
-        eprintln!("cells {}×{r}×{r}: δ = {deflection:.6e} (beam theory {expected:.6e}), error {error:.4}", 10 * refinement, r = refinement);
-        assert!(deflection < expected, "linear tets are stiffer than the beam: they converge from below");
+        eprintln!(
+            "cells {}×{r}×{r}: δ = {deflection:.6e} (beam theory {expected:.6e}), error {error:.4}",
+            10 * refinement,
+            r = refinement
+        );
+        assert!(
+            deflection < expected,
+            "linear tets are stiffer than the beam: they converge from below"
+        );
         errors.push(error);
     }
-    assert!(errors.windows(2).all(|w| w[1] < w[0]), "errors must shrink with refinement: {errors:?}");
+    assert!(
+        errors.windows(2).all(|w| w[1] < w[0]),
+        "errors must shrink with refinement: {errors:?}"
+    );
     // Linear elements converge in displacement at second order once the mesh resolves bending.
     let order = (errors[2] / errors[3]).log2();
-    assert!((1.7..=2.3).contains(&order), "observed order {order:.2}, expected about 2 ({errors:?})");
+    assert!(
+        (1.7..=2.3).contains(&order),
+        "observed order {order:.2}, expected about 2 ({errors:?})"
+    );
     assert!(errors[3] < 0.05, "finest mesh within 5% of beam theory: {errors:?}");
 }

@@ -37,8 +37,14 @@ fn relative_error(a: f64, b: f64, scale: f64) -> f64 {
 fn energy_and_stress_vanish_at_rest() {
     for model in MaterialModel::ALL {
         let identity = Matrix3::identity();
-        assert!(energy_density(model, &identity, &LAME).abs() < 1e-12, "{model:?}: ψ(I) ≠ 0");
-        assert!(first_piola(model, &identity, &LAME).norm() < 1e-12, "{model:?}: P(I) ≠ 0");
+        assert!(
+            energy_density(model, &identity, &LAME).abs() < 1e-12,
+            "{model:?}: ψ(I) ≠ 0"
+        );
+        assert!(
+            first_piola(model, &identity, &LAME).norm() < 1e-12,
+            "{model:?}: P(I) ≠ 0"
+        );
     }
 }
 
@@ -50,7 +56,10 @@ fn energy_is_frame_invariant_except_linear() {
             let q = rng.rotation();
             let a = energy_density(model, &f, &LAME);
             let b = energy_density(model, &(q * f), &LAME);
-            assert!((a - b).abs() <= 1e-11 * a.abs().max(1.0), "{model:?}: ψ(QF) = {b} but ψ(F) = {a}");
+            assert!(
+                (a - b).abs() <= 1e-11 * a.abs().max(1.0),
+                "{model:?}: ψ(QF) = {b} but ψ(F) = {a}"
+            );
         }
     }
     // Linear elasticity is not: a pure rotation costs energy.
@@ -69,10 +78,13 @@ fn stress_matches_finite_differences_of_energy() {
                 let mut minus = f;
                 plus[(row, col)] += h;
                 minus[(row, col)] -= h;
-                let numeric =
-                    (energy_density(model, &plus, &LAME) - energy_density(model, &minus, &LAME)) / (2.0 * h);
+                let numeric = (energy_density(model, &plus, &LAME) - energy_density(model, &minus, &LAME)) / (2.0 * h);
                 let error = relative_error(numeric, p[(row, col)], p.norm().max(1.0));
-                assert!(error < 1e-6, "{model:?}: P[{row},{col}] = {} vs {numeric} (error {error:e})", p[(row, col)]);
+                assert!(
+                    error < 1e-6,
+                    "{model:?}: P[{row},{col}] = {} vs {numeric} (error {error:e})",
+                    p[(row, col)]
+                );
             }
         }
     }
@@ -124,7 +136,10 @@ fn models_defined_through_inversion_have_consistent_derivatives_there() {
     }
     for model in [MaterialModel::NeoHookean, MaterialModel::ModifiedNeoHookean] {
         let evaluation = evaluate(model, &inverted, &LAME, Want::Derivative { project: false });
-        assert!(evaluation.is_undefined(), "{model:?} must be undefined (ψ = +∞) for J ≤ 0");
+        assert!(
+            evaluation.is_undefined(),
+            "{model:?} must be undefined (ψ = +∞) for J ≤ 0"
+        );
         assert!(evaluation.first_piola_derivative.is_none());
     }
 }
@@ -152,7 +167,10 @@ fn every_model_linearises_to_the_same_hookes_law() {
         let c = first_piola_derivative(model, &Matrix3::identity(), &LAME, false);
         let reference = if model == MaterialModel::Arap {
             // ARAP has no volume term: it matches Hooke's law with λ = 0.
-            hooke_tensor(&Lame { mu: LAME.mu, lambda: 0.0 })
+            hooke_tensor(&Lame {
+                mu: LAME.mu,
+                lambda: 0.0,
+            })
         } else {
             expected
         };
@@ -164,7 +182,10 @@ fn every_model_linearises_to_the_same_hookes_law() {
             symmetric_part[(vec_index(a, b), vec_index(b, a))] += 0.5;
         }
         let difference = (c - reference) * symmetric_part;
-        assert!(difference.norm() < 1e-9 * reference.norm(), "{model:?} linearises differently:\n{c}\nvs\n{reference}");
+        assert!(
+            difference.norm() < 1e-9 * reference.norm(),
+            "{model:?} linearises differently:\n{c}\nvs\n{reference}"
+        );
     }
 }
 
@@ -175,11 +196,17 @@ fn projection_gives_positive_semidefinite_and_keeps_definite_tensors() {
     for model in MaterialModel::ALL {
         let projected = first_piola_derivative(model, &compressed, &LAME, true);
         let smallest = SymmetricEigen::new(projected).eigenvalues.min();
-        assert!(smallest >= -1e-10 * projected.norm(), "{model:?}: projected tensor has eigenvalue {smallest:e}");
+        assert!(
+            smallest >= -1e-10 * projected.norm(),
+            "{model:?}: projected tensor has eigenvalue {smallest:e}"
+        );
         // Already positive semi-definite at rest: projection must not change it.
         let at_rest = first_piola_derivative(model, &Matrix3::identity(), &LAME, false);
         let projected_at_rest = first_piola_derivative(model, &Matrix3::identity(), &LAME, true);
-        assert!((at_rest - projected_at_rest).norm() <= 1e-10 * at_rest.norm(), "{model:?}");
+        assert!(
+            (at_rest - projected_at_rest).norm() <= 1e-10 * at_rest.norm(),
+            "{model:?}"
+        );
     }
     // And the compressed tensor really was indefinite for Neo-Hookean, so the test has teeth.
     let unprojected = first_piola_derivative(MaterialModel::StableNeoHookean, &compressed, &LAME, false);

@@ -196,7 +196,7 @@ impl Assembler {
         gradient: Option<&mut [f64]>,
         hessian_values: &mut [f64],
     ) -> Result<f64> {
-        self.evaluate(x, Want::Derivative { project }, gradient, Some(hessian_values))
+        self.evaluate(x, Want::Stiffness { project }, gradient, Some(hessian_values))
     }
 
     fn evaluate(
@@ -211,7 +211,7 @@ impl Assembler {
         let workspace = &mut *guard;
         workspace.energies.resize(element_count, 0.0);
         workspace.gradients.resize(element_count, [0.0; 12]);
-        let want_hessian = matches!(want, Want::Derivative { .. });
+        let want_hessian = want.derivative().is_some();
         if want_hessian {
             workspace.hessians.resize(element_count, [0.0; PACKED_HESSIAN_LEN]);
         }
@@ -238,8 +238,8 @@ impl Assembler {
                 .with_min_len(PARALLEL_MIN_ELEMENTS)
                 .for_each(|(e, ((energy, element_gradient), element_hessian))| {
                     let evaluation = compute(e, energy, element_gradient);
-                    if let Some(c) = &evaluation.first_piola_derivative {
-                        *element_hessian = self.geometry[e].hessian(c);
+                    if let Some(derivative) = &evaluation.first_piola_derivative {
+                        *element_hessian = self.geometry[e].stiffness(derivative);
                     }
                 });
         } else {

@@ -2,7 +2,7 @@
 //! chain rule from P and ∂P/∂F to nodal forces and the 12×12 stiffness.
 
 use crate::error::{HookeError, Result};
-use crate::material::{vec_index, Matrix9};
+use crate::material::{vec_index, Matrix9, StressDerivative, StretchEigensystem, PAIRS};
 use crate::mesh::TetMesh;
 use nalgebra::{Matrix3, Vector3};
 
@@ -74,6 +74,62 @@ impl ElementGeometry {
             out[3 * i..3 * i + 3].copy_from_slice(fi.as_slice());
         }
         out
+    }
+
+    /// Packed lower triangle of the element stiffness for ∂P/∂F in either form.
+    #[inline]
+    pub fn stiffness(&self, derivative: &StressDerivative) -> [f64; PACKED_HESSIAN_LEN] {
+        match derivative {
+            StressDerivative::Matrix(c) => self.hessian(c),
+            StressDerivative::Eigensystem(system) => self.hessian_from_eigensystem(system),
+        }
+    }
+
+    /// V Σₖ λₖ (Bᵀqₖ)(Bᵀqₖ)ᵀ for the nine eigen-modes qₖ = vec(U Dₖ Vᵀ) of ∂P/∂F.
+    /// Bᵀ vec(u vᵀ) at vertex n is u (v·∇Nₙ), so with w = Vᵀ[∇N₀ … ∇N₃] each mode's
+    /// 12-vector costs a few dozen operations and the 9×9 matrix is never formed.
+    pub fn hessian_from_eigensystem(&self, system: &StretchEigensystem) -> [f64; PACKED_HESSIAN_LEN] {
+        let u = &system.u;
+        let w: [[f64; 4]; 3] =
+            std::array::from_fn(|j| std::array::from_fn(|n| system.v.column(j).dot(&self.shape_gradients[n])));
+        let mut packed = [0.0; PACKED_HESSIAN_LEN];
+        let mut add_mode = |value: f64, mode: &[f64; 12]| {
+            if value == 0.0 {
+                return;
+            }
+            let scaled = value * self.rest_volume;
+            for p in 0..12 {
+                let factor = scaled * mode[p];
+                let row = &mut packed[p * (p + 1) / 2..p * (p + 1) / 2 + p + 1];
+                for (entry, m) in row.iter_mut().zip(&mode[..=p]) {
+                    *entry += factor * m;
+                }
+            }
+        };
+        for k in 0..3 {
+            let e = system.scaling_vectors.column(k);
+            let mut mode = [0.0; 12];
+            for n in 0..4 {
+                let weights = Vector3::new(e[0] * w[0][n], e[1] * w[1][n], e[2] * w[2][n]);
+                mode[3 * n..3 * n + 3].copy_from_slice((u * weights).as_slice());
+            }
+            add_mode(system.scaling_values[k], &mode);
+        }
+        let inv_sqrt2 = std::f64::consts::FRAC_1_SQRT_2;
+        for (&(flip, twist), (i, j)) in system.pair_values.iter().zip(PAIRS) {
+            let (ui, uj) = (u.column(i), u.column(j));
+            let mut flip_mode = [0.0; 12];
+            let mut twist_mode = [0.0; 12];
+            for n in 0..4 {
+                let a = ui * (w[j][n] * inv_sqrt2);
+                let b = uj * (w[i][n] * inv_sqrt2);
+                flip_mode[3 * n..3 * n + 3].copy_from_slice((a + b).as_slice());
+                twist_mode[3 * n..3 * n + 3].copy_from_slice((a - b).as_slice());
+            }
+            add_mode(flip, &flip_mode);
+            add_mode(twist, &twist_mode);
+        }
+        packed
     }
 
     /// Packed lower triangle of V Bᵀ C B, where B = ∂vec(F)/∂x:

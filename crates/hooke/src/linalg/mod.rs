@@ -1,7 +1,9 @@
-//! Sparse symmetric matrices and their factorisation.
+//! Sparse symmetric matrices and their factorisation, and small dense decompositions.
 
 mod cholesky;
+mod small;
 mod sparse;
 
 pub use cholesky::{FactorizationOutcome, SparseCholesky};
+pub use small::{signed_svd3, symmetric_eigen3};
 pub use sparse::LowerPattern;

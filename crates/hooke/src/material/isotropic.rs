@@ -8,8 +8,9 @@
 //! semi-definite, which is far cheaper than an eigen-decomposition of the 12×12
 //! element Hessian and gives the same guarantee (Bᵀ C B is PSD when C is).
 
-use super::{Evaluation, Lame, Matrix9, Want};
-use nalgebra::{Matrix3, SVector, SymmetricEigen, Vector3};
+use super::{Evaluation, Lame, Matrix9, StressDerivative, StretchEigensystem, Want};
+use crate::linalg::symmetric_eigen3;
+use nalgebra::{Matrix3, SVector, Vector3};
 
 /// An isotropic energy density expressed in the signed singular values of F.
 pub trait StretchEnergy {
@@ -27,22 +28,9 @@ pub trait StretchEnergy {
 const EQUAL_STRETCH_GAP: f64 = 1e-8;
 
 /// Singular value decomposition with U and V proper rotations: a reflection is
-/// moved into the sign of the smallest singular value.
+/// carried by the sign of the smallest singular value.
 pub fn signed_svd(f: &Matrix3<f64>) -> (Matrix3<f64>, Vector3<f64>, Matrix3<f64>) {
-    let svd = f.svd(true, true);
-    let mut sigma = svd.singular_values;
-    // Both factors were requested, so both are present.
-    let mut u = svd.u.unwrap_or_else(Matrix3::identity);
-    let mut v = svd.v_t.map(|vt| vt.transpose()).unwrap_or_else(Matrix3::identity);
-    if u.determinant() < 0.0 {
-        u.column_mut(2).neg_mut();
-        sigma[2] = -sigma[2];
-    }
-    if v.determinant() < 0.0 {
-        v.column_mut(2).neg_mut();
-        sigma[2] = -sigma[2];
-    }
-    (u, sigma, v)
+    crate::linalg::signed_svd3(f)
 }
 
 fn undefined() -> Evaluation {
@@ -72,13 +60,13 @@ pub fn evaluate<M: StretchEnergy>(model: &M, f: &Matrix3<f64>, lame: &Lame, want
     }
     let p = model.gradient(&sigma, lame);
     let first_piola = u * Matrix3::from_diagonal(&p) * v.transpose();
-    let first_piola_derivative = match want {
-        Want::Derivative { project } => {
-            let a = model.hessian(&sigma, lame);
-            Some(derivative_from_eigensystem(&u, &v, &sigma, &p, &a, project))
+    let first_piola_derivative = want.derivative().map(|project| {
+        let system = eigensystem(u, v, &sigma, &p, &model.hessian(&sigma, lame), project);
+        match want {
+            Want::Stiffness { .. } => StressDerivative::Eigensystem(system),
+            _ => StressDerivative::Matrix(system.to_matrix()),
         }
-        _ => None,
-    };
+    });
     Evaluation {
         energy_density,
         first_piola,
@@ -90,41 +78,20 @@ fn vec9(m: &Matrix3<f64>) -> SVector<f64, 9> {
     SVector::<f64, 9>::from_column_slice(m.as_slice())
 }
 
-fn add_rank_one(target: &mut Matrix9, weight: f64, a: &SVector<f64, 9>, b: &SVector<f64, 9>) {
-    if weight != 0.0 {
-        target.ger(weight, a, b, 1.0);
-    }
-}
-
-fn derivative_from_eigensystem(
-    u: &Matrix3<f64>,
-    v: &Matrix3<f64>,
+fn eigensystem(
+    u: Matrix3<f64>,
+    v: Matrix3<f64>,
     sigma: &Vector3<f64>,
     p: &Vector3<f64>,
     a: &Matrix3<f64>,
     project: bool,
-) -> Matrix9 {
-    let mut c = Matrix9::zeros();
-    // Scaling block: dF = Σ dσᵢ uᵢvᵢᵀ.
-    let scaling: [SVector<f64, 9>; 3] = std::array::from_fn(|i| vec9(&(u.column(i) * v.column(i).transpose())));
-    let a = if project {
-        let eigen = SymmetricEigen::new(*a);
-        let clamped = eigen.eigenvalues.map(|x| x.max(0.0));
-        eigen.eigenvectors * Matrix3::from_diagonal(&clamped) * eigen.eigenvectors.transpose()
-    } else {
-        *a
-    };
-    for i in 0..3 {
-        for j in 0..3 {
-            add_rank_one(&mut c, a[(i, j)], &scaling[i], &scaling[j]);
-        }
-    }
-    // Flip and twist modes of each pair.
-    let inv_sqrt2 = std::f64::consts::FRAC_1_SQRT_2;
-    for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+) -> StretchEigensystem {
+    let (mut scaling_values, scaling_vectors) = symmetric_eigen3(a);
+    let mut pair_values = [(0.0, 0.0); 3];
+    for (slot, (i, j)) in pair_values.iter_mut().zip(PAIRS) {
         let scale = sigma[i].abs().max(sigma[j].abs()).max(1.0);
         let difference = sigma[i] - sigma[j];
-        let mut flip = if difference.abs() > EQUAL_STRETCH_GAP * scale {
+        let flip = if difference.abs() > EQUAL_STRETCH_GAP * scale {
             (p[i] - p[j]) / difference
         } else {
             a[(i, i)] - a[(i, j)]
@@ -137,19 +104,60 @@ fn derivative_from_eigensystem(
         } else {
             EQUAL_STRETCH_GAP * scale * sum.signum()
         };
-        let mut twist = (p[i] + p[j]) / bounded_sum;
-        if project {
-            flip = flip.max(0.0);
-            twist = twist.max(0.0);
-        }
-        let ui_vj = u.column(i) * v.column(j).transpose();
-        let uj_vi = u.column(j) * v.column(i).transpose();
-        let flip_mode = vec9(&((ui_vj + uj_vi) * inv_sqrt2));
-        let twist_mode = vec9(&((ui_vj - uj_vi) * inv_sqrt2));
-        add_rank_one(&mut c, flip, &flip_mode, &flip_mode);
-        add_rank_one(&mut c, twist, &twist_mode, &twist_mode);
+        *slot = (flip, (p[i] + p[j]) / bounded_sum);
     }
-    c
+    if project {
+        scaling_values = scaling_values.map(|x| x.max(0.0));
+        for (flip, twist) in &mut pair_values {
+            *flip = flip.max(0.0);
+            *twist = twist.max(0.0);
+        }
+    }
+    StretchEigensystem {
+        u,
+        v,
+        scaling_values,
+        scaling_vectors,
+        pair_values,
+    }
+}
+
+/// The index pairs of the flip and twist modes, in the order of `pair_values`.
+pub const PAIRS: [(usize, usize); 3] = [(0, 1), (0, 2), (1, 2)];
+
+impl StretchEigensystem {
+    /// The nine (eigenvalue, Dₖ) pairs, Dₖ in the singular frame: Qₖ = U Dₖ Vᵀ.
+    pub fn modes(&self) -> [(f64, Matrix3<f64>); 9] {
+        let inv_sqrt2 = std::f64::consts::FRAC_1_SQRT_2;
+        let mut modes = [(0.0, Matrix3::zeros()); 9];
+        for k in 0..3 {
+            modes[k] = (
+                self.scaling_values[k],
+                Matrix3::from_diagonal(&self.scaling_vectors.column(k).into_owned()),
+            );
+        }
+        for (n, (i, j)) in PAIRS.into_iter().enumerate() {
+            let mut flip = Matrix3::zeros();
+            let mut twist = Matrix3::zeros();
+            flip[(i, j)] = inv_sqrt2;
+            flip[(j, i)] = inv_sqrt2;
+            twist[(i, j)] = inv_sqrt2;
+            twist[(j, i)] = -inv_sqrt2;
+            modes[3 + 2 * n] = (self.pair_values[n].0, flip);
+            modes[4 + 2 * n] = (self.pair_values[n].1, twist);
+        }
+        modes
+    }
+
+    /// The 9×9 matrix Σₖ λₖ vec(Qₖ) vec(Qₖ)ᵀ.
+    pub fn to_matrix(&self) -> Matrix9 {
+        let mut c = Matrix9::zeros();
+        for (value, d) in self.modes() {
+            let q = vec9(&(self.u * d * self.v.transpose()));
+            c.ger(value, &q, &q, 1.0);
+        }
+        c
+    }
 }
 
 /// ∂J/∂σᵢ: the product of the other two singular values.

@@ -2,7 +2,7 @@
 //! Quadratic in F, so ∂P/∂F is constant; it is positive semi-definite for every
 //! valid (E, ν), so projection changes nothing.
 
-use super::{vec_index, Evaluation, Lame, Matrix9, Want};
+use super::{vec_index, Evaluation, Lame, Matrix9, StressDerivative, Want};
 use nalgebra::Matrix3;
 
 pub fn evaluate(f: &Matrix3<f64>, lame: &Lame, want: Want) -> Evaluation {
@@ -15,10 +15,9 @@ pub fn evaluate(f: &Matrix3<f64>, lame: &Lame, want: Want) -> Evaluation {
     } else {
         strain * (2.0 * lame.mu) + identity * (lame.lambda * trace)
     };
-    let first_piola_derivative = match want {
-        Want::Derivative { .. } => Some(elasticity_tensor(lame)),
-        _ => None,
-    };
+    let first_piola_derivative = want
+        .derivative()
+        .map(|_| StressDerivative::Matrix(elasticity_tensor(lame)));
     Evaluation {
         energy_density: if f.iter().all(|x| x.is_finite()) {
             energy_density

@@ -16,10 +16,10 @@ mod parameters;
 mod st_venant_kirchhoff;
 mod stable_neo_hookean;
 
-pub use isotropic::{signed_svd, StretchEnergy};
+pub use isotropic::{signed_svd, StretchEnergy, PAIRS};
 pub use parameters::{Lame, MaterialParameters};
 
-use nalgebra::{Matrix3, SMatrix};
+use nalgebra::{Matrix3, SMatrix, Vector3};
 
 /// 9×9 matrix acting on column-major vec(F).
 pub type Matrix9 = SMatrix<f64, 9, 9>;
@@ -84,10 +84,46 @@ impl MaterialModel {
 pub enum Want {
     Energy,
     Stress,
-    /// Stress and ∂P/∂F; `project` clamps ∂P/∂F to positive semi-definite.
+    /// Stress and ∂P/∂F as a 9×9 matrix; `project` clamps it to positive semi-definite.
     Derivative {
         project: bool,
     },
+    /// Stress and ∂P/∂F in whichever form is cheapest to turn into an element
+    /// stiffness: the eigen-system for stretch-based models, the 9×9 matrix otherwise.
+    Stiffness {
+        project: bool,
+    },
+}
+
+impl Want {
+    /// Whether a derivative (in any form) is asked for, and whether to project it.
+    pub fn derivative(self) -> Option<bool> {
+        match self {
+            Want::Derivative { project } | Want::Stiffness { project } => Some(project),
+            _ => None,
+        }
+    }
+}
+
+/// ∂P/∂F of an isotropic model as nine eigen-pairs: ∂P/∂F = Σₖ λₖ vec(Qₖ) vec(Qₖ)ᵀ,
+/// with Qₖ = U Dₖ Vᵀ. Scaling modes have Dₖ = diag(eₖ) (eₖ the eigenvectors of
+/// ∂²ψ/∂σ²); flip and twist modes of pair (i, j) have Dₖ = (Eᵢⱼ ± Eⱼᵢ)/√2.
+#[derive(Clone, Debug)]
+pub struct StretchEigensystem {
+    pub u: Matrix3<f64>,
+    pub v: Matrix3<f64>,
+    /// Eigenvalues and eigenvectors (columns) of the scaling block.
+    pub scaling_values: Vector3<f64>,
+    pub scaling_vectors: Matrix3<f64>,
+    /// (flip, twist) eigenvalues of the pairs (0,1), (0,2), (1,2).
+    pub pair_values: [(f64, f64); 3],
+}
+
+/// ∂P/∂F in the form an evaluation produced it.
+#[derive(Clone, Debug)]
+pub enum StressDerivative {
+    Matrix(Matrix9),
+    Eigensystem(StretchEigensystem),
 }
 
 /// The result of evaluating a material at one deformation gradient.
@@ -98,7 +134,7 @@ pub struct Evaluation {
     /// P(F) when asked for; zero otherwise.
     pub first_piola: Matrix3<f64>,
     /// ∂P/∂F when asked for.
-    pub first_piola_derivative: Option<Matrix9>,
+    pub first_piola_derivative: Option<StressDerivative>,
 }
 
 impl Evaluation {
@@ -136,7 +172,9 @@ pub fn first_piola(model: MaterialModel, f: &Matrix3<f64>, lame: &Lame) -> Matri
 
 /// ∂P/∂F alone (optionally projected to positive semi-definite).
 pub fn first_piola_derivative(model: MaterialModel, f: &Matrix3<f64>, lame: &Lame, project: bool) -> Matrix9 {
-    evaluate(model, f, lame, Want::Derivative { project })
-        .first_piola_derivative
-        .unwrap_or_else(Matrix9::zeros)
+    match evaluate(model, f, lame, Want::Derivative { project }).first_piola_derivative {
+        Some(StressDerivative::Matrix(c)) => c,
+        Some(StressDerivative::Eigensystem(system)) => system.to_matrix(),
+        None => Matrix9::zeros(),
+    }
 }

@@ -30,8 +30,7 @@ impl StretchEnergy for StableNeoHookean {
     fn energy(&self, s: &Vector3<f64>, lame: &Lame) -> f64 {
         let c = coefficients(lame);
         let shape = |ic: f64, j: f64| {
-            0.5 * c.mu * (ic - 3.0) + 0.5 * c.lambda * (j - c.alpha).powi(2)
-                - 0.5 * c.mu * (ic + 1.0).ln()
+            0.5 * c.mu * (ic - 3.0) + 0.5 * c.lambda * (j - c.alpha).powi(2) - 0.5 * c.mu * (ic + 1.0).ln()
         };
         shape(s.norm_squared(), s.product()) - shape(3.0, 1.0)
     }

@@ -23,10 +23,7 @@ impl EnergiesCsvWriter {
     /// Creates (or truncates) the file at `path`, creating missing parent
     /// directories, and writes the header.
     pub fn create(path: &Path) -> Result<Self> {
-        if let Some(parent) = path
-            .parent()
-            .filter(|parent| !parent.as_os_str().is_empty())
-        {
+        if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|error| HookeError::io(parent, error))?;
         }
         let file = File::create(path).map_err(|error| HookeError::io(path, error))?;

@@ -41,28 +41,19 @@ fn build_curves(series: &[(&str, &[EnergyRecord])]) -> Vec<Curve> {
         [(_, records)] => vec![
             curve("kinetic", RED, records, |record| record.kinetic),
             curve("elastic", BLUE, records, |record| record.elastic),
-            curve("gravitational", GREEN, records, |record| {
-                record.gravitational
-            }),
+            curve("gravitational", GREEN, records, |record| record.gravitational),
             curve("total", BLACK, records, |record| record.total),
         ],
         _ => series
             .iter()
             .enumerate()
-            .map(|(index, (name, records))| {
-                curve(name, series_color(index), records, |record| record.total)
-            })
+            .map(|(index, (name, records))| curve(name, series_color(index), records, |record| record.total))
             .collect(),
     }
 }
 
 /// One energy of a series against time, keeping only plottable points.
-fn curve(
-    name: &str,
-    color: RGBColor,
-    records: &[EnergyRecord],
-    energy_of: fn(&EnergyRecord) -> f64,
-) -> Curve {
+fn curve(name: &str, color: RGBColor, records: &[EnergyRecord], energy_of: fn(&EnergyRecord) -> f64) -> Curve {
     Curve {
         name: name.to_string(),
         color,
@@ -167,10 +158,7 @@ fn register_embedded_font() -> std::result::Result<(), String> {
 }
 
 fn plot_error(path: &Path, reason: String) -> HookeError {
-    HookeError::io(
-        path,
-        std::io::Error::other(format!("plot failed: {reason}")),
-    )
+    HookeError::io(path, std::io::Error::other(format!("plot failed: {reason}")))
 }
 
 #[cfg(test)]
@@ -201,11 +189,7 @@ mod tests {
     fn assert_png(path: &Path) {
         let bytes = std::fs::read(path).expect("read png");
         assert_eq!(bytes[..8], PNG_SIGNATURE);
-        assert!(
-            bytes.len() > 4096,
-            "suspiciously small png: {} bytes",
-            bytes.len()
-        );
+        assert!(bytes.len() > 4096, "suspiciously small png: {} bytes", bytes.len());
     }
 
     #[test]

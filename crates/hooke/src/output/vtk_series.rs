@@ -7,8 +7,7 @@ use nalgebra::Vector3;
 use std::io;
 use std::path::{Path, PathBuf};
 use vtkio::model::{
-    Attribute, Attributes, ByteOrder, CellType, Cells, DataSet, UnstructuredGridPiece, Version,
-    VertexNumbers, Vtk,
+    Attribute, Attributes, ByteOrder, CellType, Cells, DataSet, UnstructuredGridPiece, Version, VertexNumbers, Vtk,
 };
 
 /// The state of the body at one output time.
@@ -132,20 +131,10 @@ fn check_frame(frame: &Frame) -> Result<()> {
         reason: format!("frame has {found} {what} for {expected} {unit}"),
     };
     if frame.positions.len() != vertex_count {
-        return Err(mismatch(
-            "positions",
-            frame.positions.len(),
-            vertex_count,
-            "vertices",
-        ));
+        return Err(mismatch("positions", frame.positions.len(), vertex_count, "vertices"));
     }
     if frame.velocities.len() != vertex_count {
-        return Err(mismatch(
-            "velocities",
-            frame.velocities.len(),
-            vertex_count,
-            "vertices",
-        ));
+        return Err(mismatch("velocities", frame.velocities.len(), vertex_count, "vertices"));
     }
     if frame.strain_energy_density.len() != tet_count {
         return Err(mismatch(
@@ -156,12 +145,7 @@ fn check_frame(frame: &Frame) -> Result<()> {
         ));
     }
     if mesh.labels.len() != tet_count {
-        return Err(mismatch(
-            "labels",
-            mesh.labels.len(),
-            tet_count,
-            "tetrahedra",
-        ));
+        return Err(mismatch("labels", mesh.labels.len(), tet_count, "tetrahedra"));
     }
     // vtkio stores these counts as u32 and would panic beyond that.
     if u32::try_from(vertex_count).is_err() || u32::try_from(tet_count).is_err() {
@@ -215,8 +199,7 @@ fn frame_to_vtk(frame: &Frame) -> Vtk {
         ],
         cell: vec![
             Attribute::scalars("label", 1).with_data(mesh.labels.clone()),
-            Attribute::scalars("strain_energy_density", 1)
-                .with_data(frame.strain_energy_density.to_vec()),
+            Attribute::scalars("strain_energy_density", 1).with_data(frame.strain_energy_density.to_vec()),
         ],
     };
 
@@ -229,10 +212,7 @@ fn frame_to_vtk(frame: &Frame) -> Vtk {
         data: DataSet::inline(UnstructuredGridPiece {
             points: points.into(),
             cells: Cells {
-                cell_verts: VertexNumbers::XML {
-                    connectivity,
-                    offsets,
-                },
+                cell_verts: VertexNumbers::XML { connectivity, offsets },
                 types: vec![CellType::Tetra; mesh.tets.len()],
             },
             data,
@@ -243,10 +223,7 @@ fn frame_to_vtk(frame: &Frame) -> Vtk {
 fn vtk_error(path: &Path, error: vtkio::Error) -> HookeError {
     match error {
         vtkio::Error::IO(source) => HookeError::io(path, source),
-        other => HookeError::io(
-            path,
-            io::Error::other(format!("VTK export failed: {other}")),
-        ),
+        other => HookeError::io(path, io::Error::other(format!("VTK export failed: {other}"))),
     }
 }
 
@@ -354,9 +331,7 @@ mod tests {
             attributes
                 .iter()
                 .find_map(|attribute| match attribute {
-                    Attribute::DataArray(array) if array.name == name => {
-                        array.data.clone().cast_into::<f64>()
-                    }
+                    Attribute::DataArray(array) if array.name == name => array.data.clone().cast_into::<f64>(),
                     _ => None,
                 })
                 .unwrap_or_else(|| panic!("array {name} not found"))
@@ -369,10 +344,7 @@ mod tests {
         }
         assert_eq!(array(&piece.data.point, "velocity")[0], 0.5);
         assert_eq!(array(&piece.data.cell, "label"), vec![7.0]);
-        assert_eq!(
-            array(&piece.data.cell, "strain_energy_density"),
-            vec![3.0e3]
-        );
+        assert_eq!(array(&piece.data.cell, "strain_energy_density"), vec![3.0e3]);
 
         let _ = std::fs::remove_dir_all(&directory);
     }
@@ -445,9 +417,6 @@ mod tests {
 
     #[test]
     fn escapes_attribute_text() {
-        assert_eq!(
-            escape_xml_attribute("a&b\"<c>'"),
-            "a&amp;b&quot;&lt;c&gt;&apos;"
-        );
+        assert_eq!(escape_xml_attribute("a&b\"<c>'"), "a&amp;b&quot;&lt;c&gt;&apos;");
     }
 }

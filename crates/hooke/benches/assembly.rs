@@ -1,0 +1,127 @@
+//! Energy + gradient + Hessian assembly (with per-element PSD projection) and one
+//! Newton iteration of backward Euler, for a Stable Neo-Hookean bar at about 10k
+//! and 100k tetrahedra. Recorded in BENCHMARKS.md.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use hooke::fem::{ElementMaterial, MassKind};
+use hooke::material::{MaterialModel, MaterialParameters};
+use hooke::mesh::{box_mesh, BoxMeshOptions, TetsPerHex};
+use hooke::model::{Model, Motion, Pin, Selection};
+use hooke::solve::{FreeSystem, IncrementalPotential};
+use nalgebra::Vector3;
+use std::hint::black_box;
+
+/// A bar of `cells` hexahedra × 6 tets, clamped at x = 0, bent slightly so that
+/// the state is not the rest state.
+fn bar_model(cells: [usize; 3]) -> (Model, Vec<f64>) {
+    let size = Vector3::new(cells[0] as f64, cells[1] as f64, cells[2] as f64) * 0.01;
+    let mesh = box_mesh(&BoxMeshOptions {
+        origin: Vector3::zeros(),
+        size,
+        cells,
+        tets_per_hex: TetsPerHex::Six,
+    })
+    .expect("valid box");
+    let parameters = MaterialParameters {
+        youngs_modulus: 1e6,
+        poisson_ratio: 0.45,
+        density: 1000.0,
+    };
+    let material = ElementMaterial {
+        model: MaterialModel::StableNeoHookean,
+        lame: parameters.lame(),
+        density: parameters.density,
+    };
+    let count = mesh.tet_count();
+    let mut model = Model::new(mesh, vec![material; count], MassKind::Lumped).expect("valid model");
+    let clamped = Selection::Plane {
+        point: [0.0; 3],
+        normal: [-1.0, 0.0, 0.0],
+        tolerance: None,
+    }
+    .vertices(model.mesh(), "clamp")
+    .expect("clamp");
+    model.add_pin(Pin {
+        vertices: clamped,
+        motion: Motion::Fixed,
+        release_time: None,
+    });
+    model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+    let length = size.x;
+    let bent: Vec<f64> = model
+        .rest_positions()
+        .chunks(3)
+        .flat_map(|p| [p[0], p[1], p[2] - 0.05 * (p[0] / length).powi(2) * length])
+        .collect();
+    (model, bent)
+}
+
+const SIZES: [(&str, [usize; 3]); 2] = [("10k", [28, 8, 8]), ("100k", [58, 17, 17])];
+
+fn assembly(c: &mut Criterion) {
+    let mut group = c.benchmark_group("assembly_stable_neo_hookean_psd");
+    group.sample_size(10);
+    for (label, cells) in SIZES {
+        let (model, x) = bar_model(cells);
+        let tets = model.mesh().tet_count();
+        let mut gradient = vec![0.0; x.len()];
+        let mut values = vec![0.0; model.pattern().nonzeros()];
+        group.throughput(Throughput::Elements(tets as u64));
+        group.bench_with_input(
+            BenchmarkId::new("energy_gradient_hessian", format!("{label} ({tets} tets)")),
+            &x,
+            |b, x| {
+                b.iter(|| {
+                    black_box(
+                        model
+                            .elastic_hessian(x, true, Some(&mut gradient), &mut values)
+                            .expect("defined"),
+                    )
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
+fn newton_iteration(c: &mut Criterion) {
+    let mut group = c.benchmark_group("backward_euler_newton_iteration");
+    group.sample_size(10);
+    for (label, cells) in SIZES {
+        let (model, x) = bar_model(cells);
+        let tets = model.mesh().tet_count();
+        let dofs = model.dof_map(0.0);
+        let dt = 0.01;
+        let mut external_force = vec![0.0; model.dof_count()];
+        model.external_force(dt, &mut external_force);
+        let potential = IncrementalPotential {
+            model: &model,
+            dofs: &dofs,
+            base: x.clone(),
+            inertia: Some((1.0 / (dt * dt), model.rest_positions())),
+            damping: None,
+            external_force,
+            project_hessian: true,
+        };
+        let mut cache = None;
+        FreeSystem::for_dofs(&mut cache, model.pattern(), &dofs).expect("analysis");
+        let free = dofs.gather(&x);
+        group.bench_function(
+            BenchmarkId::new("assemble_factorize_solve", format!("{label} ({tets} tets)")),
+            |b| {
+                b.iter(|| {
+                    let system = cache.as_mut().expect("analysed above");
+                    let (_, gradient) = potential.evaluate(&free, Some(system)).expect("defined");
+                    system.factorize().expect("SPD");
+                    let mut direction: Vec<f64> = gradient.iter().map(|g| -g).collect();
+                    system.solve_in_place(&mut direction).expect("solve");
+                    black_box(direction)
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, assembly, newton_iteration);
+criterion_main!(benches);
