@@ -153,7 +153,11 @@ pub fn run(
     let mut failure = None;
     for step in 1..=steps {
         match integrator.step(model, &mut state, settings.time_step) {
-            Ok(report) => statistics.add(&report),
+            Ok(report) => {
+                statistics.add(&report);
+                // Step × h, not a running sum, so output times carry no accumulated rounding.
+                state.time = step as f64 * settings.time_step;
+            }
             Err(error) => {
                 failure = Some(error);
                 break;

@@ -94,7 +94,12 @@ fn assert_unknown_key(text: &str, key: &str) {
         HookeError::Parse { path, line, reason } => {
             assert_eq!(path, Path::new("test.toml"), "{message}");
             assert!(reason.contains(key), "reason does not name {key}: {message}");
-            assert!(reason.contains("unknown field"), "{message}");
+            // serde says "unknown field" for structs and "unexpected keys" for
+            // the struct variants of an enum (a selection, a motion).
+            assert!(
+                reason.contains("unknown field") || reason.contains("unexpected key"),
+                "{message}"
+            );
             assert_eq!(*line, Some(line_of(text, key)), "wrong line in: {message}");
         }
         other => panic!("expected HookeError::Parse, got {other:?}"),
@@ -128,10 +133,13 @@ fn assert_material_error(error: &HookeError, expected_context: &str, parameter: 
 
 // ---- unknown keys -------------------------------------------------------------
 
-// The three tests below whose key starts its line (top level, `[simulation]`,
-// `[bodies.material]`) failed at the time of writing: `Scene::from_text` counts
-// the lines of `text[..span.start]`, which misses the key's own line when the span
-// starts at column 0, so the error pointed one line too early. Kept as regression tests.
+// LIBRARY BUG (at the time of writing): the three tests below whose unknown key
+// starts its line (top level, `[simulation]`, `[bodies.material]`) fail.
+// `Scene::from_text` (scene/mod.rs) takes the line as
+// `text[..span.start].lines().count()`, which does not count the key's own line
+// when the span starts at column 0, so the error points one line too early. Keys
+// after `{` on a line (inline tables) are reported right. Fix: count newlines,
+// `text[..start].matches('\n').count() + 1`. Kept as regression tests.
 
 #[test]
 fn unknown_top_level_key_names_key_and_line() {

@@ -100,7 +100,7 @@ impl IntegratorConfig {
             IntegratorConfig::SemiImplicitBackwardEuler { project_hessian } => {
                 Box::new(SemiImplicitBackwardEuler::new(*project_hessian))
             }
-            IntegratorConfig::SymplecticEuler => Box::new(SymplecticEuler::default()),
+            IntegratorConfig::SymplecticEuler => Box::new(SymplecticEuler),
             IntegratorConfig::Static { newton } => Box::new(StaticEquilibrium::new(*newton)),
         }
     }

@@ -110,3 +110,67 @@ fn symbolic_view(pattern: &LowerPattern) -> SymbolicSparseColMatRef<'_, usize> {
         &pattern.row_indices,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 1D Laplacian-like tridiagonal matrix (lower triangle) with a diagonal shift.
+    fn tridiagonal(n: usize, diagonal: f64) -> (LowerPattern, Vec<f64>) {
+        let columns = (0..n)
+            .map(|j| if j + 1 < n { vec![j, j + 1] } else { vec![j] })
+            .collect();
+        let pattern = LowerPattern::from_columns(columns);
+        let values = (0..n)
+            .flat_map(|j| {
+                if j + 1 < n {
+                    vec![diagonal, -1.0]
+                } else {
+                    vec![diagonal]
+                }
+            })
+            .collect();
+        (pattern, values)
+    }
+
+    fn residual(pattern: &LowerPattern, values: &[f64], x: &[f64], b: &[f64]) -> f64 {
+        let mut ax = vec![0.0; x.len()];
+        pattern.symmetric_multiply(values, x, &mut ax);
+        ax.iter().zip(b).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn solves_a_positive_definite_system_and_reuses_the_analysis() {
+        let (pattern, values) = tridiagonal(50, 2.5);
+        let mut cholesky = SparseCholesky::analyse(&pattern).unwrap();
+        let b: Vec<f64> = (0..50).map(|i| (i as f64).sin()).collect();
+        for scale in [1.0, 3.0] {
+            let scaled: Vec<f64> = values.iter().map(|v| v * scale).collect();
+            assert_eq!(
+                cholesky.factorize_or_shift(&scaled).unwrap(),
+                FactorizationOutcome::PositiveDefinite
+            );
+            let mut x = b.clone();
+            cholesky.solve_in_place(&mut x).unwrap();
+            assert!(residual(&pattern, &scaled, &x, &b) < 1e-12);
+        }
+    }
+
+    #[test]
+    fn an_indefinite_matrix_is_refused_then_shifted_and_reported() {
+        let (pattern, values) = tridiagonal(20, 1.0); // eigenvalues 1 − 2cos(kπ/21): some negative
+        let mut cholesky = SparseCholesky::analyse(&pattern).unwrap();
+        assert!(cholesky.factorize(&values).is_err());
+        assert!(
+            cholesky.solve_in_place(&mut [0.0; 20]).is_err(),
+            "no solve without a factorisation"
+        );
+        match cholesky.factorize_or_shift(&values).unwrap() {
+            FactorizationOutcome::Shifted { shift, attempts } => assert!(shift > 0.9 && attempts > 1),
+            other => panic!("expected a shift, got {other:?}"),
+        }
+        let mut x = vec![1.0; 20];
+        cholesky.solve_in_place(&mut x).unwrap();
+        assert!(x.iter().all(|v| v.is_finite()));
+    }
+}

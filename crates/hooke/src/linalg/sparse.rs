@@ -84,3 +84,36 @@ impl LowerPattern {
         (LowerPattern::from_columns(columns), source)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symmetric_multiply_and_restriction_match_the_dense_matrix() {
+        // Lower triangle of a 4×4 symmetric matrix with a gap at (3, 0).
+        let pattern = LowerPattern::from_columns(vec![vec![0, 1, 2], vec![1, 3], vec![2, 3], vec![3]]);
+        let values = [4.0, 1.0, 2.0, 5.0, -1.0, 6.0, 0.5, 7.0];
+        let dense = [
+            [4.0, 1.0, 2.0, 0.0],
+            [1.0, 5.0, 0.0, -1.0],
+            [2.0, 0.0, 6.0, 0.5],
+            [0.0, -1.0, 0.5, 7.0],
+        ];
+        let x = [1.0, -2.0, 3.0, 0.5];
+        let mut y = [0.0; 4];
+        pattern.symmetric_multiply(&values, &x, &mut y);
+        for i in 0..4 {
+            let expected: f64 = (0..4).map(|j| dense[i][j] * x[j]).sum();
+            assert!((y[i] - expected).abs() < 1e-14);
+        }
+        assert_eq!(pattern.position(3, 0), None);
+        assert_eq!(pattern.position(3, 1), Some(4));
+        // Keep unknowns 1 and 3: the 2×2 block [[5, -1], [-1, 7]].
+        let (restricted, source) = pattern.restrict(&[None, Some(0), None, Some(1)]);
+        assert_eq!(restricted.size, 2);
+        let kept: Vec<f64> = source.iter().map(|&k| values[k]).collect();
+        assert_eq!(kept, vec![5.0, -1.0, 7.0]);
+        assert_eq!(restricted.diagonal_positions(), vec![0, 2]);
+    }
+}

@@ -1,0 +1,290 @@
+//! The foundation's time steppers: exact momentum balance, pinned motion,
+//! release, static equilibrium, dissipation, and clean failure.
+
+mod common;
+
+use common::{bar, parameters, uniform_model};
+use hooke::fem::MassKind;
+use hooke::integrate::{BackwardEuler, Integrator, SemiImplicitBackwardEuler, StaticEquilibrium, SymplecticEuler};
+use hooke::material::MaterialModel;
+use hooke::mesh::TetsPerHex;
+use hooke::model::{Model, Motion, Pin, Selection};
+use hooke::solve::NewtonSettings;
+use hooke::HookeError;
+use nalgebra::Vector3;
+
+fn soft_bar(mass: MassKind) -> Model {
+    uniform_model(
+        bar([0.4, 0.1, 0.1], [8, 2, 2], TetsPerHex::Six),
+        MaterialModel::StableNeoHookean,
+        parameters(2e4, 0.4),
+        mass,
+    )
+}
+
+fn integrators() -> Vec<Box<dyn Integrator>> {
+    vec![
+        Box::new(BackwardEuler::new(NewtonSettings::default())),
+        Box::new(SemiImplicitBackwardEuler::new(true)),
+        Box::new(SymplecticEuler),
+    ]
+}
+
+fn clamp_left_end(model: &mut Model, motion: Motion, release_time: Option<f64>) -> Vec<usize> {
+    let vertices = Selection::Plane {
+        point: [0.0; 3],
+        normal: [-1.0, 0.0, 0.0],
+        tolerance: None,
+    }
+    .vertices(model.mesh(), "clamp")
+    .unwrap();
+    model.add_pin(Pin {
+        vertices: vertices.clone(),
+        motion,
+        release_time,
+    });
+    vertices
+}
+
+/// A free body's linear momentum changes only by gravity: P(t) = m g t, exactly.
+#[test]
+fn free_body_momentum_follows_gravity() {
+    for mass in [MassKind::Lumped, MassKind::Consistent] {
+        for mut integrator in integrators() {
+            if mass == MassKind::Consistent && integrator.name() == "symplectic_euler" {
+                continue;
+            }
+            let mut model = soft_bar(mass);
+            let gravity = Vector3::new(0.0, -3.0, -9.81);
+            model.set_gravity(gravity);
+            let total_mass: f64 = model.lumped_masses().iter().sum();
+            let mut state = model.initial_state();
+            // A spin so that elastic forces are not zero.
+            for (v, p) in model.mesh().vertices.iter().enumerate() {
+                let spin = Vector3::new(2.0, 0.0, 1.0).cross(&(p - Vector3::new(0.2, 0.05, 0.05)));
+                state.velocities[3 * v..3 * v + 3].copy_from_slice(spin.as_slice());
+            }
+            let (initial, _) = model.momentum(&state.positions, &state.velocities);
+            let dt = 1e-3;
+            for _ in 0..20 {
+                integrator.step(&model, &mut state, dt).unwrap();
+            }
+            let (momentum, _) = model.momentum(&state.positions, &state.velocities);
+            let expected = initial + gravity * total_mass * state.time;
+            assert!(
+                (momentum - expected).norm() < 1e-10 * expected.norm(),
+                "{} ({mass:?}): momentum {momentum} vs {expected}",
+                integrator.name()
+            );
+        }
+    }
+}
+
+/// Symplectic Euler conserves the angular momentum of a free, spinning elastic body exactly.
+#[test]
+fn symplectic_euler_conserves_angular_momentum() {
+    let model = soft_bar(MassKind::Lumped);
+    let mut state = model.initial_state();
+    for (v, p) in model.mesh().vertices.iter().enumerate() {
+        let spin = Vector3::new(0.0, 3.0, 1.0).cross(p) + Vector3::new(0.1, 0.0, 0.0) * p.x;
+        state.velocities[3 * v..3 * v + 3].copy_from_slice(spin.as_slice());
+    }
+    let (_, initial) = model.momentum(&state.positions, &state.velocities);
+    let mut integrator = SymplecticEuler;
+    for _ in 0..500 {
+        integrator.step(&model, &mut state, 2e-4).unwrap();
+    }
+    let (_, angular) = model.momentum(&state.positions, &state.velocities);
+    assert!(
+        (angular - initial).norm() < 1e-12 * initial.norm(),
+        "{angular} vs {initial}"
+    );
+    assert!(
+        model.elastic_energy(&state.positions) > 1e-8,
+        "the body must actually deform"
+    );
+}
+
+/// Pinned vertices moving rigidly drag a body already moving with them along
+/// exactly: pinned–free couplings through M, D and K are handled.
+#[test]
+fn pins_translating_with_the_body_keep_it_rigid() {
+    for mass in [MassKind::Lumped, MassKind::Consistent] {
+        for mut integrator in integrators() {
+            if mass == MassKind::Consistent && integrator.name() == "symplectic_euler" {
+                continue;
+            }
+            let mut model = soft_bar(mass);
+            let velocity = [0.3, -0.2, 0.1];
+            clamp_left_end(&mut model, Motion::Translation { velocity }, None);
+            let mut state = model.initial_state();
+            state.velocities = (0..model.dof_count()).map(|i| velocity[i % 3]).collect();
+            // 2 ms keeps the explicit method below its stability limit (about 6 ms here).
+            for _ in 0..50 {
+                integrator.step(&model, &mut state, 0.002).unwrap();
+            }
+            for (v, p) in model.mesh().vertices.iter().enumerate() {
+                for a in 0..3 {
+                    let expected = p[a] + velocity[a] * state.time;
+                    assert!(
+                        (state.positions[3 * v + a] - expected).abs() < 1e-9,
+                        "{} ({mass:?}): vertex {v} drifted: {} vs {expected}",
+                        integrator.name(),
+                        state.positions[3 * v + a]
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn prescribed_rotation_is_followed_and_release_frees_the_pins() {
+    let mut model = soft_bar(MassKind::Lumped);
+    model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+    let motion = Motion::Rotation {
+        axis: [1.0, 0.0, 0.0],
+        center: [0.0, 0.05, 0.05],
+        angular_velocity: 2.0,
+    };
+    let pinned = clamp_left_end(&mut model, motion.clone(), Some(0.1));
+    let mut state = model.initial_state();
+    let mut integrator = BackwardEuler::new(NewtonSettings::default());
+    let dt = 0.01;
+    for step in 1..=20 {
+        integrator.step(&model, &mut state, dt).unwrap();
+        let time = step as f64 * dt;
+        for &v in &pinned {
+            let expected = motion.position(&model.mesh().vertices[v], time);
+            let actual = Vector3::new(
+                state.positions[3 * v],
+                state.positions[3 * v + 1],
+                state.positions[3 * v + 2],
+            );
+            if time < 0.1 - 1e-9 {
+                assert!(
+                    (actual - expected).norm() < 1e-12,
+                    "pinned vertex {v} off its path at t = {time}"
+                );
+            } else if time > 0.15 {
+                assert!(
+                    (actual - expected).norm() > 1e-4,
+                    "released vertex {v} still follows its path at t = {time}"
+                );
+            }
+        }
+    }
+}
+
+/// The static solve reaches ∇W = f on the free DOFs.
+#[test]
+fn static_equilibrium_balances_the_load() {
+    let mut model = soft_bar(MassKind::Lumped);
+    model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+    clamp_left_end(&mut model, Motion::Fixed, None);
+    let mut state = model.initial_state();
+    let report = StaticEquilibrium::new(NewtonSettings::default())
+        .step(&model, &mut state, 1.0)
+        .unwrap();
+    assert!(
+        report.iterations > 1,
+        "a nonlinear problem needs several Newton iterations"
+    );
+    let mut gradient = vec![0.0; model.dof_count()];
+    model.elastic_gradient(&state.positions, &mut gradient).unwrap();
+    let mut force = vec![0.0; model.dof_count()];
+    model.external_force(state.time, &mut force);
+    let dofs = model.dof_map(state.time);
+    let weight = force.iter().map(|f| f.abs()).fold(0.0, f64::max);
+    for &d in &dofs.free_dofs {
+        assert!((gradient[d] - force[d]).abs() < 1e-6 * weight, "dof {d} out of balance");
+    }
+    // Without pins there is no equilibrium: a clear error, not a singular solve.
+    let free = soft_bar(MassKind::Lumped);
+    let mut state = free.initial_state();
+    let error = StaticEquilibrium::new(NewtonSettings::default())
+        .step(&free, &mut state, 1.0)
+        .unwrap_err();
+    assert!(error.to_string().contains("pinned"), "{error}");
+}
+
+/// Backward Euler is dissipative: the energy of an undamped linear-elastic
+/// vibration never grows, and projection on or off gives the same answer.
+#[test]
+fn backward_euler_dissipates_and_projection_does_not_change_the_solution() {
+    let mut model = uniform_model(
+        bar([0.4, 0.1, 0.1], [8, 2, 2], TetsPerHex::Six),
+        MaterialModel::Linear,
+        parameters(1e5, 0.3),
+        MassKind::Consistent,
+    );
+    clamp_left_end(&mut model, Motion::Fixed, None);
+    let mut start = model.initial_state();
+    for (v, p) in model.mesh().vertices.iter().enumerate() {
+        start.velocities[3 * v + 2] = 0.5 * p.x;
+    }
+    let energy = |s: &hooke::model::State| model.kinetic_energy(&s.velocities) + model.elastic_energy(&s.positions);
+    let mut results = Vec::new();
+    for project in [true, false] {
+        let settings = NewtonSettings {
+            project_hessian: project,
+            ..NewtonSettings::default()
+        };
+        let mut integrator = BackwardEuler::new(settings);
+        let mut state = start.clone();
+        let mut previous = energy(&state);
+        for _ in 0..40 {
+            integrator.step(&model, &mut state, 0.005).unwrap();
+            let current = energy(&state);
+            assert!(
+                current <= previous * (1.0 + 1e-12),
+                "energy grew from {previous} to {current}"
+            );
+            previous = current;
+        }
+        assert!(previous < 0.9 * energy(&start), "backward Euler must visibly damp");
+        results.push(state.positions);
+    }
+    let difference = results[0]
+        .iter()
+        .zip(&results[1])
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        difference < 1e-9,
+        "projection changed a linear problem's answer by {difference}"
+    );
+}
+
+/// A diverging explicit step is reported with where it happened and leaves the state as it was.
+#[test]
+fn failed_step_is_reported_and_state_is_untouched() {
+    let mut model = uniform_model(
+        bar([0.4, 0.1, 0.1], [8, 2, 2], TetsPerHex::Six),
+        MaterialModel::NeoHookean,
+        parameters(1e9, 0.3),
+        MassKind::Lumped,
+    );
+    model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+    clamp_left_end(&mut model, Motion::Fixed, None);
+    let mut state = model.initial_state();
+    let mut integrator = SymplecticEuler;
+    let mut failure = None;
+    for _ in 0..100 {
+        let before = state.clone();
+        match integrator.step(&model, &mut state, 0.01) {
+            Ok(_) => {}
+            Err(error) => {
+                assert_eq!(state, before, "a failed step must not change the state");
+                failure = Some(error);
+                break;
+            }
+        }
+    }
+    match failure {
+        Some(HookeError::StepFailed { step, time, .. }) => {
+            assert!(step >= 1 && time > 0.0);
+        }
+        other => panic!("expected a step failure, got {other:?}"),
+    }
+}
