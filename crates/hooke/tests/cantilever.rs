@@ -4,12 +4,12 @@
 
 mod common;
 
-use common::{bar, parameters, uniform_model};
+use common::{bar, clamp_left_end, parameters, uniform_model};
 use hooke::fem::MassKind;
 use hooke::integrate::{Integrator, StaticEquilibrium};
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
-use hooke::model::{Motion, Pin, Selection};
+use hooke::model::Motion;
 use hooke::solve::NewtonSettings;
 use nalgebra::Vector3;
 
@@ -40,18 +40,7 @@ fn tip_deflection(cells_along: usize, cells_across: usize) -> f64 {
         MassKind::Lumped,
     );
     model.set_gravity(Vector3::new(0.0, 0.0, -GRAVITY));
-    let clamped = Selection::Plane {
-        point: [0.0; 3],
-        normal: [-1.0, 0.0, 0.0],
-        tolerance: None,
-    }
-    .vertices(model.mesh(), "clamp")
-    .unwrap();
-    model.add_pin(Pin {
-        vertices: clamped,
-        motion: Motion::Fixed,
-        release_time: None,
-    });
+    clamp_left_end(&mut model, Motion::Fixed, None);
     let mut state = model.initial_state();
     let mut solver = StaticEquilibrium::new(NewtonSettings::default());
     let report = solver.step(&model, &mut state, 1.0).unwrap();

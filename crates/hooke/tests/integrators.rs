@@ -3,12 +3,12 @@
 
 mod common;
 
-use common::{bar, parameters, uniform_model};
+use common::{bar, clamp_left_end, parameters, uniform_model};
 use hooke::fem::MassKind;
 use hooke::integrate::{BackwardEuler, Integrator, SemiImplicitBackwardEuler, StaticEquilibrium, SymplecticEuler};
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
-use hooke::model::{Model, Motion, Pin, Selection};
+use hooke::model::{Model, Motion};
 use hooke::solve::NewtonSettings;
 use hooke::HookeError;
 use nalgebra::Vector3;
@@ -28,22 +28,6 @@ fn integrators() -> Vec<Box<dyn Integrator>> {
         Box::new(SemiImplicitBackwardEuler::new(true)),
         Box::new(SymplecticEuler),
     ]
-}
-
-fn clamp_left_end(model: &mut Model, motion: Motion, release_time: Option<f64>) -> Vec<usize> {
-    let vertices = Selection::Plane {
-        point: [0.0; 3],
-        normal: [-1.0, 0.0, 0.0],
-        tolerance: None,
-    }
-    .vertices(model.mesh(), "clamp")
-    .unwrap();
-    model.add_pin(Pin {
-        vertices: vertices.clone(),
-        motion,
-        release_time,
-    });
-    vertices
 }
 
 /// A free body's linear momentum changes only by gravity: P(t) = m g t, exactly.

@@ -13,7 +13,7 @@ pub use symplectic_euler::SymplecticEuler;
 
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
-use crate::solve::{NewtonReport, NewtonSettings};
+use crate::solve::{minimize, FreeSystem, IncrementalPotential, NewtonReport, NewtonSettings};
 
 /// What one step did.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -106,25 +106,80 @@ impl IntegratorConfig {
     }
 }
 
-/// Wraps a failure inside a step with where it happened.
-pub(crate) fn step_failure(state: &State, dt: f64, error: HookeError) -> HookeError {
-    match error {
-        HookeError::StepFailed { .. } => error,
-        other => HookeError::StepFailed {
+/// Runs one step attempt and commits it: on success the state is replaced and
+/// the step's wall time recorded; on failure (an error, or non-finite values)
+/// the state is left as it was and the error says at which step and time.
+pub(crate) fn commit_step(
+    state: &mut State,
+    dt: f64,
+    attempt: impl FnOnce(&State) -> Result<(State, StepReport)>,
+) -> Result<StepReport> {
+    let started = std::time::Instant::now();
+    let outcome = attempt(state).and_then(|(next, report)| {
+        if next.is_finite() {
+            Ok((next, report))
+        } else {
+            Err(HookeError::Solver {
+                reason: "the step produced non-finite positions or velocities (the time step is likely too large for this method)".to_string(),
+            })
+        }
+    });
+    match outcome {
+        Ok((next, mut report)) => {
+            *state = next;
+            report.total_seconds = started.elapsed().as_secs_f64();
+            Ok(report)
+        }
+        Err(error @ HookeError::StepFailed { .. }) => Err(error),
+        Err(other) => Err(HookeError::StepFailed {
             step: (state.time / dt).round() as usize + 1,
             time: state.time + dt,
             reason: other.to_string(),
-        },
+        }),
     }
 }
 
-/// Checks that a step produced finite values before it is committed.
-pub(crate) fn ensure_finite(state: &State) -> Result<()> {
-    if state.is_finite() {
-        Ok(())
+/// Minimises the incremental potential of a step ending at t + h and returns
+/// the new positions. With `inertia`, it is backward Euler's
+/// ½‖x − xₙ − h vₙ‖²_M/h² + ½‖x − xₙ‖²_D/h + W(x) − fᵀx; without, the static W(x) − fᵀx.
+pub(crate) fn solve_incremental_step(
+    model: &Model,
+    state: &State,
+    dt: f64,
+    inertia: bool,
+    settings: &NewtonSettings,
+    cache: &mut Option<FreeSystem>,
+) -> Result<(Vec<f64>, NewtonReport)> {
+    let next_time = state.time + dt;
+    let dofs = model.dof_map(next_time);
+    let (inertia, damping, mut base) = if inertia {
+        let predicted: Vec<f64> = state
+            .positions
+            .iter()
+            .zip(&state.velocities)
+            .map(|(x, v)| x + dt * v)
+            .collect();
+        let damping = model
+            .damping_values(&state.positions)?
+            .map(|values| (1.0 / dt, values, state.positions.clone()));
+        (Some((1.0 / (dt * dt), predicted.clone())), damping, predicted)
     } else {
-        Err(HookeError::Solver {
-            reason: "the step produced non-finite positions or velocities (the time step is likely too large for this method)".to_string(),
-        })
-    }
+        (None, None, state.positions.clone())
+    };
+    model.apply_prescribed_positions(next_time, &mut base);
+    let mut external_force = vec![0.0; model.dof_count()];
+    model.external_force(next_time, &mut external_force);
+    let potential = IncrementalPotential {
+        model,
+        dofs: &dofs,
+        base,
+        inertia,
+        damping,
+        external_force,
+        project_hessian: settings.project_hessian,
+    };
+    let system = FreeSystem::for_dofs(cache, model.pattern(), &dofs)?;
+    let mut free = dofs.gather(&potential.base);
+    let newton = minimize(&potential, &mut free, system, settings, model.length_scale())?;
+    Ok((potential.full_positions(&free), newton))
 }

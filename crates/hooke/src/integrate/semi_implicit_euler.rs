@@ -4,7 +4,7 @@
 //! (M + hD + h²K) Δv = h (f(xₙ) − D vₙ − h K vₙ),  v_{n+1} = vₙ + Δv,  x_{n+1} = xₙ + h v_{n+1},
 //! with K = K(xₙ) (optionally projected to PSD) and the external force at t_{n+1}.
 
-use super::{ensure_finite, step_failure, Integrator, StepReport};
+use super::{commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::linalg::FactorizationOutcome;
 use crate::model::{Model, State};
@@ -34,7 +34,7 @@ impl Integrator for SemiImplicitBackwardEuler {
         let started = Instant::now();
         let next_time = state.time + dt;
         let n = model.dof_count();
-        let attempt = (|| {
+        commit_step(state, dt, |state| {
             let dofs = model.dof_map(next_time);
             let pattern = model.pattern();
             let mut elastic_gradient = vec![0.0; n];
@@ -108,7 +108,6 @@ impl Integrator for SemiImplicitBackwardEuler {
                 positions,
                 velocities,
             };
-            ensure_finite(&next)?;
             Ok((
                 next,
                 StepReport {
@@ -119,10 +118,6 @@ impl Integrator for SemiImplicitBackwardEuler {
                     ..StepReport::default()
                 },
             ))
-        })();
-        let (next, mut report) = attempt.map_err(|e| step_failure(state, dt, e))?;
-        *state = next;
-        report.total_seconds = started.elapsed().as_secs_f64();
-        Ok(report)
+        })
     }
 }

@@ -2,7 +2,7 @@
 //! Explicit, so it uses the lumped (diagonal) mass; stable only for h below
 //! about 2/ω_max of the stiffest mode.
 
-use super::{ensure_finite, step_failure, Integrator, StepReport};
+use super::{commit_step, Integrator, StepReport};
 use crate::error::{HookeError, Result};
 use crate::fem::MassKind;
 use crate::model::{Model, State};
@@ -20,7 +20,7 @@ impl Integrator for SymplecticEuler {
         let started = Instant::now();
         let next_time = state.time + dt;
         let n = model.dof_count();
-        let attempt = (|| {
+        commit_step(state, dt, |state| {
             if model.mass_kind() != MassKind::Lumped {
                 return Err(HookeError::scene(
                     "mass",
@@ -62,17 +62,15 @@ impl Integrator for SymplecticEuler {
                 positions,
                 velocities,
             };
-            ensure_finite(&next)?;
-            Ok(next)
-        })();
-        let next = attempt.map_err(|e| step_failure(state, dt, e))?;
-        *state = next;
-        let total_seconds = started.elapsed().as_secs_f64();
-        Ok(StepReport {
-            iterations: 1,
-            total_seconds,
-            assembly_seconds: total_seconds,
-            ..StepReport::default()
+            let assembly_seconds = started.elapsed().as_secs_f64();
+            Ok((
+                next,
+                StepReport {
+                    iterations: 1,
+                    assembly_seconds,
+                    ..StepReport::default()
+                },
+            ))
         })
     }
 }

@@ -262,6 +262,12 @@ impl SceneFile {
                 return Err(HookeError::scene("damping", "coefficients must be ≥ 0"));
             }
         }
+        if matches!(self.integrator, IntegratorConfig::SymplecticEuler) && self.simulation.mass != MassKind::Lumped {
+            return Err(HookeError::scene(
+                "simulation.mass",
+                "symplectic_euler is explicit and needs mass = \"lumped\"",
+            ));
+        }
         self.integrator.validate()
     }
 }

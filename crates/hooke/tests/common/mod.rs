@@ -4,7 +4,7 @@
 use hooke::fem::{ElementMaterial, MassKind};
 use hooke::material::{MaterialModel, MaterialParameters};
 use hooke::mesh::{box_mesh, BoxMeshOptions, TetMesh, TetsPerHex};
-use hooke::model::Model;
+use hooke::model::{Model, Motion, Pin, Selection};
 use nalgebra::{Matrix3, Rotation3, Vector3};
 
 /// A small deterministic pseudo-random generator (tests must not depend on an RNG crate's stream).
@@ -74,4 +74,21 @@ pub fn dense(pattern: &hooke::linalg::LowerPattern, values: &[f64]) -> nalgebra:
         }
     }
     a
+}
+
+/// Pins the vertices on the plane x = 0 with the given motion; returns them.
+pub fn clamp_left_end(model: &mut Model, motion: Motion, release_time: Option<f64>) -> Vec<usize> {
+    let vertices = Selection::Plane {
+        point: [0.0; 3],
+        normal: [-1.0, 0.0, 0.0],
+        tolerance: None,
+    }
+    .vertices(model.mesh(), "clamp")
+    .expect("the mesh has vertices at x = 0");
+    model.add_pin(Pin {
+        vertices: vertices.clone(),
+        motion,
+        release_time,
+    });
+    vertices
 }
