@@ -1,6 +1,5 @@
 //! `hooke`: run elastodynamics scenes from the command line.
 
-use anyhow::Context;
 use clap::{Parser, Subcommand};
 use hooke::scene::Scene;
 use hooke::HookeError;
@@ -141,8 +140,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             let user_error = error.is_user_error();
-            let report = Err::<(), _>(error).context("hooke failed").unwrap_err();
-            eprintln!("error: {report:#}");
+            // Hooke's errors say what and where in their own message, their cause included.
+            eprintln!("error: {error}");
             // Status 2: the input was at fault; 1: a failure inside Hooke (numerics, solver).
             ExitCode::from(if user_error { 2 } else { 1 })
         }

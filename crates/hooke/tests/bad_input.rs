@@ -133,13 +133,7 @@ fn assert_material_error(error: &HookeError, expected_context: &str, parameter: 
 
 // ---- unknown keys -------------------------------------------------------------
 
-// LIBRARY BUG (at the time of writing): the three tests below whose unknown key
-// starts its line (top level, `[simulation]`, `[bodies.material]`) fail.
-// `Scene::from_text` (scene/mod.rs) takes the line as
-// `text[..span.start].lines().count()`, which does not count the key's own line
-// when the span starts at column 0, so the error points one line too early. Keys
-// after `{` on a line (inline tables) are reported right. Fix: count newlines,
-// `text[..start].matches('\n').count() + 1`. Kept as regression tests.
+// Regression: the line of an unknown key at the start of its line was once off by one.
 
 #[test]
 fn unknown_top_level_key_names_key_and_line() {
@@ -484,4 +478,33 @@ fn neo_hookean_box_reports_the_first_inverted_element() {
         other => panic!("expected HookeError::InvalidDeformation, got {other:?}"),
     }
     assert_eq!(built.model.elastic_energy(&positions), f64::INFINITY);
+}
+
+// ---- missing checks found while writing these tests ---------------------------------
+
+// Regression: an enormous generated box was once a capacity-overflow panic.
+#[test]
+fn absurd_box_cell_count_is_an_error_not_a_panic() {
+    let text = scene_with("cells = [4, 1, 1]", "cells = [1000000, 1000000, 1000000]");
+    let error = build_error(&text, Path::new("."));
+    assert!(error.is_user_error(), "{error:?}");
+    assert!(error.to_string().contains("bodies[0].mesh.box.cells"), "{error}");
+}
+
+// Regression: non-finite pin motions were once accepted and failed mid-run.
+#[test]
+fn non_finite_pin_motion_names_the_pin() {
+    let text = format!("{VALID_SCENE}motion = {{ kind = \"translation\", velocity = [nan, 0.0, 0.0] }}\n");
+    let error = build_error(&text, Path::new("."));
+    assert!(
+        matches!(&error, HookeError::Scene { key, .. } if key.starts_with("pins[0].motion")),
+        "expected a Scene error on pins[0].motion, got {error:?}"
+    );
+}
+
+// Regression: infinite damping was once accepted.
+#[test]
+fn infinite_damping_coefficient_names_damping() {
+    let text = format!("{VALID_SCENE}\n[damping]\nstiffness_coefficient = inf\n");
+    assert_scene_error(&build_error(&text, Path::new(".")), "damping.stiffness_coefficient");
 }

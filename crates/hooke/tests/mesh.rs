@@ -16,7 +16,9 @@ fn box_meshes_are_conforming_positive_and_closed() {
         let mesh = bar([2.0, 1.5, 1.0], [nx, ny, nz], split);
         let per_cell = if split == TetsPerHex::Five { 5 } else { 6 };
         assert_eq!(mesh.tet_count(), nx * ny * nz * per_cell);
-        let total: f64 = (0..mesh.tet_count()).map(|e| mesh.signed_volume(e, &mesh.vertices)).sum();
+        let total: f64 = (0..mesh.tet_count())
+            .map(|e| mesh.signed_volume(e, &mesh.vertices))
+            .sum();
         assert!((total - 3.0).abs() < 1e-12, "volumes sum to the box volume");
         assert!((0..mesh.tet_count()).all(|e| mesh.signed_volume(e, &mesh.vertices) > 0.0));
 
@@ -37,8 +39,10 @@ fn box_meshes_are_conforming_positive_and_closed() {
 
         // Outward normals: the divergence theorem gives back the volume.
         let p = |v: usize| mesh.vertices[v];
-        let enclosed: f64 =
-            faces.iter().map(|(f, _)| p(f[0]).dot(&(p(f[1]) - p(f[0])).cross(&(p(f[2]) - p(f[0])))) / 6.0).sum();
+        let enclosed: f64 = faces
+            .iter()
+            .map(|(f, _)| p(f[0]).dot(&(p(f[1]) - p(f[0])).cross(&(p(f[2]) - p(f[0])))) / 6.0)
+            .sum();
         assert!((enclosed - 3.0).abs() < 1e-12, "enclosed volume {enclosed}");
     }
 }
@@ -72,7 +76,10 @@ fn degenerate_elements_and_bad_indices_are_errors_naming_the_element() {
         Err(HookeError::Mesh { reason }) => assert!(reason.contains("element 0") && reason.contains("vertex 9")),
         other => panic!("expected an index error, got {other:?}"),
     }
-    assert!(TetMesh::new(flat, vec![[0, 1, 1, 2]], vec![0]).is_err(), "a repeated vertex is an error");
+    assert!(
+        TetMesh::new(flat, vec![[0, 1, 1, 2]], vec![0]).is_err(),
+        "a repeated vertex is an error"
+    );
 }
 
 #[test]

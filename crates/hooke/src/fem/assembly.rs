@@ -260,9 +260,14 @@ impl Assembler {
             return Err(HookeError::InvalidDeformation {
                 element: e,
                 reason: format!(
-                    "{} material is undefined at this deformation (det F = {:.3e}); forces and stiffness do not exist there",
+                    "{} energy is not finite at this deformation (det F = {:.3e}): {}",
                     self.materials[e].model.name(),
-                    f.determinant()
+                    f.determinant(),
+                    if f.determinant() <= 0.0 && f.determinant() > -1e100 {
+                        "the element is inverted and this model is undefined there"
+                    } else {
+                        "the state has diverged (the time step is likely too large for this method)"
+                    }
                 ),
             });
         }

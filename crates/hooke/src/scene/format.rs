@@ -178,6 +178,10 @@ impl Default for OutputSection {
     }
 }
 
+/// Generated boxes larger than this are refused before any memory is reserved
+/// (beyond the memory of the machines Hooke targets).
+const MAX_GENERATED_TETS: usize = 50_000_000;
+
 fn positive(key: &str, value: f64) -> Result<()> {
     if value.is_finite() && value > 0.0 {
         Ok(())
@@ -234,6 +238,19 @@ impl SceneFile {
                         "every count must be at least 1",
                     ));
                 }
+                let tets = section
+                    .cells
+                    .iter()
+                    .try_fold(section.tets_per_hex, |acc, &c| acc.checked_mul(c));
+                if tets.is_none_or(|t| t > MAX_GENERATED_TETS) {
+                    return Err(HookeError::scene(
+                        format!("{key}.mesh.box.cells"),
+                        format!(
+                            "{:?} would make more than {MAX_GENERATED_TETS} tetrahedra",
+                            section.cells
+                        ),
+                    ));
+                }
             }
             finite(&format!("{key}.translate"), &body.translate)?;
             finite(&format!("{key}.velocity"), &body.velocity)?;
@@ -247,9 +264,25 @@ impl SceneFile {
                     ));
                 }
             }
-            if let Motion::Rotation { axis, .. } = &pin.motion {
-                if axis.iter().all(|a| *a == 0.0) {
-                    return Err(HookeError::scene(format!("pins[{p}].motion.axis"), "must not be zero"));
+            let key = format!("pins[{p}].motion");
+            match &pin.motion {
+                Motion::Fixed => {}
+                Motion::Translation { velocity } => finite(&format!("{key}.velocity"), velocity)?,
+                Motion::Rotation {
+                    axis,
+                    center,
+                    angular_velocity,
+                } => {
+                    finite(&format!("{key}.axis"), axis)?;
+                    finite(&format!("{key}.center"), center)?;
+                    finite(&format!("{key}.angular_velocity"), &[*angular_velocity])?;
+                    if axis.iter().all(|a| *a == 0.0) {
+                        return Err(HookeError::scene(format!("{key}.axis"), "must not be zero"));
+                    }
+                }
+                Motion::Shake { amplitude, frequency } => {
+                    finite(&format!("{key}.amplitude"), amplitude)?;
+                    finite(&format!("{key}.frequency"), &[*frequency])?;
                 }
             }
         }
@@ -258,8 +291,16 @@ impl SceneFile {
             finite(&format!("forces[{f}]"), &[force.frequency, force.phase])?;
         }
         if let Some(d) = &self.damping {
-            if !(d.mass_coefficient >= 0.0 && d.stiffness_coefficient >= 0.0) {
-                return Err(HookeError::scene("damping", "coefficients must be ≥ 0"));
+            for (name, value) in [
+                ("mass_coefficient", d.mass_coefficient),
+                ("stiffness_coefficient", d.stiffness_coefficient),
+            ] {
+                if !(value.is_finite() && value >= 0.0) {
+                    return Err(HookeError::scene(
+                        format!("damping.{name}"),
+                        format!("must be a finite number ≥ 0, got {value}"),
+                    ));
+                }
             }
         }
         if matches!(self.integrator, IntegratorConfig::SymplecticEuler) && self.simulation.mass != MassKind::Lumped {

@@ -37,7 +37,8 @@ impl Scene {
         let file: SceneFile = toml::from_str(text).map_err(|e| {
             let line = e
                 .span()
-                .map(|span| text[..span.start.min(text.len())].lines().count().max(1));
+                // Count the newlines before the error, so a key at the start of its line gets that line.
+                .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
             HookeError::parse(origin, line, e.message().to_string())
         })?;
         file.validate()?;
