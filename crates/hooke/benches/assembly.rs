@@ -43,7 +43,7 @@ fn bar_model(cells: [usize; 3]) -> (Model, Vec<f64>) {
     .expect("clamp");
     model.add_pin(Pin {
         vertices: clamped,
-        motion: Motion::Fixed,
+        motion: Motion::Fixed {},
         release_time: None,
     });
     model.set_gravity(Vector3::new(0.0, 0.0, -9.81));

@@ -142,43 +142,40 @@ pub fn run(
         None
     };
     let mut records = vec![energy_record(model, &state)];
-    if let Some(writer) = csv.as_mut() {
-        writer.append(&records[0])?;
-    }
-    if let Some(writer) = vtk.as_mut() {
-        write_frame(writer, model, &state)?;
-    }
-
+    let mut notes = notes;
     let mut statistics = StepStatistics::default();
-    let mut failure = None;
-    for step in 1..=steps {
-        match integrator.step(model, &mut state, settings.time_step) {
-            Ok(report) => {
-                statistics.add(&report);
-                // Step × h, not a running sum, so output times carry no accumulated rounding.
-                state.time = step as f64 * settings.time_step;
+    // Anything that stops the run (a failed step, an output that cannot be
+    // written) ends the loop; the summary below is written in every case.
+    let mut failure = write_step_outputs(csv.as_mut(), vtk.as_mut(), model, &state, &records[0]).err();
+    if failure.is_none() {
+        for step in 1..=steps {
+            match integrator.step(model, &mut state, settings.time_step) {
+                Ok(report) => statistics.add(&report),
+                Err(error) => {
+                    failure = Some(error);
+                    break;
+                }
             }
-            Err(error) => {
+            // Step × h, not a running sum, so output times carry no accumulated rounding.
+            state.time = step as f64 * settings.time_step;
+            let record = energy_record(model, &state);
+            let frame_due = settings.vtk_every > 0 && (step % settings.vtk_every == 0 || step == steps);
+            let written = write_step_outputs(csv.as_mut(), vtk.as_mut().filter(|_| frame_due), model, &state, &record);
+            records.push(record);
+            if let Err(error) = written {
                 failure = Some(error);
                 break;
             }
+            progress(step, steps);
         }
-        let record = energy_record(model, &state);
-        if let Some(writer) = csv.as_mut() {
-            writer.append(&record)?;
-        }
-        records.push(record);
-        if let Some(writer) = vtk.as_mut() {
-            if step % settings.vtk_every == 0 || step == steps {
-                write_frame(writer, model, &state)?;
-            }
-        }
-        progress(step, steps);
     }
 
     let mut outputs = Vec::new();
     if let Some(writer) = vtk.as_mut() {
-        outputs.push(writer.finish()?);
+        match writer.finish() {
+            Ok(path) => outputs.push(path),
+            Err(error) => notes.push(format!("the VTK collection could not be written: {error}")),
+        }
     }
     if let Some(writer) = &csv {
         outputs.push(writer.path().to_path_buf());
@@ -186,8 +183,11 @@ pub fn run(
     if settings.plot {
         let path = directory.join("energies.png");
         let title = format!("{} ({})", settings.name, integrator.name());
-        plot_energies(&path, &title, &[(integrator.name(), &records)])?;
-        outputs.push(path);
+        // A plot is a convenience: failing to draw it does not fail the simulation.
+        match plot_energies(&path, &title, &[(integrator.name(), &records)]) {
+            Ok(()) => outputs.push(path),
+            Err(error) => notes.push(format!("the energy plot could not be drawn: {error}")),
+        }
     }
     let summary_path = directory.join("summary.json");
     outputs.push(summary_path.clone());
@@ -214,6 +214,23 @@ pub fn run(
         Some(error) => Err(error),
         None => Ok((summary, state)),
     }
+}
+
+/// Appends a state's energies to the table and, when given a writer, writes its frame.
+fn write_step_outputs(
+    csv: Option<&mut EnergiesCsvWriter>,
+    vtk: Option<&mut VtkSeriesWriter>,
+    model: &Model,
+    state: &State,
+    record: &EnergyRecord,
+) -> Result<()> {
+    if let Some(writer) = csv {
+        writer.append(record)?;
+    }
+    if let Some(writer) = vtk {
+        write_frame(writer, model, state)?;
+    }
+    Ok(())
 }
 
 fn write_summary(path: &Path, summary: &RunSummary) -> Result<()> {

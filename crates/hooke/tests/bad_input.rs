@@ -508,3 +508,41 @@ fn infinite_damping_coefficient_names_damping() {
     let text = format!("{VALID_SCENE}\n[damping]\nstiffness_coefficient = inf\n");
     assert_scene_error(&build_error(&text, Path::new(".")), "damping.stiffness_coefficient");
 }
+
+/// Keys that a variant without settings, or a flattened settings table, does not know are still errors.
+#[test]
+fn unknown_keys_in_integrator_and_motion_tables_are_errors() {
+    let base = |extra: &str| {
+        format!(
+            r#"
+[simulation]
+duration = 0.1
+time_step = 0.01
+
+[[bodies]]
+mesh = {{ box = {{ size = [1.0, 0.2, 0.2], cells = [4, 1, 1] }} }}
+material = {{ model = "neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }}
+{extra}
+"#
+        )
+    };
+    for (extra, key) in [
+        (
+            "[integrator]\nkind = \"backward_euler\"\ntolerence = 1e-6\n",
+            "tolerence",
+        ),
+        (
+            "[integrator]\nkind = \"symplectic_euler\"\ntolerance = 1e-6\n",
+            "tolerance",
+        ),
+        (
+            "[[pins]]\nselect = \"all\"\nmotion = { kind = \"fixed\", velocity = [1.0, 0.0, 0.0] }\n",
+            "velocity",
+        ),
+    ] {
+        let error = hooke::scene::Scene::from_text(&base(extra), "test.toml", std::path::PathBuf::from("."))
+            .expect_err("an unknown key must be refused");
+        assert!(matches!(error, HookeError::Parse { .. }), "{error:?}");
+        assert!(error.to_string().contains(key), "{error}");
+    }
+}

@@ -165,7 +165,7 @@ fn prescribed_rotation_is_followed_and_release_frees_the_pins() {
 fn static_equilibrium_balances_the_load() {
     let mut model = soft_bar(MassKind::Lumped);
     model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
-    clamp_left_end(&mut model, Motion::Fixed, None);
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
     let mut state = model.initial_state();
     let report = StaticEquilibrium::new(NewtonSettings::default())
         .step(&model, &mut state, 1.0)
@@ -202,7 +202,7 @@ fn backward_euler_dissipates_and_projection_does_not_change_the_solution() {
         parameters(1e5, 0.3),
         MassKind::Consistent,
     );
-    clamp_left_end(&mut model, Motion::Fixed, None);
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
     let mut start = model.initial_state();
     for (v, p) in model.mesh().vertices.iter().enumerate() {
         start.velocities[3 * v + 2] = 0.5 * p.x;
@@ -250,7 +250,7 @@ fn failed_step_is_reported_and_state_is_untouched() {
         MassKind::Lumped,
     );
     model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
-    clamp_left_end(&mut model, Motion::Fixed, None);
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
     let mut state = model.initial_state();
     let mut integrator = SymplecticEuler;
     let mut failure = None;
@@ -271,4 +271,107 @@ fn failed_step_is_reported_and_state_is_untouched() {
         }
         other => panic!("expected a step failure, got {other:?}"),
     }
+}
+
+/// Inward velocities that invert elements of the predictor xₙ + h vₙ.
+fn crushing_velocities(model: &Model, speed: f64) -> Vec<f64> {
+    let center = Vector3::new(0.2, 0.05, 0.05);
+    model
+        .mesh()
+        .vertices
+        .iter()
+        .flat_map(|p| ((center - p) * speed).as_slice().to_vec())
+        .collect()
+}
+
+/// A step the line search has to shorten must still end in equilibrium: Newton
+/// is converged only by a small full increment, never by a small damped step.
+#[test]
+fn line_searched_static_solve_ends_in_equilibrium() {
+    let mut model = uniform_model(
+        bar([0.4, 0.1, 0.1], [8, 2, 2], TetsPerHex::Six),
+        MaterialModel::NeoHookean,
+        parameters(1e5, 0.45),
+        MassKind::Lumped,
+    );
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
+    model.add_pin(hooke::model::Pin {
+        vertices: hooke::model::Selection::Plane {
+            point: [0.4, 0.0, 0.0],
+            normal: [1.0, 0.0, 0.0],
+            tolerance: None,
+        }
+        .vertices(model.mesh(), "end")
+        .unwrap(),
+        motion: Motion::Translation {
+            velocity: [0.3, 0.0, 0.1],
+        },
+        release_time: None,
+    });
+    // One large step: the end is pulled 30 cm along the bar and 10 cm sideways at once.
+    let mut state = model.initial_state();
+    let report = StaticEquilibrium::new(NewtonSettings::default())
+        .step(&model, &mut state, 1.0)
+        .unwrap();
+    assert!(
+        report.line_search_reductions > 0,
+        "the test must exercise the line search"
+    );
+    let mut gradient = vec![0.0; model.dof_count()];
+    model.elastic_gradient(&state.positions, &mut gradient).unwrap();
+    let dofs = model.dof_map(state.time);
+    let scale = gradient.iter().map(|g| g.abs()).fold(0.0, f64::max);
+    for &d in &dofs.free_dofs {
+        assert!(
+            gradient[d].abs() < 1e-6 * scale,
+            "dof {d} out of balance: {}",
+            gradient[d]
+        );
+    }
+}
+
+/// When the predictor inverts a Neo-Hookean element, backward Euler starts from xₙ instead of failing.
+#[test]
+fn backward_euler_recovers_from_an_infeasible_predictor() {
+    let model = uniform_model(
+        bar([0.4, 0.1, 0.1], [8, 2, 2], TetsPerHex::Six),
+        MaterialModel::NeoHookean,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    );
+    let mut state = model.initial_state();
+    state.velocities = crushing_velocities(&model, 150.0);
+    let dt = 0.01;
+    let predicted: Vec<f64> = state
+        .positions
+        .iter()
+        .zip(&state.velocities)
+        .map(|(x, v)| x + dt * v)
+        .collect();
+    assert!(
+        model.elastic_energy(&predicted).is_infinite(),
+        "the predictor must be infeasible for this test"
+    );
+    let mut integrator = BackwardEuler::new(NewtonSettings::default());
+    integrator.step(&model, &mut state, dt).unwrap();
+    assert!(model.elastic_energy(&state.positions).is_finite());
+}
+
+/// An explicit step that inverts a Neo-Hookean element is a failure, not a committed state.
+#[test]
+fn explicit_step_into_an_undefined_state_fails_and_names_the_element() {
+    let model = uniform_model(
+        bar([0.4, 0.1, 0.1], [8, 2, 2], TetsPerHex::Six),
+        MaterialModel::NeoHookean,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    );
+    let mut state = model.initial_state();
+    state.velocities = crushing_velocities(&model, 150.0);
+    let before = state.clone();
+    let error = SymplecticEuler.step(&model, &mut state, 0.01).unwrap_err();
+    assert_eq!(state, before);
+    let message = error.to_string();
+    assert!(matches!(error, HookeError::StepFailed { step: 1, .. }), "{message}");
+    assert!(message.contains("element") && message.contains("inverted"), "{message}");
 }

@@ -23,7 +23,7 @@ impl Integrator for BackwardEuler {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        commit_step(state, dt, |state| {
+        commit_step(model, state, dt, |state| {
             let (positions, newton) = solve_incremental_step(model, state, dt, true, &self.settings, &mut self.system)?;
             let velocities = positions
                 .iter()

@@ -20,7 +20,7 @@ use crate::solve::{minimize, FreeSystem, IncrementalPotential, NewtonReport, New
 pub struct StepReport {
     /// Newton iterations (1 for linearised and explicit steps).
     pub iterations: usize,
-    /// Final nonlinear residual ‖∇Φ‖∞ (0 where there is none).
+    /// Nonlinear residual ‖∇Φ‖∞ where the last Newton iteration started (0 where there is none).
     pub residual: f64,
     pub line_search_reductions: usize,
     /// Factorisations of an indefinite matrix that needed a diagonal shift.
@@ -53,7 +53,8 @@ pub trait Integrator {
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport>;
 }
 
-/// The integrators a scene can ask for, with their settings.
+/// The integrators a scene can ask for, with their settings. Variants without
+/// settings are empty structs so that serde still rejects unknown keys in them.
 #[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum IntegratorConfig {
@@ -71,7 +72,7 @@ pub enum IntegratorConfig {
     },
     /// Symplectic (semi-implicit) Euler: first order, explicit, conserves momentum
     /// and keeps energy bounded, stable only below a step set by the stiffest mode.
-    SymplecticEuler,
+    SymplecticEuler {},
     /// Static equilibrium at each step's end time (velocities zero): quasi-static loading.
     Static {
         #[serde(flatten)]
@@ -100,7 +101,7 @@ impl IntegratorConfig {
             IntegratorConfig::SemiImplicitBackwardEuler { project_hessian } => {
                 Box::new(SemiImplicitBackwardEuler::new(*project_hessian))
             }
-            IntegratorConfig::SymplecticEuler => Box::new(SymplecticEuler),
+            IntegratorConfig::SymplecticEuler {} => Box::new(SymplecticEuler),
             IntegratorConfig::Static { newton } => Box::new(StaticEquilibrium::new(*newton)),
         }
     }
@@ -110,19 +111,23 @@ impl IntegratorConfig {
 /// the step's wall time recorded; on failure (an error, or non-finite values)
 /// the state is left as it was and the error says at which step and time.
 pub(crate) fn commit_step(
+    model: &Model,
     state: &mut State,
     dt: f64,
     attempt: impl FnOnce(&State) -> Result<(State, StepReport)>,
 ) -> Result<StepReport> {
     let started = std::time::Instant::now();
     let outcome = attempt(state).and_then(|(next, report)| {
-        if next.is_finite() {
-            Ok((next, report))
-        } else {
-            Err(HookeError::Solver {
+        if !next.is_finite() {
+            return Err(HookeError::Solver {
                 reason: "the step produced non-finite positions or velocities (the time step is likely too large for this method)".to_string(),
-            })
+            });
         }
+        // Explicit and linearised steps can land where a material is undefined
+        // (an inverted Neo-Hookean element); such a state is not a result.
+        let mut gradient = vec![0.0; next.positions.len()];
+        model.elastic_gradient(&next.positions, &mut gradient)?;
+        Ok((next, report))
     });
     match outcome {
         Ok((next, mut report)) => {
@@ -180,6 +185,16 @@ pub(crate) fn solve_incremental_step(
     };
     let system = FreeSystem::for_dofs(cache, model.pattern(), &dofs)?;
     let mut free = dofs.gather(&potential.base);
+    // The predictor xₙ + h vₙ may invert an element of a model undefined there;
+    // the current positions (with the pins moved) are then a feasible start.
+    if !potential.value(&free).is_finite() {
+        free = dofs.gather(&state.positions);
+        if !potential.value(&free).is_finite() {
+            return Err(HookeError::Solver {
+                reason: "no feasible starting point: both the predicted and the current positions invert an element whose material is undefined there".to_string(),
+            });
+        }
+    }
     let newton = minimize(&potential, &mut free, system, settings, model.length_scale())?;
     Ok((potential.full_positions(&free), newton))
 }

@@ -34,7 +34,7 @@ impl Integrator for SemiImplicitBackwardEuler {
         let started = Instant::now();
         let next_time = state.time + dt;
         let n = model.dof_count();
-        commit_step(state, dt, |state| {
+        commit_step(model, state, dt, |state| {
             let dofs = model.dof_map(next_time);
             let pattern = model.pattern();
             let mut elastic_gradient = vec![0.0; n];

@@ -23,7 +23,7 @@ impl Integrator for StaticEquilibrium {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        commit_step(state, dt, |state| {
+        commit_step(model, state, dt, |state| {
             if !model.pins().iter().any(|p| p.is_active(state.time + dt)) {
                 return Err(HookeError::Solver {
                     reason: "a static solve needs pinned vertices: a free body has no equilibrium under load (rigid motions are unconstrained)".to_string(),

@@ -20,7 +20,7 @@ impl Integrator for SymplecticEuler {
         let started = Instant::now();
         let next_time = state.time + dt;
         let n = model.dof_count();
-        commit_step(state, dt, |state| {
+        commit_step(model, state, dt, |state| {
             if model.mass_kind() != MassKind::Lumped {
                 return Err(HookeError::scene(
                     "mass",

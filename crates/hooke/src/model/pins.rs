@@ -3,12 +3,14 @@
 use nalgebra::{Rotation3, Unit, Vector3};
 
 /// How pinned vertices move (measured from their rest positions, starting at t = 0).
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+///
+/// Every variant is a struct (even an empty one): serde checks unknown keys only
+/// on struct variants of an internally tagged enum.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Motion {
     /// Held at the rest position.
-    #[default]
-    Fixed,
+    Fixed {},
     /// x(t) = X + v t.
     Translation { velocity: [f64; 3] },
     /// x(t) = c + R(ω t, axis)(X − c): a rigid rotation about an axis through `center`.
@@ -26,7 +28,7 @@ impl Motion {
     /// Position at time t of a vertex whose rest position is `rest`.
     pub fn position(&self, rest: &Vector3<f64>, time: f64) -> Vector3<f64> {
         match self {
-            Motion::Fixed => *rest,
+            Motion::Fixed {} => *rest,
             Motion::Translation { velocity } => rest + Vector3::from(*velocity) * time,
             Motion::Rotation {
                 axis,
@@ -42,6 +44,12 @@ impl Motion {
                 rest + Vector3::from(*amplitude) * (2.0 * std::f64::consts::PI * frequency * time).sin()
             }
         }
+    }
+}
+
+impl Default for Motion {
+    fn default() -> Self {
+        Motion::Fixed {}
     }
 }
 

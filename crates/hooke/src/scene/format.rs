@@ -266,7 +266,7 @@ impl SceneFile {
             }
             let key = format!("pins[{p}].motion");
             match &pin.motion {
-                Motion::Fixed => {}
+                Motion::Fixed {} => {}
                 Motion::Translation { velocity } => finite(&format!("{key}.velocity"), velocity)?,
                 Motion::Rotation {
                     axis,
@@ -303,7 +303,7 @@ impl SceneFile {
                 }
             }
         }
-        if matches!(self.integrator, IntegratorConfig::SymplecticEuler) && self.simulation.mass != MassKind::Lumped {
+        if matches!(self.integrator, IntegratorConfig::SymplecticEuler {}) && self.simulation.mass != MassKind::Lumped {
             return Err(HookeError::scene(
                 "simulation.mass",
                 "symplectic_euler is explicit and needs mass = \"lumped\"",

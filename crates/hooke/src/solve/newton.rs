@@ -48,7 +48,7 @@ impl NewtonSettings {
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct NewtonReport {
     pub iterations: usize,
-    /// ‖∇Φ‖∞ over the free DOFs at the start of the last iteration.
+    /// ‖∇Φ‖∞ over the free DOFs where the last iteration started (before its update).
     pub residual: f64,
     /// ‖Δx‖∞ of the last Newton increment.
     pub increment: f64,
@@ -87,7 +87,8 @@ pub fn minimize(
         }
 
         let started = Instant::now();
-        if let FactorizationOutcome::Shifted { .. } = system.factorize()? {
+        let shifted = matches!(system.factorize()?, FactorizationOutcome::Shifted { .. });
+        if shifted {
             report.shifted_factorizations += 1;
         }
         let mut direction: Vec<f64> = gradient.iter().map(|g| -g).collect();
@@ -98,6 +99,14 @@ pub fn minimize(
             return Err(HookeError::LinearSolver {
                 reason: "the Newton direction is not finite".to_string(),
             });
+        }
+
+        // Converged when the full Newton increment (not a step the line search
+        // shortened, nor one from a shifted matrix) is below the tolerance. It is
+        // applied whole: near the minimum Φ cannot resolve a decrease of its size.
+        if !shifted && report.increment <= threshold {
+            x.iter_mut().zip(&direction).for_each(|(a, d)| *a += d);
+            return Ok(report);
         }
 
         let slope: f64 = gradient.iter().zip(&direction).map(|(g, d)| g * d).sum();
@@ -126,9 +135,6 @@ pub fn minimize(
             report.line_search_reductions += halvings;
         }
         x.iter_mut().zip(&direction).for_each(|(a, d)| *a += step * d);
-        if report.increment * step <= threshold {
-            return Ok(report);
-        }
     }
     Err(HookeError::Solver {
         reason: format!(
