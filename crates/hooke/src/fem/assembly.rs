@@ -138,10 +138,6 @@ impl Assembler {
         &self.pattern
     }
 
-    pub fn geometry(&self) -> &[ElementGeometry] {
-        &self.geometry
-    }
-
     pub fn materials(&self) -> &[ElementMaterial] {
         &self.materials
     }

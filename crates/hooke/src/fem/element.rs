@@ -20,7 +20,7 @@ pub fn packed_index(p: usize, q: usize) -> usize {
 #[derive(Clone, Copy, Debug)]
 pub struct ElementGeometry {
     /// ∇Nᵢ in the rest configuration: rows of Dm⁻¹ for i = 1..3, minus their sum for i = 0
-    /// (seed 001 §2.3, with the 1/6 the thesis omits handled by using Dm⁻¹ directly).
+    /// (seed 001 §2.3; taking them from Dm⁻¹ sidesteps the thesis's missing 1/6 in its face-normal form).
     pub shape_gradients: [Vector3<f64>; 4],
     pub rest_volume: f64,
 }

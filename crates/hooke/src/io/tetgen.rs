@@ -12,6 +12,9 @@ use crate::mesh::TetMesh;
 use nalgebra::Vector3;
 use std::path::{Path, PathBuf};
 
+/// Upper bound on per-point attributes in a .node header.
+const MAX_POINT_ATTRIBUTES: usize = 1024;
+
 /// Reads the TetGen pair sharing the stem of `path`, which may name either the
 /// `.node` or the `.ele` file.
 pub fn read_tetgen(path: &Path) -> Result<TetMesh> {
@@ -72,6 +75,12 @@ fn read_node_file(path: &Path) -> Result<NodeFile> {
     if marker_count > 1 {
         return Err(header_error(format!(
             "number of boundary markers is {marker_count}, expected 0 or 1"
+        )));
+    }
+    // No real file carries thousands of attributes; a huge count is a garbled header.
+    if attribute_count > MAX_POINT_ATTRIBUTES {
+        return Err(header_error(format!(
+            "{attribute_count} point attributes announced; at most {MAX_POINT_ATTRIBUTES} are supported"
         )));
     }
     if point_count == 0 {

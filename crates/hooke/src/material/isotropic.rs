@@ -9,7 +9,7 @@
 //! element Hessian and gives the same guarantee (Bᵀ C B is PSD when C is).
 
 use super::{Evaluation, Lame, Matrix9, StressDerivative, StretchEigensystem, Want};
-use crate::linalg::symmetric_eigen3;
+use crate::linalg::{signed_svd3, symmetric_eigen3};
 use nalgebra::{Matrix3, SVector, Vector3};
 
 /// An isotropic energy density expressed in the signed singular values of F.
@@ -27,12 +27,6 @@ pub trait StretchEnergy {
 /// √ε balances the cancellation error of the quotient against the O(gap) error of the limit.
 const EQUAL_STRETCH_GAP: f64 = 1e-8;
 
-/// Singular value decomposition with U and V proper rotations: a reflection is
-/// carried by the sign of the smallest singular value.
-pub fn signed_svd(f: &Matrix3<f64>) -> (Matrix3<f64>, Vector3<f64>, Matrix3<f64>) {
-    crate::linalg::signed_svd3(f)
-}
-
 fn undefined() -> Evaluation {
     Evaluation {
         energy_density: f64::INFINITY,
@@ -46,7 +40,7 @@ pub fn evaluate<M: StretchEnergy>(model: &M, f: &Matrix3<f64>, lame: &Lame, want
     if !f.iter().all(|x| x.is_finite()) {
         return undefined();
     }
-    let (u, sigma, v) = signed_svd(f);
+    let (u, sigma, v) = signed_svd3(f);
     let energy_density = model.energy(&sigma, lame);
     if !energy_density.is_finite() {
         return undefined();

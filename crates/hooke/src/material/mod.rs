@@ -16,7 +16,7 @@ mod parameters;
 mod st_venant_kirchhoff;
 mod stable_neo_hookean;
 
-pub use isotropic::{signed_svd, StretchEnergy, PAIRS};
+pub use isotropic::{StretchEnergy, PAIRS};
 pub use parameters::{Lame, MaterialParameters};
 
 use nalgebra::{Matrix3, SMatrix, Vector3};

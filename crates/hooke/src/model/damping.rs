@@ -4,7 +4,8 @@
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DampingStiffness {
-    /// K at the rest configuration, computed once (seed 000 eq. 4.7, "K0").
+    /// K at the rest configuration, computed once (seed 000 eq. 4.7, "K0"); it is
+    /// positive semi-definite there, so projecting it changes nothing.
     #[default]
     Rest,
     /// K at the start of each step (projected to positive semi-definite, so that

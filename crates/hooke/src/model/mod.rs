@@ -138,12 +138,12 @@ impl Model {
     }
 
     /// The damping matrix D = αM + βK on the pattern for a step starting at `x`
-    /// (None without damping).
-    pub fn damping_values(&self, x: &[f64]) -> Result<Option<Vec<f64>>> {
+    /// (None without damping); borrowed when it uses the rest stiffness.
+    pub fn damping_values(&self, x: &[f64]) -> Result<Option<std::borrow::Cow<'_, [f64]>>> {
         match (&self.damping, &self.rest_damping_values) {
             (None, _) => Ok(None),
-            (Some(_), Some(rest)) => Ok(Some(rest.clone())),
-            (Some(d), None) => self.damping_values_at(d, x).map(Some),
+            (Some(_), Some(rest)) => Ok(Some(std::borrow::Cow::Borrowed(rest))),
+            (Some(d), None) => self.damping_values_at(d, x).map(|v| Some(std::borrow::Cow::Owned(v))),
         }
     }
 

@@ -53,6 +53,29 @@ impl Default for Motion {
     }
 }
 
+impl Motion {
+    /// Velocity at time t of a vertex whose rest position is `rest` (the derivative of [`Motion::position`]).
+    pub fn velocity(&self, rest: &Vector3<f64>, time: f64) -> Vector3<f64> {
+        match self {
+            Motion::Fixed {} => Vector3::zeros(),
+            Motion::Translation { velocity } => Vector3::from(*velocity),
+            Motion::Rotation {
+                axis,
+                center,
+                angular_velocity,
+            } => {
+                let axis = Vector3::from(*axis).normalize();
+                let position = self.position(rest, time);
+                axis.cross(&(position - Vector3::from(*center))) * *angular_velocity
+            }
+            Motion::Shake { amplitude, frequency } => {
+                let angular_frequency = 2.0 * std::f64::consts::PI * frequency;
+                Vector3::from(*amplitude) * (angular_frequency * (angular_frequency * time).cos())
+            }
+        }
+    }
+}
+
 /// A group of pinned vertices.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pin {

@@ -93,12 +93,25 @@ impl Selection {
         Ok(chosen)
     }
 
-    /// Whether element `e` belongs to the selection (by label, or by its centroid).
-    pub fn contains_element(&self, mesh: &TetMesh, e: usize) -> bool {
-        match self {
-            Selection::Label(label) => mesh.labels[e] == *label,
-            Selection::Vertices(list) => mesh.tets[e].iter().all(|v| list.contains(v)),
-            _ => self.contains_point(&mesh.centroid(e), Self::default_tolerance(mesh)),
-        }
+    /// For each element, whether it belongs to the selection (by label, by all its
+    /// vertices being listed, or by its centroid).
+    pub fn element_mask(&self, mesh: &TetMesh, key: &str) -> Result<Vec<bool>> {
+        self.validate(mesh, key)?;
+        let tolerance = Self::default_tolerance(mesh);
+        let listed = match self {
+            Selection::Vertices(list) => {
+                let mut listed = vec![false; mesh.vertex_count()];
+                list.iter().for_each(|&v| listed[v] = true);
+                listed
+            }
+            _ => Vec::new(),
+        };
+        Ok((0..mesh.tet_count())
+            .map(|e| match self {
+                Selection::Label(label) => mesh.labels[e] == *label,
+                Selection::Vertices(_) => mesh.tets[e].iter().all(|&v| listed[v]),
+                _ => self.contains_point(&mesh.centroid(e), tolerance),
+            })
+            .collect())
     }
 }

@@ -69,13 +69,13 @@ impl Scene {
             };
             let mut part_materials = vec![material_of(&body.material); part.tet_count()];
             for (r, region) in body.regions.iter().enumerate() {
-                region.select.validate(&part, &format!("{key}.regions[{r}].select"))?;
+                let mask = region
+                    .select
+                    .element_mask(&part, &format!("{key}.regions[{r}].select"))?;
                 let mut count = 0;
-                for (e, slot) in part_materials.iter_mut().enumerate() {
-                    if region.select.contains_element(&part, e) {
-                        *slot = material_of(&region.material);
-                        count += 1;
-                    }
+                for (slot, _) in part_materials.iter_mut().zip(&mask).filter(|(_, &inside)| inside) {
+                    *slot = material_of(&region.material);
+                    count += 1;
                 }
                 if count == 0 {
                     return Err(HookeError::scene(
@@ -116,10 +116,11 @@ impl Scene {
 
         let mut initial_state = model.initial_state();
         initial_state.velocities = initial_velocity;
-        let dofs = model.dof_map(0.0);
-        for (i, v) in initial_state.velocities.iter_mut().enumerate() {
-            if dofs.free_index[i].is_none() {
-                *v = 0.0;
+        // Pinned vertices move as their motion says from the start (a rotating pin has a velocity at t = 0).
+        for pin in model.pins().iter().filter(|p| p.is_active(0.0)) {
+            for &v in &pin.vertices {
+                let velocity = pin.motion.velocity(&model.mesh().vertices[v], 0.0);
+                initial_state.velocities[3 * v..3 * v + 3].copy_from_slice(velocity.as_slice());
             }
         }
         Ok(BuiltScene {

@@ -178,9 +178,12 @@ impl Default for OutputSection {
     }
 }
 
-/// Generated boxes larger than this are refused before any memory is reserved
-/// (beyond the memory of the machines Hooke targets).
-const MAX_GENERATED_TETS: usize = 50_000_000;
+/// Generated boxes larger than this are refused before any memory is reserved:
+/// assembly keeps about 1.5 kB per element, so 10 million already need ~15 GB.
+const MAX_GENERATED_TETS: usize = 10_000_000;
+
+/// A run keeps one energy record per step; beyond this many steps that alone is gigabytes.
+const MAX_STEPS: f64 = 1e8;
 
 fn positive(key: &str, value: f64) -> Result<()> {
     if value.is_finite() && value > 0.0 {
@@ -209,6 +212,13 @@ impl SceneFile {
             return Err(HookeError::scene(
                 "simulation.time_step",
                 "is longer than simulation.duration",
+            ));
+        }
+        let steps = self.simulation.duration / self.simulation.time_step;
+        if steps > MAX_STEPS {
+            return Err(HookeError::scene(
+                "simulation.time_step",
+                format!("duration / time_step = {steps:.3e} steps, more than the {MAX_STEPS:e} a run may take"),
             ));
         }
         if self.bodies.is_empty() {

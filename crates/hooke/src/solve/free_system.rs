@@ -8,6 +8,7 @@ use crate::model::DofMap;
 
 pub struct FreeSystem {
     active_pins: Vec<bool>,
+    full_nonzeros: usize,
     /// For each entry of the free pattern, its position in the full pattern.
     source: Vec<usize>,
     cholesky: SparseCholesky,
@@ -21,12 +22,16 @@ impl FreeSystem {
         full: &LowerPattern,
         dofs: &DofMap,
     ) -> Result<&'a mut FreeSystem> {
-        let stale = cache.as_ref().is_none_or(|s| s.active_pins != dofs.active_pins);
+        // Keyed by the active pins and the full pattern's size, so a cache used with another model is rebuilt.
+        let stale = cache
+            .as_ref()
+            .is_none_or(|s| s.active_pins != dofs.active_pins || s.full_nonzeros != full.nonzeros());
         if stale {
             let (pattern, source) = full.restrict(&dofs.free_index);
             let cholesky = SparseCholesky::analyse(&pattern)?;
             *cache = Some(FreeSystem {
                 active_pins: dofs.active_pins.clone(),
+                full_nonzeros: full.nonzeros(),
                 values: vec![0.0; source.len()],
                 source,
                 cholesky,

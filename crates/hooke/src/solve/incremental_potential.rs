@@ -18,7 +18,7 @@ pub struct IncrementalPotential<'a> {
     /// (w_M, x̃): inertia weight and predicted positions.
     pub inertia: Option<(f64, Vec<f64>)>,
     /// (w_D, D values on the pattern, x_prev).
-    pub damping: Option<(f64, Vec<f64>, Vec<f64>)>,
+    pub damping: Option<(f64, std::borrow::Cow<'a, [f64]>, Vec<f64>)>,
     /// External force over all DOFs (constant during the step).
     pub external_force: Vec<f64>,
     pub project_hessian: bool,
