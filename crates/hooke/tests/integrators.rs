@@ -26,7 +26,7 @@ fn integrators() -> Vec<Box<dyn Integrator>> {
     vec![
         Box::new(BackwardEuler::new(NewtonSettings::default())),
         Box::new(SemiImplicitBackwardEuler::new(true)),
-        Box::new(SymplecticEuler),
+        Box::new(SymplecticEuler::default()),
     ]
 }
 
@@ -74,7 +74,7 @@ fn symplectic_euler_conserves_angular_momentum() {
         state.velocities[3 * v..3 * v + 3].copy_from_slice(spin.as_slice());
     }
     let (_, initial) = model.momentum(&state.positions, &state.velocities);
-    let mut integrator = SymplecticEuler;
+    let mut integrator = SymplecticEuler::default();
     for _ in 0..500 {
         integrator.step(&model, &mut state, 2e-4).unwrap();
     }
@@ -252,7 +252,7 @@ fn failed_step_is_reported_and_state_is_untouched() {
     model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
     clamp_left_end(&mut model, Motion::Fixed {}, None);
     let mut state = model.initial_state();
-    let mut integrator = SymplecticEuler;
+    let mut integrator = SymplecticEuler::default();
     let mut failure = None;
     for _ in 0..100 {
         let before = state.clone();
@@ -369,7 +369,7 @@ fn explicit_step_into_an_undefined_state_fails_and_names_the_element() {
     let mut state = model.initial_state();
     state.velocities = crushing_velocities(&model, 150.0);
     let before = state.clone();
-    let error = SymplecticEuler.step(&model, &mut state, 0.01).unwrap_err();
+    let error = SymplecticEuler::default().step(&model, &mut state, 0.01).unwrap_err();
     assert_eq!(state, before);
     let message = error.to_string();
     assert!(matches!(error, HookeError::StepFailed { step: 1, .. }), "{message}");
@@ -409,4 +409,39 @@ fn simulation_is_bit_for_bit_identical_for_any_thread_count() {
     for threads in [2, 3] {
         assert!(run(threads) == reference, "{threads} threads differ from 1 thread");
     }
+}
+
+/// When Newton fails, the step is split in halves (seed 000 §2.4) and still lands at t + h.
+#[test]
+fn newton_failure_triggers_step_halving() {
+    let mut model = uniform_model(
+        bar([0.4, 0.1, 0.1], [8, 2, 2], TetsPerHex::Six),
+        MaterialModel::StableNeoHookean,
+        parameters(1e5, 0.45),
+        MassKind::Lumped,
+    );
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
+    let start = {
+        let mut state = model.initial_state();
+        state.velocities = crushing_velocities(&model, 40.0);
+        state
+    };
+    let strict = NewtonSettings {
+        max_iterations: 5,
+        ..NewtonSettings::default()
+    };
+    let without = NewtonSettings {
+        max_step_halvings: 0,
+        ..strict
+    };
+    let mut state = start.clone();
+    assert!(
+        BackwardEuler::new(without).step(&model, &mut state, 0.02).is_err(),
+        "the test needs a step Newton fails"
+    );
+    let mut state = start.clone();
+    let report = BackwardEuler::new(strict).step(&model, &mut state, 0.02).unwrap();
+    assert!(report.halvings > 0, "{report:?}");
+    assert!((state.time - 0.02).abs() < 1e-15);
+    assert!(model.elastic_energy(&state.positions).is_finite());
 }

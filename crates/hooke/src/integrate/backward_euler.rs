@@ -1,7 +1,9 @@
 //! Backward Euler: x_{n+1} = argmin Φ(x) with Φ = ½‖x − xₙ − h vₙ‖²_M / h² + W(x)
 //! − fᵀx (+ Rayleigh dissipation ½‖x − xₙ‖²_D / h), v_{n+1} = (x_{n+1} − xₙ)/h.
+//! First order, unconditionally stable, dissipative.
 
-use super::{commit_step, solve_incremental_step, Integrator, StepReport};
+use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep};
+use super::{commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
 use crate::solve::{FreeSystem, NewtonSettings};
@@ -17,25 +19,59 @@ impl BackwardEuler {
     }
 }
 
+/// One backward Euler step of `dt` from `state` (also the start-up step of BDF2).
+pub(crate) fn backward_euler_step(
+    model: &Model,
+    state: &State,
+    dt: f64,
+    settings: &NewtonSettings,
+    cache: &mut Option<FreeSystem>,
+) -> Result<(State, StepReport)> {
+    let end = state.time + dt;
+    let predicted: Vec<f64> = state
+        .positions
+        .iter()
+        .zip(&state.velocities)
+        .map(|(x, v)| x + dt * v)
+        .collect();
+    let mut base = predicted.clone();
+    model.apply_prescribed_positions(end, &mut base);
+    let step = ImplicitStep {
+        dof_time: end,
+        base,
+        inertia: Some((1.0 / (dt * dt), predicted)),
+        damping: Some((1.0 / dt, state.positions.clone())),
+        force_time: end,
+        extra_force: None,
+    };
+    let (positions, newton) = solve_implicit_step(model, state, step, settings, cache)?;
+    let velocities = positions
+        .iter()
+        .zip(&state.positions)
+        .map(|(x1, x0)| (x1 - x0) / dt)
+        .collect();
+    Ok((
+        State {
+            time: end,
+            positions,
+            velocities,
+        },
+        StepReport::from(&newton),
+    ))
+}
+
 impl Integrator for BackwardEuler {
     fn name(&self) -> &'static str {
         "backward_euler"
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
+        let settings = self.settings;
+        let system = &mut self.system;
         commit_step(model, state, dt, |state| {
-            let (positions, newton) = solve_incremental_step(model, state, dt, true, &self.settings, &mut self.system)?;
-            let velocities = positions
-                .iter()
-                .zip(&state.positions)
-                .map(|(x1, x0)| (x1 - x0) / dt)
-                .collect();
-            let next = State {
-                time: state.time + dt,
-                positions,
-                velocities,
-            };
-            Ok((next, StepReport::from(&newton)))
+            with_step_halving(state, dt, &settings, &mut |s, h| {
+                backward_euler_step(model, s, h, &settings, system)
+            })
         })
     }
 }

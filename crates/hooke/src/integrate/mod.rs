@@ -1,19 +1,34 @@
 //! Time integrators, all behind [`Integrator`]: a scene switches between them by
 //! changing one line.
 
+mod acceleration;
 mod backward_euler;
+mod bdf2;
+mod explicit;
+mod forward_euler;
+mod implicit;
+mod implicit_midpoint;
+mod newmark;
+mod runge_kutta4;
 mod semi_implicit_euler;
 mod static_equilibrium;
 mod symplectic_euler;
+mod velocity_verlet;
 
 pub use backward_euler::BackwardEuler;
+pub use bdf2::Bdf2;
+pub use forward_euler::ForwardEuler;
+pub use implicit_midpoint::ImplicitMidpoint;
+pub use newmark::Newmark;
+pub use runge_kutta4::RungeKutta4;
 pub use semi_implicit_euler::SemiImplicitBackwardEuler;
 pub use static_equilibrium::StaticEquilibrium;
 pub use symplectic_euler::SymplecticEuler;
+pub use velocity_verlet::VelocityVerlet;
 
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
-use crate::solve::{minimize, FreeSystem, IncrementalPotential, NewtonReport, NewtonSettings};
+use crate::solve::{NewtonReport, NewtonSettings};
 
 /// What one step did.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -28,6 +43,21 @@ pub struct StepReport {
     pub assembly_seconds: f64,
     pub solve_seconds: f64,
     pub total_seconds: f64,
+    /// Times the step was split in two because Newton failed (continuation).
+    pub halvings: usize,
+}
+
+impl StepReport {
+    /// Adds the work of a sub-step to this report.
+    pub fn absorb(&mut self, other: &StepReport) {
+        self.iterations += other.iterations;
+        self.residual = self.residual.max(other.residual);
+        self.line_search_reductions += other.line_search_reductions;
+        self.shifted_factorizations += other.shifted_factorizations;
+        self.assembly_seconds += other.assembly_seconds;
+        self.solve_seconds += other.solve_seconds;
+        self.halvings += other.halvings;
+    }
 }
 
 impl From<&NewtonReport> for StepReport {
@@ -40,6 +70,7 @@ impl From<&NewtonReport> for StepReport {
             assembly_seconds: newton.assembly_seconds,
             solve_seconds: newton.solve_seconds,
             total_seconds: 0.0,
+            halvings: 0,
         }
     }
 }
@@ -58,21 +89,45 @@ pub trait Integrator {
 #[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum IntegratorConfig {
-    /// Backward (implicit) Euler by Newton on the incremental potential: first order,
+    /// Explicit Euler: order 1, gains energy on undamped oscillation (a reference only).
+    ForwardEuler {},
+    /// Symplectic Euler: order 1, explicit, momentum-conserving, energy bounded.
+    SymplecticEuler {},
+    /// Velocity Verlet: order 2, explicit, symplectic.
+    VelocityVerlet {},
+    /// Classical Runge–Kutta: order 4, explicit, four force evaluations.
+    RungeKutta4 {},
+    /// Backward Euler by Newton on the incremental potential: order 1,
     /// unconditionally stable, dissipates energy (more at larger steps).
     BackwardEuler {
         #[serde(flatten)]
         newton: NewtonSettings,
     },
-    /// One linearised backward Euler step (Baraff–Witkin): first order, one
+    /// One linearised backward Euler step (Baraff–Witkin): order 1, one
     /// factorisation per step, stable for moderate stiffness.
     SemiImplicitBackwardEuler {
         #[serde(default = "default_true")]
         project_hessian: bool,
     },
-    /// Symplectic (semi-implicit) Euler: first order, explicit, conserves momentum
-    /// and keeps energy bounded, stable only below a step set by the stiffest mode.
-    SymplecticEuler {},
+    /// Implicit midpoint by Newton: order 2, symplectic, no artificial damping.
+    ImplicitMidpoint {
+        #[serde(flatten)]
+        newton: NewtonSettings,
+    },
+    /// BDF2 by Newton: order 2, L-stable, mildly dissipative.
+    Bdf2 {
+        #[serde(flatten)]
+        newton: NewtonSettings,
+    },
+    /// Newmark (β, γ) by Newton; (¼, ½) is the energy-conserving trapezoidal rule.
+    Newmark {
+        #[serde(default = "default_newmark_beta")]
+        beta: f64,
+        #[serde(default = "default_newmark_gamma")]
+        gamma: f64,
+        #[serde(flatten)]
+        newton: NewtonSettings,
+    },
     /// Static equilibrium at each step's end time (velocities zero): quasi-static loading.
     Static {
         #[serde(flatten)]
@@ -84,24 +139,87 @@ fn default_true() -> bool {
     true
 }
 
+fn default_newmark_beta() -> f64 {
+    0.25
+}
+
+fn default_newmark_gamma() -> f64 {
+    0.5
+}
+
 impl IntegratorConfig {
-    pub fn validate(&self) -> Result<()> {
-        match self {
-            IntegratorConfig::BackwardEuler { newton } | IntegratorConfig::Static { newton } => {
-                newton.validate("integrator")
+    /// The configuration for an integrator name (scene `kind`) or its short alias
+    /// (fe, se, vv, rk4, be, si, im, bdf2, nm, static), with default settings.
+    pub fn from_name(name: &str) -> Option<IntegratorConfig> {
+        let newton = NewtonSettings::default();
+        Some(match name {
+            "forward_euler" | "fe" => IntegratorConfig::ForwardEuler {},
+            "symplectic_euler" | "se" => IntegratorConfig::SymplecticEuler {},
+            "velocity_verlet" | "vv" => IntegratorConfig::VelocityVerlet {},
+            "runge_kutta4" | "rk4" => IntegratorConfig::RungeKutta4 {},
+            "backward_euler" | "be" => IntegratorConfig::BackwardEuler { newton },
+            "semi_implicit_backward_euler" | "si" => {
+                IntegratorConfig::SemiImplicitBackwardEuler { project_hessian: true }
             }
-            _ => Ok(()),
+            "implicit_midpoint" | "im" => IntegratorConfig::ImplicitMidpoint { newton },
+            "bdf2" => IntegratorConfig::Bdf2 { newton },
+            "newmark" | "nm" => IntegratorConfig::Newmark {
+                beta: default_newmark_beta(),
+                gamma: default_newmark_gamma(),
+                newton,
+            },
+            "static" => IntegratorConfig::Static { newton },
+            _ => return None,
+        })
+    }
+
+    /// The Newton settings of a Newton-based integrator.
+    pub fn newton_settings(&self) -> Option<&NewtonSettings> {
+        match self {
+            IntegratorConfig::BackwardEuler { newton }
+            | IntegratorConfig::ImplicitMidpoint { newton }
+            | IntegratorConfig::Bdf2 { newton }
+            | IntegratorConfig::Newmark { newton, .. }
+            | IntegratorConfig::Static { newton } => Some(newton),
+            _ => None,
+        }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if let IntegratorConfig::Newmark { beta, gamma, .. } = self {
+            if !(*beta > 0.0 && *beta <= 0.5) {
+                return Err(HookeError::scene(
+                    "integrator.beta",
+                    format!("must lie in (0, 0.5], got {beta}"),
+                ));
+            }
+            if !(*gamma >= 0.5 && *gamma <= 1.0) {
+                return Err(HookeError::scene(
+                    "integrator.gamma",
+                    format!("must lie in [0.5, 1], got {gamma}"),
+                ));
+            }
+        }
+        match self.newton_settings() {
+            Some(newton) => newton.validate("integrator"),
+            None => Ok(()),
         }
     }
 
     /// Builds the integrator.
     pub fn build(&self) -> Box<dyn Integrator> {
         match self {
+            IntegratorConfig::ForwardEuler {} => Box::new(ForwardEuler::default()),
+            IntegratorConfig::SymplecticEuler {} => Box::new(SymplecticEuler::default()),
+            IntegratorConfig::VelocityVerlet {} => Box::new(VelocityVerlet::default()),
+            IntegratorConfig::RungeKutta4 {} => Box::new(RungeKutta4::default()),
             IntegratorConfig::BackwardEuler { newton } => Box::new(BackwardEuler::new(*newton)),
             IntegratorConfig::SemiImplicitBackwardEuler { project_hessian } => {
                 Box::new(SemiImplicitBackwardEuler::new(*project_hessian))
             }
-            IntegratorConfig::SymplecticEuler {} => Box::new(SymplecticEuler),
+            IntegratorConfig::ImplicitMidpoint { newton } => Box::new(ImplicitMidpoint::new(*newton)),
+            IntegratorConfig::Bdf2 { newton } => Box::new(Bdf2::new(*newton)),
+            IntegratorConfig::Newmark { beta, gamma, newton } => Box::new(Newmark::new(*beta, *gamma, *newton)),
             IntegratorConfig::Static { newton } => Box::new(StaticEquilibrium::new(*newton)),
         }
     }
@@ -142,59 +260,4 @@ pub(crate) fn commit_step(
             reason: other.to_string(),
         }),
     }
-}
-
-/// Minimises the incremental potential of a step ending at t + h and returns
-/// the new positions. With `inertia`, it is backward Euler's
-/// ½‖x − xₙ − h vₙ‖²_M/h² + ½‖x − xₙ‖²_D/h + W(x) − fᵀx; without, the static W(x) − fᵀx.
-pub(crate) fn solve_incremental_step(
-    model: &Model,
-    state: &State,
-    dt: f64,
-    inertia: bool,
-    settings: &NewtonSettings,
-    cache: &mut Option<FreeSystem>,
-) -> Result<(Vec<f64>, NewtonReport)> {
-    let next_time = state.time + dt;
-    let dofs = model.dof_map(next_time);
-    let (inertia, damping, mut base) = if inertia {
-        let predicted: Vec<f64> = state
-            .positions
-            .iter()
-            .zip(&state.velocities)
-            .map(|(x, v)| x + dt * v)
-            .collect();
-        let damping = model
-            .damping_values(&state.positions)?
-            .map(|values| (1.0 / dt, values, state.positions.clone()));
-        (Some((1.0 / (dt * dt), predicted.clone())), damping, predicted)
-    } else {
-        (None, None, state.positions.clone())
-    };
-    model.apply_prescribed_positions(next_time, &mut base);
-    let mut external_force = vec![0.0; model.dof_count()];
-    model.external_force(next_time, &mut external_force);
-    let potential = IncrementalPotential {
-        model,
-        dofs: &dofs,
-        base,
-        inertia,
-        damping,
-        external_force,
-        project_hessian: settings.project_hessian,
-    };
-    let system = FreeSystem::for_dofs(cache, model.pattern(), &dofs)?;
-    let mut free = dofs.gather(&potential.base);
-    // The predictor xₙ + h vₙ may invert an element of a model undefined there;
-    // the current positions (with the pins moved) are then a feasible start.
-    if !potential.value(&free).is_finite() {
-        free = dofs.gather(&state.positions);
-        if !potential.value(&free).is_finite() {
-            return Err(HookeError::Solver {
-                reason: "no feasible starting point: both the predicted and the current positions invert an element whose material is undefined there".to_string(),
-            });
-        }
-    }
-    let newton = minimize(&potential, &mut free, system, settings, model.length_scale())?;
-    Ok((potential.full_positions(&free), newton))
 }

@@ -189,6 +189,16 @@ impl Model {
         }
     }
 
+    /// Overwrites the velocities of vertices pinned at time t with their motion's velocity.
+    pub fn apply_prescribed_velocities(&self, time: f64, velocities: &mut [f64]) {
+        for pin in self.pins.iter().filter(|p| p.is_active(time)) {
+            for &v in &pin.vertices {
+                let velocity = pin.motion.velocity(&self.mesh.vertices[v], time);
+                velocities[3 * v..3 * v + 3].copy_from_slice(velocity.as_slice());
+            }
+        }
+    }
+
     /// Elastic energy; +∞ where an element leaves its material's domain.
     pub fn elastic_energy(&self, x: &[f64]) -> f64 {
         self.assembler.energy(x)

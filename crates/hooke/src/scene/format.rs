@@ -313,12 +313,6 @@ impl SceneFile {
                 }
             }
         }
-        if matches!(self.integrator, IntegratorConfig::SymplecticEuler {}) && self.simulation.mass != MassKind::Lumped {
-            return Err(HookeError::scene(
-                "simulation.mass",
-                "symplectic_euler is explicit and needs mass = \"lumped\"",
-            ));
-        }
         self.integrator.validate()
     }
 }

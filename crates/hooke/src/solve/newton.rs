@@ -16,6 +16,9 @@ pub struct NewtonSettings {
     pub project_hessian: bool,
     /// Backtrack along the Newton direction until the potential decreases enough.
     pub line_search: bool,
+    /// When Newton fails, split the step in two, recursively, at most this deep
+    /// (2^depth sub-steps; seed 000 §2.4). 0 turns continuation off.
+    pub max_step_halvings: usize,
 }
 
 impl Default for NewtonSettings {
@@ -25,6 +28,7 @@ impl Default for NewtonSettings {
             max_iterations: 50,
             project_hessian: true,
             line_search: true,
+            max_step_halvings: 4,
         }
     }
 }
@@ -35,6 +39,12 @@ impl NewtonSettings {
             return Err(HookeError::scene(
                 format!("{key}.tolerance"),
                 format!("must lie in (0, 1), got {}", self.tolerance),
+            ));
+        }
+        if self.max_step_halvings > 20 {
+            return Err(HookeError::scene(
+                format!("{key}.max_step_halvings"),
+                format!("at most 20 (a million sub-steps), got {}", self.max_step_halvings),
             ));
         }
         if self.max_iterations == 0 {

@@ -1,0 +1,51 @@
+//! a = M⁻¹ (f_ext(t) − ∇W(x) − D v) on the free DOFs, for the explicit methods
+//! and Newmark's start. Pinned DOFs get zero (callers overwrite them with the
+//! prescribed motion); with a consistent mass the pinned rows' coupling M_fp a_p
+//! is neglected, which is exact for pins at rest or moving uniformly.
+
+use crate::error::Result;
+use crate::fem::MassKind;
+use crate::model::{DofMap, Model};
+use crate::solve::FreeSystem;
+
+pub(crate) struct Acceleration<'a> {
+    pub model: &'a Model,
+    pub dofs: &'a DofMap,
+    /// D for this step (None without damping).
+    pub damping: Option<&'a [f64]>,
+}
+
+impl Acceleration<'_> {
+    /// The acceleration at (x, v, t); `mass_system` caches the factorised M_ff for a consistent mass.
+    pub fn at(&self, x: &[f64], v: &[f64], time: f64, mass_system: &mut Option<FreeSystem>) -> Result<Vec<f64>> {
+        let model = self.model;
+        let n = model.dof_count();
+        let mut force = vec![0.0; n];
+        model.external_force(time, &mut force);
+        let mut gradient = vec![0.0; n];
+        model.elastic_gradient(x, &mut gradient)?;
+        let mut damping_force = vec![0.0; n];
+        if let Some(d) = self.damping {
+            model.pattern().symmetric_multiply(d, v, &mut damping_force);
+        }
+        let residual: Vec<f64> = (0..n).map(|i| force[i] - gradient[i] - damping_force[i]).collect();
+        let mut acceleration = vec![0.0; n];
+        match model.mass_kind() {
+            MassKind::Lumped => {
+                let masses = model.lumped_masses();
+                for &i in &self.dofs.free_dofs {
+                    acceleration[i] = residual[i] / masses[i / 3];
+                }
+            }
+            MassKind::Consistent => {
+                let system = FreeSystem::for_dofs(mass_system, model.pattern(), self.dofs)?;
+                system.load(&[(1.0, model.mass_values())]);
+                system.factorize()?;
+                let mut free = self.dofs.gather(&residual);
+                system.solve_in_place(&mut free)?;
+                self.dofs.scatter(&free, &mut acceleration);
+            }
+        }
+        Ok(acceleration)
+    }
+}

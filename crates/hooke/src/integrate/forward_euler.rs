@@ -1,0 +1,24 @@
+//! Forward (explicit) Euler: x_{n+1} = xₙ + h vₙ, v_{n+1} = vₙ + h a(xₙ, vₙ).
+//! First order; it adds energy to every undamped oscillation at any step size,
+//! so it is offered as a reference, not for production runs.
+
+use super::explicit::{explicit_step, ExplicitMethod};
+use super::{Integrator, StepReport};
+use crate::error::Result;
+use crate::model::{Model, State};
+use crate::solve::FreeSystem;
+
+#[derive(Default)]
+pub struct ForwardEuler {
+    mass_system: Option<FreeSystem>,
+}
+
+impl Integrator for ForwardEuler {
+    fn name(&self) -> &'static str {
+        "forward_euler"
+    }
+
+    fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
+        explicit_step(model, state, dt, ExplicitMethod::ForwardEuler, &mut self.mass_system)
+    }
+}

@@ -1,0 +1,105 @@
+//! What every Newton-based step shares: the incremental potential it minimises,
+//! a feasible starting point, and step-halving continuation (seed 000 §2.4).
+//!
+//! Φ(x) = w_M/2 ‖x − x̃‖²_M + w_D/2 ‖x − c‖²_D + W(x) − (f(t_f) + f_extra)ᵀx
+//!
+//! Backward Euler, implicit midpoint (as a half step), BDF2, Newmark and the
+//! static solve differ only in the weights, x̃, c, the force time and how the
+//! new state is read off the minimiser.
+
+use crate::error::{HookeError, Result};
+use crate::model::{Model, State};
+use crate::solve::{minimize, FreeSystem, IncrementalPotential, NewtonReport, NewtonSettings};
+
+/// One incremental potential to minimise.
+pub(crate) struct ImplicitStep {
+    /// The DOF map (which pins hold) is taken at this time.
+    pub dof_time: f64,
+    /// Full vector: values of pinned DOFs, and the first guess for free ones.
+    pub base: Vec<f64>,
+    /// (w_M, x̃).
+    pub inertia: Option<(f64, Vec<f64>)>,
+    /// (w_D, c); D is the model's damping matrix for a step starting at the current state.
+    pub damping: Option<(f64, Vec<f64>)>,
+    /// The external force is evaluated at this time.
+    pub force_time: f64,
+    /// A constant force added to the external one (Newmark's −D c).
+    pub extra_force: Option<Vec<f64>>,
+}
+
+/// Minimises the step's potential; returns the full minimiser.
+pub(crate) fn solve_implicit_step(
+    model: &Model,
+    state: &State,
+    step: ImplicitStep,
+    settings: &NewtonSettings,
+    cache: &mut Option<FreeSystem>,
+) -> Result<(Vec<f64>, NewtonReport)> {
+    let dofs = model.dof_map(step.dof_time);
+    let mut external_force = vec![0.0; model.dof_count()];
+    model.external_force(step.force_time, &mut external_force);
+    if let Some(extra) = &step.extra_force {
+        external_force.iter_mut().zip(extra).for_each(|(f, e)| *f += e);
+    }
+    let damping = match step.damping {
+        Some((weight, center)) => model
+            .damping_values(&state.positions)?
+            .map(|values| (weight, values, center)),
+        None => None,
+    };
+    let potential = IncrementalPotential {
+        model,
+        dofs: &dofs,
+        base: step.base,
+        inertia: step.inertia,
+        damping,
+        external_force,
+        project_hessian: settings.project_hessian,
+    };
+    let system = FreeSystem::for_dofs(cache, model.pattern(), &dofs)?;
+    let mut free = dofs.gather(&potential.base);
+    // The predictor may invert an element of a model undefined there; the
+    // current positions (with the pins moved) are then a feasible start.
+    if !potential.value(&free).is_finite() {
+        free = dofs.gather(&state.positions);
+        if !potential.value(&free).is_finite() {
+            return Err(HookeError::Solver {
+                reason: "no feasible starting point: both the predicted and the current positions invert an element whose material is undefined there".to_string(),
+            });
+        }
+    }
+    let newton = minimize(&potential, &mut free, system, settings, model.length_scale())?;
+    Ok((potential.full_positions(&free), newton))
+}
+
+/// Takes a step of `dt`; when the nonlinear solve fails, takes two steps of
+/// dt/2 instead, recursively, at most `settings.max_step_halvings` times deep
+/// (numerical continuation, seed 000 §2.4). Reports are summed.
+pub(crate) fn with_step_halving(
+    state: &State,
+    dt: f64,
+    settings: &NewtonSettings,
+    attempt: &mut StepAttempt,
+) -> Result<(State, StepReport)> {
+    halve(state, dt, settings.max_step_halvings, attempt)
+}
+
+use super::StepReport;
+
+/// One try at a step of a given size from a given state.
+pub(crate) type StepAttempt<'a> = dyn FnMut(&State, f64) -> Result<(State, StepReport)> + 'a;
+
+fn halve(state: &State, dt: f64, depth_left: usize, attempt: &mut StepAttempt) -> Result<(State, StepReport)> {
+    match attempt(state, dt) {
+        Ok(result) => Ok(result),
+        Err(HookeError::Solver { .. }) if depth_left > 0 => {
+            let (middle, first) = halve(state, dt / 2.0, depth_left - 1, attempt)?;
+            let (end, second) = halve(&middle, dt / 2.0, depth_left - 1, attempt)?;
+            let mut report = first;
+            report.absorb(&second);
+            report.halvings += 1;
+            Ok((end, report))
+        }
+        Err(error) => Err(error),
+    }
+}

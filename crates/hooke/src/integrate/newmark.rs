@@ -1,0 +1,129 @@
+//! Newmark (β, γ):
+//!   x_{n+1} = xₙ + h vₙ + h² ((½ − β) aₙ + β a_{n+1}),
+//!   v_{n+1} = vₙ + h ((1 − γ) aₙ + γ a_{n+1}),  M a_{n+1} = f(x_{n+1}, v_{n+1}).
+//! With x̃ = xₙ + h vₙ + h²(½ − β) aₙ and c = vₙ + h(1 − γ) aₙ, the step minimises
+//! ½‖x − x̃‖²_M/(βh²) + ½ (γ/(βh)) ‖x − x̃‖²_D + W(x) − (f − D c)ᵀx.
+//! (β, γ) = (¼, ½), the default, is the trapezoidal rule: second order,
+//! unconditionally stable, energy-conserving for linear problems. γ > ½ adds
+//! numerical damping (first order); β must be > 0 (the explicit β = 0 is not offered).
+
+use super::acceleration::Acceleration;
+use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep};
+use super::{commit_step, Integrator, StepReport};
+use crate::error::Result;
+use crate::model::{Model, State};
+use crate::solve::{FreeSystem, NewtonSettings};
+
+pub struct Newmark {
+    beta: f64,
+    gamma: f64,
+    settings: NewtonSettings,
+    system: Option<FreeSystem>,
+    mass_system: Option<FreeSystem>,
+    /// aₙ at the time of the current state.
+    acceleration: Option<(f64, Vec<f64>)>,
+}
+
+impl Newmark {
+    pub fn new(beta: f64, gamma: f64, settings: NewtonSettings) -> Self {
+        Newmark {
+            beta,
+            gamma,
+            settings,
+            system: None,
+            mass_system: None,
+            acceleration: None,
+        }
+    }
+}
+
+impl Integrator for Newmark {
+    fn name(&self) -> &'static str {
+        "newmark"
+    }
+
+    fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
+        let (beta, gamma, settings) = (self.beta, self.gamma, self.settings);
+        let system = &mut self.system;
+        let mass_system = &mut self.mass_system;
+        let stored = &mut self.acceleration;
+        commit_step(model, state, dt, |state| {
+            // aₙ is known from the last step, or computed from the equations of motion at the start.
+            let initial = match stored.as_ref().filter(|(time, _)| *time == state.time) {
+                Some((_, a)) => a.clone(),
+                None => {
+                    let dofs = model.dof_map(state.time);
+                    let damping = model.damping_values(&state.positions)?;
+                    Acceleration {
+                        model,
+                        dofs: &dofs,
+                        damping: damping.as_deref(),
+                    }
+                    .at(&state.positions, &state.velocities, state.time, mass_system)?
+                }
+            };
+            let mut accelerations: Vec<(f64, Vec<f64>)> = Vec::new();
+            let mut current = (state.time, initial);
+            let result = with_step_halving(state, dt, &settings, &mut |s, h| {
+                if current.0 != s.time {
+                    // After a failed half step the acceleration of `s` is the one recorded for it.
+                    if let Some(found) = accelerations.iter().rev().find(|(t, _)| *t == s.time) {
+                        current = found.clone();
+                    }
+                }
+                let a = &current.1;
+                let end = s.time + h;
+                let predicted: Vec<f64> = (0..s.positions.len())
+                    .map(|i| s.positions[i] + h * s.velocities[i] + h * h * (0.5 - beta) * a[i])
+                    .collect();
+                let carried: Vec<f64> = (0..s.velocities.len())
+                    .map(|i| s.velocities[i] + h * (1.0 - gamma) * a[i])
+                    .collect();
+                let extra_force = match model.damping_values(&s.positions)? {
+                    Some(d) => {
+                        let mut product = vec![0.0; carried.len()];
+                        model.pattern().symmetric_multiply(&d, &carried, &mut product);
+                        Some(product.into_iter().map(|p| -p).collect())
+                    }
+                    None => None,
+                };
+                let mut base = predicted.clone();
+                model.apply_prescribed_positions(end, &mut base);
+                let step = ImplicitStep {
+                    dof_time: end,
+                    base,
+                    inertia: Some((1.0 / (beta * h * h), predicted.clone())),
+                    damping: Some((gamma / (beta * h), predicted.clone())),
+                    force_time: end,
+                    extra_force,
+                };
+                let (positions, newton) = solve_implicit_step(model, s, step, &settings, system)?;
+                let new_acceleration: Vec<f64> = positions
+                    .iter()
+                    .zip(&predicted)
+                    .map(|(x, p)| (x - p) / (beta * h * h))
+                    .collect();
+                let mut velocities: Vec<f64> = carried
+                    .iter()
+                    .zip(&new_acceleration)
+                    .map(|(c, a)| c + gamma * h * a)
+                    .collect();
+                model.apply_prescribed_velocities(end, &mut velocities);
+                accelerations.push(current.clone());
+                current = (end, new_acceleration);
+                Ok((
+                    State {
+                        time: end,
+                        positions,
+                        velocities,
+                    },
+                    StepReport::from(&newton),
+                ))
+            });
+            if result.is_ok() {
+                *stored = Some(current.clone());
+            }
+            result
+        })
+    }
+}

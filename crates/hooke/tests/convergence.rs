@@ -1,0 +1,176 @@
+//! Observed orders of accuracy on a smooth nonlinear problem, and the exact
+//! amplitude factors of backward Euler and implicit midpoint on one vibration mode.
+
+mod common;
+
+use common::{bar, clamp_left_end, parameters, uniform_model};
+use hooke::fem::MassKind;
+use hooke::integrate::{Integrator, IntegratorConfig};
+use hooke::material::MaterialModel;
+use hooke::mesh::TetsPerHex;
+use hooke::model::{Model, Motion, State};
+use hooke::solve::NewtonSettings;
+use nalgebra::{DMatrix, DVector, SymmetricEigen};
+
+const END_TIME: f64 = 0.2;
+
+/// A free Stable Neo-Hookean block, started stretched, sheared and spinning: about 20% strain, smooth.
+fn nonlinear_problem() -> (Model, State) {
+    let model = uniform_model(
+        bar([0.1, 0.08, 0.06], [1, 1, 1], TetsPerHex::Six),
+        MaterialModel::StableNeoHookean,
+        parameters(1e3, 0.3),
+        MassKind::Lumped,
+    );
+    let mut state = model.initial_state();
+    // Start deformed (stretched and sheared), so that the initial acceleration is not zero:
+    // from rest shape symplectic Euler's positions coincide with leapfrog's and look second order.
+    for (v, p) in model.mesh().vertices.iter().enumerate() {
+        state.positions[3 * v] += 0.1 * p.x + 0.05 * p.z;
+        state.positions[3 * v + 2] -= 0.05 * p.y;
+    }
+    for (v, p) in model.mesh().vertices.iter().enumerate() {
+        state.velocities[3 * v] = 0.1 * (p.x - 0.05) * 10.0 + 0.05 * p.y;
+        state.velocities[3 * v + 1] = -0.08 * p.z * 10.0;
+        state.velocities[3 * v + 2] = 0.06 * (p.x * p.y) * 100.0;
+    }
+    (model, state)
+}
+
+fn tight(config: IntegratorConfig) -> Box<dyn Integrator> {
+    let newton = NewtonSettings {
+        tolerance: 1e-13,
+        ..NewtonSettings::default()
+    };
+    match config {
+        IntegratorConfig::BackwardEuler { .. } => IntegratorConfig::BackwardEuler { newton },
+        IntegratorConfig::ImplicitMidpoint { .. } => IntegratorConfig::ImplicitMidpoint { newton },
+        IntegratorConfig::Bdf2 { .. } => IntegratorConfig::Bdf2 { newton },
+        IntegratorConfig::Newmark { beta, gamma, .. } => IntegratorConfig::Newmark { beta, gamma, newton },
+        other => other,
+    }
+    .build()
+}
+
+fn solve(model: &Model, start: &State, config: &IntegratorConfig, steps: usize) -> State {
+    let mut integrator = tight(config.clone());
+    let mut state = start.clone();
+    let h = END_TIME / steps as f64;
+    for _ in 0..steps {
+        integrator.step(model, &mut state, h).unwrap();
+    }
+    state
+}
+
+fn error(a: &State, b: &State) -> f64 {
+    a.positions
+        .iter()
+        .zip(&b.positions)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn observed_orders_match_theory() {
+    let (model, start) = nonlinear_problem();
+    let reference = solve(&model, &start, &IntegratorConfig::RungeKutta4 {}, 4000);
+    let cases: [(&str, f64, &[usize]); 9] = [
+        ("forward_euler", 1.0, &[160, 320, 640]),
+        ("symplectic_euler", 1.0, &[40, 80, 160]),
+        ("semi_implicit_backward_euler", 1.0, &[160, 320, 640]),
+        ("backward_euler", 1.0, &[160, 320, 640]),
+        ("implicit_midpoint", 2.0, &[20, 40, 80]),
+        ("velocity_verlet", 2.0, &[20, 40, 80]),
+        ("bdf2", 2.0, &[20, 40, 80]),
+        ("newmark", 2.0, &[20, 40, 80]),
+        ("runge_kutta4", 4.0, &[10, 20, 40]),
+    ];
+    for (name, expected, steps) in cases {
+        let config = IntegratorConfig::from_name(name).unwrap();
+        let errors: Vec<f64> = steps
+            .iter()
+            .map(|&n| error(&solve(&model, &start, &config, n), &reference))
+            .collect();
+        let order = (errors[1] / errors[2]).log2();
+        eprintln!("{name}: errors {errors:?}, observed order {order:.3}");
+        assert!(
+            (order - expected).abs() < 0.2,
+            "{name}: observed order {order:.3}, expected {expected} ({errors:?})"
+        );
+    }
+}
+
+/// A clamped linear-elastic bar started in its lowest mode, and that mode's ω.
+fn single_mode() -> (Model, State, DVector<f64>, f64) {
+    let mut model = uniform_model(
+        bar([0.4, 0.1, 0.1], [4, 1, 1], TetsPerHex::Six),
+        MaterialModel::Linear,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    );
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
+    let dofs = model.dof_map(0.0);
+    let mut values = vec![0.0; model.pattern().nonzeros()];
+    model
+        .elastic_hessian(&model.rest_positions(), false, None, &mut values)
+        .unwrap();
+    let k = common::dense(model.pattern(), &values);
+    let n = dofs.free_count();
+    let inverse_sqrt_mass: Vec<f64> = dofs
+        .free_dofs
+        .iter()
+        .map(|&d| 1.0 / model.lumped_masses()[d / 3].sqrt())
+        .collect();
+    let reduced = DMatrix::from_fn(n, n, |i, j| {
+        k[(dofs.free_dofs[i], dofs.free_dofs[j])] * inverse_sqrt_mass[i] * inverse_sqrt_mass[j]
+    });
+    let eigen = SymmetricEigen::new(reduced);
+    let lowest = eigen.eigenvalues.imin();
+    let omega = eigen.eigenvalues[lowest].sqrt();
+    // M-orthonormal mode over all DOFs (zero on the pins).
+    let mut mode = DVector::zeros(model.dof_count());
+    for (i, &d) in dofs.free_dofs.iter().enumerate() {
+        mode[d] = eigen.eigenvectors[(i, lowest)] * inverse_sqrt_mass[i];
+    }
+    let mut state = model.initial_state();
+    for d in 0..model.dof_count() {
+        state.positions[d] += 1e-3 * mode[d];
+    }
+    (model, state, mode, omega)
+}
+
+/// Modal amplitude √(a² + (b/ω)²) with a, b the mode's displacement and velocity coordinates.
+fn amplitude(model: &Model, state: &State, mode: &DVector<f64>, omega: f64) -> f64 {
+    let rest = model.rest_positions();
+    let masses = model.lumped_masses();
+    let (mut a, mut b) = (0.0, 0.0);
+    for d in 0..model.dof_count() {
+        a += mode[d] * masses[d / 3] * (state.positions[d] - rest[d]);
+        b += mode[d] * masses[d / 3] * state.velocities[d];
+    }
+    (a * a + (b / omega).powi(2)).sqrt()
+}
+
+#[test]
+fn backward_euler_and_implicit_midpoint_amplitude_factors() {
+    let (model, start, mode, omega) = single_mode();
+    let h = 1.0 / omega; // hω = 1, as in seed 000 Fig. 6.2
+    for (name, factor) in [
+        ("backward_euler", (1.0f64 + 1.0).powf(-0.5)),
+        ("implicit_midpoint", 1.0),
+    ] {
+        let mut integrator = tight(IntegratorConfig::from_name(name).unwrap());
+        let mut state = start.clone();
+        let mut previous = amplitude(&model, &state, &mode, omega);
+        for _ in 0..5 {
+            integrator.step(&model, &mut state, h).unwrap();
+            let current = amplitude(&model, &state, &mode, omega);
+            assert!(
+                (current / previous - factor).abs() < 1e-8,
+                "{name}: factor {} vs {factor}",
+                current / previous
+            );
+            previous = current;
+        }
+    }
+}
