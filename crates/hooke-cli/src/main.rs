@@ -1,6 +1,7 @@
 //! `hooke`: run elastodynamics scenes from the command line.
 
 use clap::{Parser, Subcommand};
+use hooke::integrate::IntegratorConfig;
 use hooke::scene::Scene;
 use hooke::HookeError;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -28,6 +29,20 @@ enum Command {
         /// The scene file (TOML).
         scene: Option<PathBuf>,
         /// Output folder (default: the scene's `output.directory`, else out/<scene name>).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// No progress bar.
+        #[arg(short, long)]
+        quiet: bool,
+    },
+    /// Run a scene under several integrators and plot their total energy together.
+    Compare {
+        /// The scene file (TOML).
+        scene: PathBuf,
+        /// Comma-separated integrators, by name or alias: fe, se, vv, rk4, be, si, im, bdf2, nm.
+        #[arg(short, long, value_delimiter = ',', default_value = "be,im,bdf2")]
+        integrators: Vec<String>,
+        /// Output folder (default: out/<scene name>-comparison); each integrator writes a subfolder.
         #[arg(short, long)]
         output: Option<PathBuf>,
         /// No progress bar.
@@ -89,8 +104,9 @@ fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<(), H
         &mut |step, _| bar.set_position(step as u64),
     );
     bar.finish_and_clear();
-    match result {
-        Ok((summary, _)) => {
+    match result.and_then(|outcome| outcome.into_result()) {
+        Ok(outcome) => {
+            let summary = outcome.summary;
             eprintln!(
                 "completed {} steps in {:.2} s ({} Newton iterations); results in {}",
                 summary.statistics.steps,
@@ -108,6 +124,64 @@ fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<(), H
             Err(error)
         }
     }
+}
+
+fn progress_bar(quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(0);
+    if let Ok(style) = ProgressStyle::with_template("{msg:>28} {bar:40} {pos}/{len} steps  {elapsed} (eta {eta})") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -> Result<(), HookeError> {
+    let scene = Scene::from_file(scene)?;
+    let integrators = names
+        .iter()
+        .map(|name| {
+            IntegratorConfig::from_name(name.trim()).ok_or_else(|| {
+                HookeError::scene(
+                    "--integrators",
+                    format!(
+                        "unknown integrator '{name}' (use fe, se, vv, rk4, be, si, im, bdf2, nm, or their full names)"
+                    ),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let directory = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-comparison", scene.name())));
+    let bar = progress_bar(quiet);
+    let runs = hooke::comparison::compare(&scene, &integrators, &directory, &mut |name, step, total| {
+        bar.set_length(total as u64);
+        bar.set_message(name.to_string());
+        bar.set_position(step as u64);
+    })?;
+    bar.finish_and_clear();
+    println!(
+        "{:<30} {:>10} {:>8} {:>10} {:>14} {:>14}",
+        "integrator", "status", "steps", "seconds", "E(0) [J]", "E(end) [J]"
+    );
+    for run in &runs {
+        println!(
+            "{:<30} {:>10} {:>8} {:>10.2} {:>14.6e} {:>14}",
+            run.integrator,
+            run.status,
+            run.steps,
+            run.wall_seconds,
+            run.initial_total_energy,
+            run.final_total_energy.map_or("-".to_string(), |e| format!("{e:.6e}"))
+        );
+        if let Some(error) = &run.error {
+            println!("    stopped: {error}");
+        }
+    }
+    println!("plot: {}", directory.join("comparison.png").display());
+    Ok(())
 }
 
 fn check(scene: &Path) -> Result<(), HookeError> {
@@ -134,6 +208,12 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         None => run(None, None, false),
         Some(Command::Run { scene, output, quiet }) => run(scene.as_deref(), output.as_deref(), *quiet),
+        Some(Command::Compare {
+            scene,
+            integrators,
+            output,
+            quiet,
+        }) => compare(scene, integrators, output.as_deref(), *quiet),
         Some(Command::Check { scene }) => check(scene),
     };
     match result {

@@ -272,3 +272,41 @@ kind = "symplectic_euler"
     assert_eq!(rows.len(), failed_step, "step {failed_step} failed; rows: {rows:?}");
     assert!(output_directory.join("energies.png").is_file());
 }
+
+/// `hooke compare` runs each integrator into its own folder and plots them together;
+/// an unknown integrator name is a user error.
+#[test]
+fn compare_writes_one_folder_per_integrator_and_a_joint_plot() {
+    let scratch = ScratchDirectory::new("compare");
+    let scene = scratch.write("scene.toml", SMALL_SCENE);
+    let output = scratch.path().join("cmp");
+    let result = hooke(&[
+        "compare".as_ref(),
+        scene.as_os_str(),
+        "--integrators".as_ref(),
+        "be,im,bdf2,nm,rk4".as_ref(),
+        "--output".as_ref(),
+        output.as_os_str(),
+        "--quiet".as_ref(),
+    ]);
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    for name in ["backward_euler", "implicit_midpoint", "bdf2", "newmark", "runge_kutta4"] {
+        assert!(
+            output.join(name).join("energies.csv").is_file(),
+            "{name} has no energies"
+        );
+    }
+    let plot = std::fs::read(output.join("comparison.png")).expect("comparison plot");
+    assert!(plot.starts_with(b"\x89PNG"));
+    let summary = std::fs::read_to_string(output.join("comparison.json")).expect("comparison summary");
+    assert_eq!(summary.matches("\"integrator\"").count(), 5);
+
+    let unknown = hooke(&[
+        "compare".as_ref(),
+        scene.as_os_str(),
+        "--integrators".as_ref(),
+        "be,warp".as_ref(),
+    ]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("warp"));
+}

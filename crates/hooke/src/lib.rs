@@ -4,6 +4,7 @@
 //! materials, mass, boundary conditions, forces) → an [`integrate::Integrator`]
 //! stepping a [`model::State`] → outputs (VTK series, energies CSV, summary, plot).
 
+pub mod comparison;
 pub mod error;
 pub mod fem;
 pub mod integrate;

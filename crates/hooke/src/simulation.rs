@@ -115,9 +115,29 @@ fn write_frame(writer: &mut VtkSeriesWriter, model: &Model, state: &State) -> Re
     })
 }
 
+/// What a run produced. `failure` is set when it stopped early; everything up
+/// to that point is in `records`, `state` and on disk.
+pub struct RunOutcome {
+    pub summary: RunSummary,
+    pub state: State,
+    pub records: Vec<EnergyRecord>,
+    pub failure: Option<HookeError>,
+}
+
+impl RunOutcome {
+    /// The outcome as a `Result`: the failure, if there was one.
+    pub fn into_result(self) -> Result<RunOutcome> {
+        match self.failure {
+            Some(error) => Err(error),
+            None => Ok(self),
+        }
+    }
+}
+
 /// Runs the steps, writing outputs as it goes. `progress(step, total)` is called
-/// after every step. On a failed step the outputs so far are kept, the summary
-/// records the failure, and the error is returned.
+/// after every step. A failed step ends the run: the outputs so far are kept, the
+/// summary records the failure, and so does the returned outcome. `Err` is kept
+/// for failures to set up the outputs at all.
 pub fn run(
     model: &Model,
     integrator: &mut dyn Integrator,
@@ -126,7 +146,7 @@ pub fn run(
     notes: Vec<String>,
     scene_text: Option<String>,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<(RunSummary, State)> {
+) -> Result<RunOutcome> {
     let started = Instant::now();
     let directory = &settings.output_directory;
     std::fs::create_dir_all(directory).map_err(|e| HookeError::io(directory, e))?;
@@ -210,10 +230,12 @@ pub fn run(
         scene: scene_text,
     };
     write_summary(&summary_path, &summary)?;
-    match failure {
-        Some(error) => Err(error),
-        None => Ok((summary, state)),
-    }
+    Ok(RunOutcome {
+        summary,
+        state,
+        records,
+        failure,
+    })
 }
 
 /// Appends a state's energies to the table and, when given a writer, writes its frame.

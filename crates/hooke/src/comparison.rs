@@ -1,0 +1,96 @@
+//! Running one scene under several integrators and comparing their energy over
+//! time in one plot (`hooke compare`). A method that fails (an explicit method
+//! past its stability limit, say) is kept in the comparison up to where it stopped.
+
+use crate::error::{HookeError, Result};
+use crate::integrate::IntegratorConfig;
+use crate::output::{plot_energies, EnergyRecord};
+use crate::scene::Scene;
+use crate::simulation::{run, RunSettings};
+use std::path::Path;
+
+/// One integrator's part of a comparison.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ComparedRun {
+    pub integrator: String,
+    pub status: String,
+    pub error: Option<String>,
+    pub steps: usize,
+    pub wall_seconds: f64,
+    pub newton_iterations: usize,
+    pub initial_total_energy: f64,
+    pub final_total_energy: Option<f64>,
+    #[serde(skip)]
+    pub records: Vec<EnergyRecord>,
+}
+
+/// Runs `scene` once per integrator into `<output>/<integrator>/`, then writes
+/// `<output>/comparison.png` (total energy of each) and `<output>/comparison.json`.
+/// Newton-based integrators take the scene's own Newton settings when it has some.
+pub fn compare(
+    scene: &Scene,
+    integrators: &[IntegratorConfig],
+    output: &Path,
+    progress: &mut dyn FnMut(&str, usize, usize),
+) -> Result<Vec<ComparedRun>> {
+    if integrators.is_empty() {
+        return Err(HookeError::scene(
+            "integrators",
+            "name at least one integrator to compare",
+        ));
+    }
+    let built = scene.build()?;
+    let scene_newton = scene.file.integrator.newton_settings().copied();
+    let mut runs = Vec::new();
+    for config in integrators {
+        let config = match (config.clone(), scene_newton) {
+            (IntegratorConfig::BackwardEuler { .. }, Some(newton)) => IntegratorConfig::BackwardEuler { newton },
+            (IntegratorConfig::ImplicitMidpoint { .. }, Some(newton)) => IntegratorConfig::ImplicitMidpoint { newton },
+            (IntegratorConfig::Bdf2 { .. }, Some(newton)) => IntegratorConfig::Bdf2 { newton },
+            (IntegratorConfig::Newmark { beta, gamma, .. }, Some(newton)) => {
+                IntegratorConfig::Newmark { beta, gamma, newton }
+            }
+            (other, _) => other,
+        };
+        config.validate()?;
+        let mut integrator = config.build();
+        let name = integrator.name().to_string();
+        let settings = RunSettings {
+            output_directory: output.join(&name),
+            ..scene.run_settings(None)
+        };
+        let outcome = run(
+            &built.model,
+            integrator.as_mut(),
+            built.initial_state.clone(),
+            &settings,
+            built.notes.clone(),
+            Some(scene.text.clone()),
+            &mut |step, total| progress(&name, step, total),
+        )?;
+        runs.push(ComparedRun {
+            integrator: name,
+            status: outcome.summary.status.clone(),
+            error: outcome.summary.error.clone(),
+            steps: outcome.summary.statistics.steps,
+            wall_seconds: outcome.summary.wall_seconds,
+            newton_iterations: outcome.summary.statistics.total_iterations,
+            initial_total_energy: outcome.records.first().map_or(0.0, |r| r.total),
+            final_total_energy: outcome.records.last().map(|r| r.total),
+            records: outcome.records,
+        });
+    }
+    let series: Vec<(&str, &[EnergyRecord])> = runs
+        .iter()
+        .map(|r| (r.integrator.as_str(), r.records.as_slice()))
+        .collect();
+    plot_energies(
+        &output.join("comparison.png"),
+        &format!("{}: total energy", scene.name()),
+        &series,
+    )?;
+    let path = output.join("comparison.json");
+    let text = serde_json::to_string_pretty(&runs).map_err(|e| HookeError::io(&path, std::io::Error::other(e)))?;
+    std::fs::write(&path, text).map_err(|e| HookeError::io(&path, e))?;
+    Ok(runs)
+}
