@@ -39,7 +39,7 @@ enum Command {
     Compare {
         /// The scene file (TOML).
         scene: PathBuf,
-        /// Comma-separated integrators, by name or alias: fe, se, vv, rk4, be, si, im, bdf2, nm.
+        /// Comma-separated integrators, by name or alias: fe, se, vv, rk4, be, si, im, bdf2, nm, vm.
         #[arg(short, long, value_delimiter = ',', default_value = "be,im,bdf2")]
         integrators: Vec<String>,
         /// Output folder (default: out/<scene name>-comparison); each integrator writes a subfolder.
@@ -146,7 +146,7 @@ fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -
                 HookeError::scene(
                     "--integrators",
                     format!(
-                        "unknown integrator '{name}' (use fe, se, vv, rk4, be, si, im, bdf2, nm, or their full names)"
+                        "unknown integrator '{name}' (use fe, se, vv, rk4, be, si, im, bdf2, nm, vm, or their full names)"
                     ),
                 )
             })

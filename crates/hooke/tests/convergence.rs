@@ -47,6 +47,12 @@ fn tight(config: IntegratorConfig) -> Box<dyn Integrator> {
         IntegratorConfig::ImplicitMidpoint { .. } => IntegratorConfig::ImplicitMidpoint { newton },
         IntegratorConfig::Bdf2 { .. } => IntegratorConfig::Bdf2 { newton },
         IntegratorConfig::Newmark { beta, gamma, .. } => IntegratorConfig::Newmark { beta, gamma, newton },
+        IntegratorConfig::VariationalMidpoint {
+            residual_reinjection, ..
+        } => IntegratorConfig::VariationalMidpoint {
+            residual_reinjection,
+            newton,
+        },
         other => other,
     }
     .build()
@@ -74,7 +80,7 @@ fn error(a: &State, b: &State) -> f64 {
 fn observed_orders_match_theory() {
     let (model, start) = nonlinear_problem();
     let reference = solve(&model, &start, &IntegratorConfig::RungeKutta4 {}, 4000);
-    let cases: [(&str, f64, &[usize]); 9] = [
+    let cases: [(&str, f64, &[usize]); 10] = [
         ("forward_euler", 1.0, &[160, 320, 640]),
         ("symplectic_euler", 1.0, &[40, 80, 160]),
         ("semi_implicit_backward_euler", 1.0, &[160, 320, 640]),
@@ -83,6 +89,7 @@ fn observed_orders_match_theory() {
         ("velocity_verlet", 2.0, &[20, 40, 80]),
         ("bdf2", 2.0, &[20, 40, 80]),
         ("newmark", 2.0, &[20, 40, 80]),
+        ("variational_midpoint", 2.0, &[20, 40, 80]),
         ("runge_kutta4", 4.0, &[10, 20, 40]),
     ];
     for (name, expected, steps) in cases {

@@ -29,23 +29,33 @@ impl Acceleration<'_> {
             model.pattern().symmetric_multiply(d, v, &mut damping_force);
         }
         let residual: Vec<f64> = (0..n).map(|i| force[i] - gradient[i] - damping_force[i]).collect();
-        let mut acceleration = vec![0.0; n];
-        match model.mass_kind() {
-            MassKind::Lumped => {
-                let masses = model.lumped_masses();
-                for &i in &self.dofs.free_dofs {
-                    acceleration[i] = residual[i] / masses[i / 3];
-                }
-            }
-            MassKind::Consistent => {
-                let system = FreeSystem::for_dofs(mass_system, model.pattern(), self.dofs)?;
-                system.load(&[(1.0, model.mass_values())]);
-                system.factorize()?;
-                let mut free = self.dofs.gather(&residual);
-                system.solve_in_place(&mut free)?;
-                self.dofs.scatter(&free, &mut acceleration);
+        solve_mass(model, self.dofs, &residual, mass_system)
+    }
+}
+
+/// M⁻¹ r on the free DOFs (zero on pinned ones); `mass_system` caches the factorised M_ff.
+pub(crate) fn solve_mass(
+    model: &Model,
+    dofs: &DofMap,
+    rhs: &[f64],
+    mass_system: &mut Option<FreeSystem>,
+) -> Result<Vec<f64>> {
+    let mut solution = vec![0.0; rhs.len()];
+    match model.mass_kind() {
+        MassKind::Lumped => {
+            let masses = model.lumped_masses();
+            for &i in &dofs.free_dofs {
+                solution[i] = rhs[i] / masses[i / 3];
             }
         }
-        Ok(acceleration)
+        MassKind::Consistent => {
+            let system = FreeSystem::for_dofs(mass_system, model.pattern(), dofs)?;
+            system.load(&[(1.0, model.mass_values())]);
+            system.factorize()?;
+            let mut free = dofs.gather(rhs);
+            system.solve_in_place(&mut free)?;
+            dofs.scatter(&free, &mut solution);
+        }
     }
+    Ok(solution)
 }

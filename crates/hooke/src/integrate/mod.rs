@@ -13,6 +13,7 @@ mod runge_kutta4;
 mod semi_implicit_euler;
 mod static_equilibrium;
 mod symplectic_euler;
+mod variational_midpoint;
 mod velocity_verlet;
 
 pub use backward_euler::BackwardEuler;
@@ -24,6 +25,7 @@ pub use runge_kutta4::RungeKutta4;
 pub use semi_implicit_euler::SemiImplicitBackwardEuler;
 pub use static_equilibrium::StaticEquilibrium;
 pub use symplectic_euler::SymplecticEuler;
+pub use variational_midpoint::VariationalMidpoint;
 pub use velocity_verlet::VelocityVerlet;
 
 use crate::error::{HookeError, Result};
@@ -128,6 +130,15 @@ pub enum IntegratorConfig {
         #[serde(flatten)]
         newton: NewtonSettings,
     },
+    /// The variational midpoint of seed 001 (minimisation of the Lilyan): order 2,
+    /// symplectic, conserves momentum; energy of linear problems exactly.
+    VariationalMidpoint {
+        /// Feed the solver's residual into the next step (seed 001 §3.2.11).
+        #[serde(default = "default_true")]
+        residual_reinjection: bool,
+        #[serde(flatten)]
+        newton: NewtonSettings,
+    },
     /// Static equilibrium at each step's end time (velocities zero): quasi-static loading.
     Static {
         #[serde(flatten)]
@@ -149,7 +160,7 @@ fn default_newmark_gamma() -> f64 {
 
 impl IntegratorConfig {
     /// The configuration for an integrator name (scene `kind`) or its short alias
-    /// (fe, se, vv, rk4, be, si, im, bdf2, nm, static), with default settings.
+    /// (fe, se, vv, rk4, be, si, im, bdf2, nm, vm, static), with default settings.
     pub fn from_name(name: &str) -> Option<IntegratorConfig> {
         let newton = NewtonSettings::default();
         Some(match name {
@@ -168,6 +179,10 @@ impl IntegratorConfig {
                 gamma: default_newmark_gamma(),
                 newton,
             },
+            "variational_midpoint" | "vm" => IntegratorConfig::VariationalMidpoint {
+                residual_reinjection: true,
+                newton,
+            },
             "static" => IntegratorConfig::Static { newton },
             _ => return None,
         })
@@ -180,6 +195,7 @@ impl IntegratorConfig {
             | IntegratorConfig::ImplicitMidpoint { newton }
             | IntegratorConfig::Bdf2 { newton }
             | IntegratorConfig::Newmark { newton, .. }
+            | IntegratorConfig::VariationalMidpoint { newton, .. }
             | IntegratorConfig::Static { newton } => Some(newton),
             _ => None,
         }
@@ -220,6 +236,10 @@ impl IntegratorConfig {
             IntegratorConfig::ImplicitMidpoint { newton } => Box::new(ImplicitMidpoint::new(*newton)),
             IntegratorConfig::Bdf2 { newton } => Box::new(Bdf2::new(*newton)),
             IntegratorConfig::Newmark { beta, gamma, newton } => Box::new(Newmark::new(*beta, *gamma, *newton)),
+            IntegratorConfig::VariationalMidpoint {
+                residual_reinjection,
+                newton,
+            } => Box::new(VariationalMidpoint::new(*newton, *residual_reinjection)),
             IntegratorConfig::Static { newton } => Box::new(StaticEquilibrium::new(*newton)),
         }
     }
