@@ -180,7 +180,7 @@ impl Assembler {
 
     /// Energy and gradient (∂E/∂x, all 3n DOFs, into `gradient`).
     pub fn energy_and_gradient(&self, x: &[f64], gradient: &mut [f64]) -> Result<f64> {
-        self.evaluate(x, Want::Stress, Some(gradient), None)
+        self.evaluate(&self.geometry, x, Want::Stress, Some(gradient), None)
     }
 
     /// Energy, gradient and Hessian values on [`Self::pattern`]; `project` clamps
@@ -192,11 +192,18 @@ impl Assembler {
         gradient: Option<&mut [f64]>,
         hessian_values: &mut [f64],
     ) -> Result<f64> {
-        self.evaluate(x, Want::Stiffness { project }, gradient, Some(hessian_values))
+        self.evaluate(
+            &self.geometry,
+            x,
+            Want::Stiffness { project },
+            gradient,
+            Some(hessian_values),
+        )
     }
 
     fn evaluate(
         &self,
+        geometry_of: &[ElementGeometry],
         x: &[f64],
         want: Want,
         gradient: Option<&mut [f64]>,
@@ -214,7 +221,7 @@ impl Assembler {
         let hessians: &mut [[f64; PACKED_HESSIAN_LEN]] = if want_hessian { &mut workspace.hessians } else { &mut [] };
 
         let compute = |e: usize, energy: &mut f64, element_gradient: &mut [f64; 12]| {
-            let geometry = &self.geometry[e];
+            let geometry = &geometry_of[e];
             let f = geometry.deformation_gradient(&self.corners(e, x));
             let m = &self.materials[e];
             let evaluation = material::evaluate(m.model, &f, &m.lame, want);
@@ -235,7 +242,7 @@ impl Assembler {
                 .for_each(|(e, ((energy, element_gradient), element_hessian))| {
                     let evaluation = compute(e, energy, element_gradient);
                     if let Some(derivative) = &evaluation.first_piola_derivative {
-                        *element_hessian = self.geometry[e].stiffness(derivative);
+                        *element_hessian = geometry_of[e].stiffness(derivative);
                     }
                 });
         } else {
@@ -251,8 +258,7 @@ impl Assembler {
         }
 
         if let Some(e) = workspace.energies.iter().position(|v| !v.is_finite()) {
-            let geometry = &self.geometry[e];
-            let f = geometry.deformation_gradient(&self.corners(e, x));
+            let f = geometry_of[e].deformation_gradient(&self.corners(e, x));
             return Err(HookeError::InvalidDeformation {
                 element: e,
                 reason: format!(
@@ -296,6 +302,49 @@ impl Assembler {
                 });
         }
         Ok(energy)
+    }
+
+    /// Element geometry with `reference` (full positions) as the rest shape, for
+    /// the viscoelastic damping of seed 001 §2.6. Elements flat or inverted in the
+    /// reference contribute nothing (zero volume).
+    pub fn reference_geometry(&self, reference: &[f64]) -> Vec<ElementGeometry> {
+        (0..self.tets.len())
+            .into_par_iter()
+            .with_min_len(PARALLEL_MIN_ELEMENTS)
+            .map(|e| ElementGeometry::from_corners(&self.corners(e, reference)).unwrap_or(ElementGeometry::EMPTY))
+            .collect()
+    }
+
+    /// Energy with `geometry` as the rest shape; +∞ where a material is undefined.
+    pub fn energy_with(&self, geometry: &[ElementGeometry], x: &[f64]) -> f64 {
+        (0..self.tets.len())
+            .into_par_iter()
+            .with_min_len(PARALLEL_MIN_ELEMENTS)
+            .map(|e| {
+                let m = &self.materials[e];
+                let f = geometry[e].deformation_gradient(&self.corners(e, x));
+                material::energy_density(m.model, &f, &m.lame) * geometry[e].rest_volume
+            })
+            .collect::<Vec<f64>>()
+            .iter()
+            .sum()
+    }
+
+    /// Energy, gradient and (optionally) Hessian values with `geometry` as the rest shape.
+    pub fn evaluate_with(
+        &self,
+        geometry: &[ElementGeometry],
+        x: &[f64],
+        project: bool,
+        gradient: &mut [f64],
+        hessian_values: Option<&mut [f64]>,
+    ) -> Result<f64> {
+        let want = if hessian_values.is_some() {
+            Want::Stiffness { project }
+        } else {
+            Want::Stress
+        };
+        self.evaluate(geometry, x, want, Some(gradient), hessian_values)
     }
 
     /// Consistent mass matrix values on [`Self::pattern`].

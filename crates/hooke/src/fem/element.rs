@@ -26,30 +26,35 @@ pub struct ElementGeometry {
 }
 
 impl ElementGeometry {
+    /// An element that contributes nothing (zero volume, zero gradients).
+    pub const EMPTY: ElementGeometry = ElementGeometry {
+        shape_gradients: [Vector3::new(0.0, 0.0, 0.0); 4],
+        rest_volume: 0.0,
+    };
+
+    /// The geometry of a tet whose rest corners are given; None when it is flat or inverted.
+    pub fn from_corners(x: &[Vector3<f64>; 4]) -> Option<ElementGeometry> {
+        let dm = Matrix3::from_columns(&[x[1] - x[0], x[2] - x[0], x[3] - x[0]]);
+        let volume = dm.determinant() / 6.0;
+        let inverse = dm.try_inverse().filter(|_| volume > 0.0)?;
+        let g1: Vector3<f64> = inverse.row(0).transpose();
+        let g2: Vector3<f64> = inverse.row(1).transpose();
+        let g3: Vector3<f64> = inverse.row(2).transpose();
+        Some(ElementGeometry {
+            shape_gradients: [-(g1 + g2 + g3), g1, g2, g3],
+            rest_volume: volume,
+        })
+    }
+
     /// Precomputes every element; the mesh must already be oriented.
     pub fn for_mesh(mesh: &TetMesh) -> Result<Vec<ElementGeometry>> {
         (0..mesh.tet_count())
             .map(|e| {
-                let t = mesh.tets[e];
-                let x0 = mesh.vertices[t[0]];
-                let dm = Matrix3::from_columns(&[
-                    mesh.vertices[t[1]] - x0,
-                    mesh.vertices[t[2]] - x0,
-                    mesh.vertices[t[3]] - x0,
-                ]);
-                let volume = dm.determinant() / 6.0;
-                let inverse = dm
-                    .try_inverse()
-                    .filter(|_| volume > 0.0)
-                    .ok_or_else(|| HookeError::Mesh {
-                        reason: format!("element {e} has non-positive rest volume {volume:e}"),
-                    })?;
-                let g1: Vector3<f64> = inverse.row(0).transpose();
-                let g2: Vector3<f64> = inverse.row(1).transpose();
-                let g3: Vector3<f64> = inverse.row(2).transpose();
-                Ok(ElementGeometry {
-                    shape_gradients: [-(g1 + g2 + g3), g1, g2, g3],
-                    rest_volume: volume,
+                ElementGeometry::from_corners(&mesh.tets[e].map(|v| mesh.vertices[v])).ok_or_else(|| HookeError::Mesh {
+                    reason: format!(
+                        "element {e} has non-positive rest volume {:e}",
+                        mesh.signed_volume(e, &mesh.vertices)
+                    ),
                 })
             })
             .collect()

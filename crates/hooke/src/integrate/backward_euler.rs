@@ -43,6 +43,8 @@ pub(crate) fn backward_euler_step(
         damping: Some((1.0 / dt, state.positions.clone())),
         force_time: end,
         extra_force: None,
+        // x_{k+1} is the unknown itself: k_D/h · W_ref(x).
+        viscoelastic: Some((1.0 / dt, 1.0, vec![0.0; state.positions.len()])),
     };
     let (positions, newton) = solve_implicit_step(model, state, step, settings, cache)?;
     let velocities = positions

@@ -55,6 +55,7 @@ fn bdf2_step(
         damping: Some((1.0 / beta, x_hat.clone())),
         force_time: end,
         extra_force: None,
+        viscoelastic: None,
     };
     let (positions, newton) = solve_implicit_step(model, state, step, settings, cache)?;
     let velocities = positions.iter().zip(&x_hat).map(|(x, h)| (x - h) / beta).collect();
@@ -74,6 +75,7 @@ impl Integrator for Bdf2 {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
+        super::viscoelastic_unsupported(model, self.name())?;
         let settings = self.settings;
         let system = &mut self.system;
         let previous = &mut self.previous;

@@ -13,7 +13,7 @@
 
 use super::acceleration::Acceleration;
 use super::{commit_step, StepReport};
-use crate::error::Result;
+use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
 use crate::solve::FreeSystem;
 
@@ -29,15 +29,32 @@ fn axpy(x: &[f64], h: f64, y: &[f64]) -> Vec<f64> {
     x.iter().zip(y).map(|(a, b)| a + h * b).collect()
 }
 
-/// Takes one step of an explicit method.
+/// The explicit viscoelastic damping impulse of seed 001 §2.6, −k_D ∇W(F(x_{k−1}, x_k)),
+/// torque-free about x_k, needs the previous positions: `previous` holds them,
+/// keyed by the time of the state they precede.
+pub(crate) type PreviousPositions = Option<(f64, Vec<f64>)>;
+
+/// Takes one step of an explicit method. `previous` is given by the methods that
+/// support viscoelastic damping (symplectic Euler); the others refuse it.
 pub(crate) fn explicit_step(
     model: &Model,
     state: &mut State,
     dt: f64,
     method: ExplicitMethod,
     mass_system: &mut Option<FreeSystem>,
+    previous: Option<&mut PreviousPositions>,
 ) -> Result<StepReport> {
-    commit_step(model, state, dt, |s| {
+    let coefficient = model.viscoelastic_coefficient();
+    if coefficient > 0.0 && previous.is_none() {
+        return Err(HookeError::Scene {
+            key: "damping.viscoelastic_coefficient".to_string(),
+            reason: "viscoelastic damping is available with backward_euler, implicit_midpoint, variational_midpoint and symplectic_euler".to_string(),
+        });
+    }
+    let mut remembered = None;
+    let before = state.positions.clone();
+    let start_time = state.time;
+    let report = commit_step(model, state, dt, |s| {
         let started = std::time::Instant::now();
         let end = s.time + dt;
         let dofs = model.dof_map(s.time);
@@ -63,7 +80,19 @@ pub(crate) fn explicit_step(
             }
             ExplicitMethod::SymplecticEuler => {
                 let a0 = a(x, v, s.time)?;
-                let v1 = axpy(v, dt, &a0);
+                let mut v1 = axpy(v, dt, &a0);
+                let last = previous
+                    .as_ref()
+                    .and_then(|p| p.as_ref())
+                    .filter(|(time, _)| *time == s.time);
+                if let (true, Some((_, x_previous))) = (coefficient > 0.0, last) {
+                    let reference = model.reference_geometry(x_previous);
+                    let mut gradient = vec![0.0; x.len()];
+                    model.derivatives_from(&reference, x, false, &mut gradient, None)?;
+                    let impulse: Vec<f64> = gradient.iter().map(|g| -coefficient * g).collect();
+                    let change = super::acceleration::solve_mass(model, &dofs, &impulse, &mut mass)?;
+                    v1.iter_mut().zip(&change).for_each(|(v, dv)| *v += dv);
+                }
                 (axpy(x, dt, &v1), v1, 1)
             }
             ExplicitMethod::VelocityVerlet => {
@@ -98,6 +127,7 @@ pub(crate) fn explicit_step(
             }
         };
         *mass_system = mass;
+        remembered = Some((end, before.clone()));
         let (positions, velocities) = pinned(end, positions, velocities);
         let seconds = started.elapsed().as_secs_f64();
         Ok((
@@ -112,5 +142,10 @@ pub(crate) fn explicit_step(
                 ..StepReport::default()
             },
         ))
-    })
+    });
+    if let (Ok(_), Some(slot)) = (&report, previous) {
+        // The positions this step started from precede the new state.
+        *slot = remembered.filter(|(time, _)| *time > start_time);
+    }
+    report
 }

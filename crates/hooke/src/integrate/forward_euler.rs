@@ -19,6 +19,13 @@ impl Integrator for ForwardEuler {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        explicit_step(model, state, dt, ExplicitMethod::ForwardEuler, &mut self.mass_system)
+        explicit_step(
+            model,
+            state,
+            dt,
+            ExplicitMethod::ForwardEuler,
+            &mut self.mass_system,
+            None,
+        )
     }
 }

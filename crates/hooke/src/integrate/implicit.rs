@@ -9,7 +9,7 @@
 
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
-use crate::solve::{minimize, FreeSystem, IncrementalPotential, NewtonReport, NewtonSettings};
+use crate::solve::{minimize, FreeSystem, IncrementalPotential, NewtonReport, NewtonSettings, ViscoelasticTerm};
 
 /// One incremental potential to minimise.
 pub(crate) struct ImplicitStep {
@@ -25,6 +25,10 @@ pub(crate) struct ImplicitStep {
     pub force_time: f64,
     /// A constant force added to the external one (Newmark's −D c).
     pub extra_force: Option<Vec<f64>>,
+    /// How the viscoelastic damping potential k_D/h · W_ref(x_{k+1}) reads in this
+    /// step's unknown: (weight per k_D, s, o) with x_{k+1} = s·unknown + o, the
+    /// reference being the step's start. None: the method does not support it.
+    pub viscoelastic: Option<(f64, f64, Vec<f64>)>,
 }
 
 /// Minimises the step's potential; returns the full minimiser.
@@ -47,6 +51,24 @@ pub(crate) fn solve_implicit_step(
             .map(|values| (weight, values, center)),
         None => None,
     };
+    let coefficient = model.viscoelastic_coefficient();
+    let viscoelastic = match (coefficient > 0.0, step.viscoelastic) {
+        // A static solve has no motion to damp.
+        (false, _) => None,
+        (true, None) if step.inertia.is_none() => None,
+        (true, Some((weight, scale, offset))) => Some(ViscoelasticTerm {
+            weight: coefficient * weight,
+            scale,
+            offset,
+            reference: model.reference_geometry(&state.positions),
+        }),
+        (true, None) => {
+            return Err(HookeError::Scene {
+                key: "damping.viscoelastic_coefficient".to_string(),
+                reason: "viscoelastic damping is available with backward_euler, implicit_midpoint, variational_midpoint and symplectic_euler".to_string(),
+            })
+        }
+    };
     let potential = IncrementalPotential {
         model,
         dofs: &dofs,
@@ -55,6 +77,7 @@ pub(crate) fn solve_implicit_step(
         damping,
         external_force,
         project_hessian: settings.project_hessian,
+        viscoelastic,
     };
     let system = FreeSystem::for_dofs(cache, model.pattern(), &dofs)?;
     let mut free = dofs.gather(&potential.base);

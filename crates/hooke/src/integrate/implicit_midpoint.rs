@@ -57,6 +57,8 @@ fn midpoint_step(
         damping: Some((1.0 / half, state.positions.clone())),
         force_time: state.time + half,
         extra_force: None,
+        // x_{k+1} = 2u − q_k; the half-step potential carries half the impulse weight.
+        viscoelastic: Some((0.5 / dt, 2.0, state.positions.iter().map(|q| -q).collect())),
     };
     let (midpoint, newton) = solve_implicit_step(model, state, step, settings, cache)?;
     let positions: Vec<f64> = midpoint

@@ -245,6 +245,19 @@ impl IntegratorConfig {
     }
 }
 
+/// The error of an integrator asked to apply viscoelastic damping it does not support.
+pub(crate) fn viscoelastic_unsupported(model: &Model, integrator: &str) -> Result<()> {
+    if model.viscoelastic_coefficient() > 0.0 {
+        return Err(HookeError::Scene {
+            key: "damping.viscoelastic_coefficient".to_string(),
+            reason: format!(
+                "{integrator} does not apply viscoelastic damping; use backward_euler, implicit_midpoint, variational_midpoint or symplectic_euler"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Runs one step attempt and commits it: on success the state is replaced and
 /// the step's wall time recorded; on failure (an error, or non-finite values)
 /// the state is left as it was and the error says at which step and time.

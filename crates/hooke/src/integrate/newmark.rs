@@ -96,6 +96,7 @@ impl Integrator for Newmark {
                     damping: Some((gamma / (beta * h), predicted.clone())),
                     force_time: end,
                     extra_force,
+                    viscoelastic: None,
                 };
                 let (positions, newton) = solve_implicit_step(model, s, step, &settings, system)?;
                 let new_acceleration: Vec<f64> = positions

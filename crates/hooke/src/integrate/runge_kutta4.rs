@@ -19,6 +19,13 @@ impl Integrator for RungeKutta4 {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        explicit_step(model, state, dt, ExplicitMethod::RungeKutta4, &mut self.mass_system)
+        explicit_step(
+            model,
+            state,
+            dt,
+            ExplicitMethod::RungeKutta4,
+            &mut self.mass_system,
+            None,
+        )
     }
 }

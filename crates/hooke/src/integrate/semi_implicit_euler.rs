@@ -31,6 +31,7 @@ impl Integrator for SemiImplicitBackwardEuler {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
+        super::viscoelastic_unsupported(model, self.name())?;
         let started = Instant::now();
         let next_time = state.time + dt;
         let n = model.dof_count();

@@ -45,6 +45,7 @@ impl Integrator for StaticEquilibrium {
                     damping: None,
                     force_time: end,
                     extra_force: None,
+                    viscoelastic: None,
                 };
                 let (positions, newton) = solve_implicit_step(model, s, step, &settings, system)?;
                 let next = State {

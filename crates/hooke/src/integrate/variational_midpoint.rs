@@ -94,6 +94,8 @@ impl Integrator for VariationalMidpoint {
                 damping: Some((2.0 / dt, q.clone())),
                 force_time: middle,
                 extra_force: Some(p.iter().map(|pi| 2.0 / dt * pi).collect()),
+                // The Lilyan's (k_D/h) W_ref(q_k + h v) with q_k + h v = 2u − q_k.
+                viscoelastic: Some((1.0 / dt, 2.0, q.iter().map(|x| -x).collect())),
             };
             let (u, newton) = solve_implicit_step(model, s, step, &settings, system)?;
 
@@ -106,9 +108,18 @@ impl Integrator for VariationalMidpoint {
             if let Some(d) = model.damping_values(q)? {
                 model.pattern().symmetric_multiply(&d, &velocity, &mut damping_impulse);
             }
+            let positions: Vec<f64> = u.iter().zip(q).map(|(ui, qi)| 2.0 * ui - qi).collect();
+            let coefficient = model.viscoelastic_coefficient();
+            let mut viscoelastic_impulse = vec![0.0; q.len()];
+            if reinject && coefficient > 0.0 {
+                // −k_D ∇W(F(q_k, q_{k+1})), the impulse the minimisation included.
+                let reference = model.reference_geometry(q);
+                model.derivatives_from(&reference, &positions, false, &mut viscoelastic_impulse, None)?;
+                viscoelastic_impulse.iter_mut().for_each(|g| *g *= coefficient);
+            }
             let momentum: Vec<f64> = if reinject {
                 (0..q.len())
-                    .map(|i| p[i] + dt * (force[i] - gradient[i] - damping_impulse[i]))
+                    .map(|i| p[i] + dt * (force[i] - gradient[i] - damping_impulse[i]) - viscoelastic_impulse[i])
                     .collect()
             } else {
                 let mut mv = vec![0.0; q.len()];
@@ -117,7 +128,6 @@ impl Integrator for VariationalMidpoint {
                     .map(|i| mv[i] + 0.5 * dt * (force[i] - gradient[i] - damping_impulse[i]))
                     .collect()
             };
-            let positions: Vec<f64> = u.iter().zip(q).map(|(ui, qi)| 2.0 * ui - qi).collect();
             let mut velocities = solve_mass(model, &dofs, &momentum, mass_system)?;
             model.apply_prescribed_velocities(end, &mut velocities);
             new_momentum = Some((end, momentum));

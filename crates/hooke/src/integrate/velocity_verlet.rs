@@ -18,6 +18,13 @@ impl Integrator for VelocityVerlet {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        explicit_step(model, state, dt, ExplicitMethod::VelocityVerlet, &mut self.mass_system)
+        explicit_step(
+            model,
+            state,
+            dt,
+            ExplicitMethod::VelocityVerlet,
+            &mut self.mass_system,
+            None,
+        )
     }
 }

@@ -8,7 +8,7 @@ mod pins;
 mod selection;
 mod state;
 
-pub use damping::{DampingStiffness, RayleighDamping};
+pub use damping::{Damping, DampingStiffness};
 pub use dofs::DofMap;
 pub use forces::RegionForce;
 pub use pins::{Motion, Pin};
@@ -16,7 +16,7 @@ pub use selection::Selection;
 pub use state::State;
 
 use crate::error::Result;
-use crate::fem::{lumped_masses, Assembler, ElementMaterial, MassKind};
+use crate::fem::{lumped_masses, Assembler, ElementGeometry, ElementMaterial, MassKind};
 use crate::linalg::LowerPattern;
 use crate::mesh::TetMesh;
 use nalgebra::Vector3;
@@ -32,7 +32,7 @@ pub struct Model {
     pins: Vec<Pin>,
     gravity: Vector3<f64>,
     forces: Vec<RegionForce>,
-    damping: Option<RayleighDamping>,
+    damping: Option<Damping>,
     /// β K(rest) + α M on the pattern, when damping uses the rest stiffness.
     rest_damping_values: Option<Vec<f64>>,
 }
@@ -109,11 +109,14 @@ impl Model {
         self.forces.push(force);
     }
 
-    /// Sets Rayleigh damping; with the rest stiffness, K(rest) is assembled here once.
-    pub fn set_damping(&mut self, damping: Option<RayleighDamping>) -> Result<()> {
+    /// Sets the damping; with the rest stiffness, K(rest) is assembled here once.
+    /// Viscoelastic damping is applied by the integrators that support it
+    /// (backward Euler, implicit and variational midpoint, symplectic Euler); the
+    /// others refuse a model that has it.
+    pub fn set_damping(&mut self, damping: Option<Damping>) -> Result<()> {
         self.damping = damping;
         self.rest_damping_values = None;
-        if let Some(d) = damping {
+        if let Some(d) = damping.filter(Damping::has_rayleigh) {
             if d.stiffness == DampingStiffness::Rest {
                 let rest = self.rest_positions();
                 self.rest_damping_values = Some(self.damping_values_at(&d, &rest)?);
@@ -122,11 +125,11 @@ impl Model {
         Ok(())
     }
 
-    pub fn damping(&self) -> Option<RayleighDamping> {
+    pub fn damping(&self) -> Option<Damping> {
         self.damping
     }
 
-    fn damping_values_at(&self, damping: &RayleighDamping, x: &[f64]) -> Result<Vec<f64>> {
+    fn damping_values_at(&self, damping: &Damping, x: &[f64]) -> Result<Vec<f64>> {
         let mut values = vec![0.0; self.pattern().nonzeros()];
         if damping.stiffness_coefficient != 0.0 {
             self.assembler.energy_gradient_hessian(x, true, None, &mut values)?;
@@ -140,11 +143,39 @@ impl Model {
     /// The damping matrix D = αM + βK on the pattern for a step starting at `x`
     /// (None without damping); borrowed when it uses the rest stiffness.
     pub fn damping_values(&self, x: &[f64]) -> Result<Option<std::borrow::Cow<'_, [f64]>>> {
-        match (&self.damping, &self.rest_damping_values) {
+        match (&self.damping.filter(Damping::has_rayleigh), &self.rest_damping_values) {
             (None, _) => Ok(None),
             (Some(_), Some(rest)) => Ok(Some(std::borrow::Cow::Borrowed(rest))),
             (Some(d), None) => self.damping_values_at(d, x).map(|v| Some(std::borrow::Cow::Owned(v))),
         }
+    }
+
+    /// The viscoelastic damping coefficient k_D (0 without).
+    pub fn viscoelastic_coefficient(&self) -> f64 {
+        self.damping.map_or(0.0, |d| d.viscoelastic_coefficient)
+    }
+
+    /// Element geometry with `positions` as the rest shape, for viscoelastic damping.
+    pub fn reference_geometry(&self, positions: &[f64]) -> Vec<ElementGeometry> {
+        self.assembler.reference_geometry(positions)
+    }
+
+    /// Elastic energy of `x` measured from the rest shape `geometry`.
+    pub fn energy_from(&self, geometry: &[ElementGeometry], x: &[f64]) -> f64 {
+        self.assembler.energy_with(geometry, x)
+    }
+
+    /// Energy, gradient and (optionally) Hessian of `x` measured from the rest shape `geometry`.
+    pub fn derivatives_from(
+        &self,
+        geometry: &[ElementGeometry],
+        x: &[f64],
+        project: bool,
+        gradient: &mut [f64],
+        hessian_values: Option<&mut [f64]>,
+    ) -> Result<f64> {
+        self.assembler
+            .evaluate_with(geometry, x, project, gradient, hessian_values)
     }
 
     /// Rest positions, interleaved.

@@ -6,7 +6,7 @@ use crate::fem::MassKind;
 use crate::integrate::IntegratorConfig;
 use crate::material::{MaterialModel, MaterialParameters};
 use crate::mesh::TetsPerHex;
-use crate::model::{Motion, RayleighDamping, Selection};
+use crate::model::{Damping, Motion, Selection};
 use crate::solve::NewtonSettings;
 
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
@@ -26,7 +26,7 @@ pub struct SceneFile {
     /// Gravitational acceleration, m/s².
     #[serde(default)]
     pub gravity: [f64; 3],
-    pub damping: Option<RayleighDamping>,
+    pub damping: Option<Damping>,
     #[serde(default = "default_integrator")]
     pub integrator: IntegratorConfig,
     #[serde(default)]
@@ -304,6 +304,7 @@ impl SceneFile {
             for (name, value) in [
                 ("mass_coefficient", d.mass_coefficient),
                 ("stiffness_coefficient", d.stiffness_coefficient),
+                ("viscoelastic_coefficient", d.viscoelastic_coefficient),
             ] {
                 if !(value.is_finite() && value >= 0.0) {
                     return Err(HookeError::scene(

@@ -8,7 +8,24 @@
 
 use super::FreeSystem;
 use crate::error::Result;
+use crate::fem::ElementGeometry;
 use crate::model::{DofMap, Model};
+
+/// The potential of the viscoelastic damping impulse, w · W_ref(s x + o): the
+/// elastic energy of the configuration s x + o measured from the step's start
+/// (`reference`) as the rest shape.
+pub struct ViscoelasticTerm {
+    pub weight: f64,
+    pub scale: f64,
+    pub offset: Vec<f64>,
+    pub reference: Vec<ElementGeometry>,
+}
+
+impl ViscoelasticTerm {
+    fn configuration(&self, x: &[f64]) -> Vec<f64> {
+        x.iter().zip(&self.offset).map(|(xi, o)| self.scale * xi + o).collect()
+    }
+}
 
 pub struct IncrementalPotential<'a> {
     pub model: &'a Model,
@@ -21,6 +38,8 @@ pub struct IncrementalPotential<'a> {
     pub damping: Option<(f64, std::borrow::Cow<'a, [f64]>, Vec<f64>)>,
     /// External force over all DOFs (constant during the step).
     pub external_force: Vec<f64>,
+    /// Viscoelastic damping (seed 001 §2.6) as w · W_ref(s x + o).
+    pub viscoelastic: Option<ViscoelasticTerm>,
     pub project_hessian: bool,
 }
 
@@ -86,37 +105,64 @@ impl IncrementalPotential<'_> {
         if !elastic.is_finite() {
             return f64::INFINITY;
         }
-        self.value_and_optional_gradient(&x, None, elastic).0
+        let damping = match &self.viscoelastic {
+            Some(term) => term.weight * self.model.energy_from(&term.reference, &term.configuration(&x)),
+            None => 0.0,
+        };
+        self.value_and_optional_gradient(&x, None, elastic).0 + damping
     }
 
     /// Φ and its gradient with respect to the free values; with `system`, also
     /// loads the Hessian (K + w_M M + w_D D) into it.
     pub fn evaluate(&self, free: &[f64], system: Option<&mut FreeSystem>) -> Result<(f64, Vec<f64>)> {
         let x = self.full_positions(free);
+        let nonzeros = self.model.pattern().nonzeros();
         let mut elastic_gradient = vec![0.0; x.len()];
-        let elastic = match system {
-            None => self.model.elastic_gradient(&x, &mut elastic_gradient)?,
-            Some(system) => {
-                let mut stiffness = vec![0.0; self.model.pattern().nonzeros()];
-                let elastic = self.model.elastic_hessian(
-                    &x,
-                    self.project_hessian,
-                    Some(&mut elastic_gradient),
-                    &mut stiffness,
-                )?;
-                let mut terms: Vec<(f64, &[f64])> = vec![(1.0, &stiffness)];
-                if let Some((weight, _)) = &self.inertia {
-                    terms.push((*weight, self.model.mass_values()));
-                }
-                if let Some((weight, values, _)) = &self.damping {
-                    terms.push((*weight, values));
-                }
-                system.load(&terms);
-                elastic
-            }
+        let want_hessian = system.is_some();
+        let mut stiffness = if want_hessian { vec![0.0; nonzeros] } else { Vec::new() };
+        let elastic = if want_hessian {
+            self.model
+                .elastic_hessian(&x, self.project_hessian, Some(&mut elastic_gradient), &mut stiffness)?
+        } else {
+            self.model.elastic_gradient(&x, &mut elastic_gradient)?
         };
+        // The viscoelastic term: value, gradient w s ∇W_ref and Hessian w s² K_ref.
+        let mut damping_value = 0.0;
+        let mut damping_stiffness = Vec::new();
+        if let Some(term) = &self.viscoelastic {
+            let y = term.configuration(&x);
+            let mut gradient = vec![0.0; x.len()];
+            if want_hessian {
+                damping_stiffness = vec![0.0; nonzeros];
+            }
+            let energy = self.model.derivatives_from(
+                &term.reference,
+                &y,
+                self.project_hessian,
+                &mut gradient,
+                want_hessian.then_some(damping_stiffness.as_mut_slice()),
+            )?;
+            damping_value = term.weight * energy;
+            elastic_gradient
+                .iter_mut()
+                .zip(&gradient)
+                .for_each(|(e, g)| *e += term.weight * term.scale * g);
+        }
+        if let Some(system) = system {
+            let mut terms: Vec<(f64, &[f64])> = vec![(1.0, &stiffness)];
+            if let Some((weight, _)) = &self.inertia {
+                terms.push((*weight, self.model.mass_values()));
+            }
+            if let Some((weight, values, _)) = &self.damping {
+                terms.push((*weight, values));
+            }
+            if let Some(term) = &self.viscoelastic {
+                terms.push((term.weight * term.scale * term.scale, &damping_stiffness));
+            }
+            system.load(&terms);
+        }
         let (value, gradient) = self.value_and_optional_gradient(&x, Some(&elastic_gradient), elastic);
         let gradient = gradient.expect("a gradient was passed in");
-        Ok((value, self.dofs.gather(&gradient)))
+        Ok((value + damping_value, self.dofs.gather(&gradient)))
     }
 }

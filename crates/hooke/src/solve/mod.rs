@@ -6,5 +6,5 @@ mod incremental_potential;
 mod newton;
 
 pub use free_system::FreeSystem;
-pub use incremental_potential::IncrementalPotential;
+pub use incremental_potential::{IncrementalPotential, ViscoelasticTerm};
 pub use newton::{minimize, NewtonReport, NewtonSettings};
