@@ -86,15 +86,18 @@ pub fn energy_record(model: &Model, state: &State) -> EnergyRecord {
     let kinetic = model.kinetic_energy(&state.velocities);
     let elastic = model.elastic_energy(&state.positions);
     let gravitational = model.gravitational_energy(&state.positions);
+    let penalty = model.penalty_energy(&state.positions);
     let (linear, angular) = model.momentum(&state.positions, &state.velocities);
     EnergyRecord {
         time: state.time,
         kinetic,
         elastic,
         gravitational,
-        total: kinetic + elastic + gravitational,
+        penalty,
+        total: kinetic + elastic + gravitational + penalty,
         linear_momentum: linear.into(),
         angular_momentum: angular.into(),
+        max_penetration: model.max_penetration(&state.positions),
     }
 }
 

@@ -23,7 +23,7 @@ impl Acceleration<'_> {
         let mut force = vec![0.0; n];
         model.external_force(time, &mut force);
         let mut gradient = vec![0.0; n];
-        model.elastic_gradient(x, &mut gradient)?;
+        model.potential_gradient(x, &mut gradient)?;
         let mut damping_force = vec![0.0; n];
         if let Some(d) = self.damping {
             model.pattern().symmetric_multiply(d, v, &mut damping_force);

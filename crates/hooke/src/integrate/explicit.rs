@@ -128,7 +128,8 @@ pub(crate) fn explicit_step(
         };
         *mass_system = mass;
         remembered = Some((end, before.clone()));
-        let (positions, velocities) = pinned(end, positions, velocities);
+        let (mut positions, mut velocities) = pinned(end, positions, velocities);
+        model.project_out_of_obstacles(&mut positions, &mut velocities);
         let seconds = started.elapsed().as_secs_f64();
         Ok((
             State {

@@ -40,7 +40,7 @@ impl Integrator for SemiImplicitBackwardEuler {
             let pattern = model.pattern();
             let mut elastic_gradient = vec![0.0; n];
             let mut stiffness = vec![0.0; pattern.nonzeros()];
-            model.elastic_hessian(
+            model.potential_hessian(
                 &state.positions,
                 self.project_hessian,
                 Some(&mut elastic_gradient),

@@ -102,7 +102,7 @@ impl Integrator for VariationalMidpoint {
             let mut force = vec![0.0; q.len()];
             model.external_force(middle, &mut force);
             let mut gradient = vec![0.0; q.len()];
-            model.elastic_gradient(&u, &mut gradient)?;
+            model.potential_gradient(&u, &mut gradient)?;
             let velocity: Vec<f64> = u.iter().zip(q).map(|(ui, qi)| 2.0 * (ui - qi) / dt).collect();
             let mut damping_impulse = vec![0.0; q.len()];
             if let Some(d) = model.damping_values(q)? {

@@ -1,6 +1,7 @@
 //! The simulated system: mesh, materials, mass, pins, forces and damping, with
 //! the energy, gradient and Hessian that every integrator and solver uses.
 
+mod contact;
 mod damping;
 mod dofs;
 mod forces;
@@ -8,6 +9,7 @@ mod pins;
 mod selection;
 mod state;
 
+pub use contact::{Obstacle, ObstacleShape};
 pub use damping::{Damping, DampingStiffness};
 pub use dofs::DofMap;
 pub use forces::RegionForce;
@@ -32,6 +34,7 @@ pub struct Model {
     pins: Vec<Pin>,
     gravity: Vector3<f64>,
     forces: Vec<RegionForce>,
+    obstacles: Vec<Obstacle>,
     damping: Option<Damping>,
     /// β K(rest) + α M on the pattern, when damping uses the rest stiffness.
     rest_damping_values: Option<Vec<f64>>,
@@ -62,6 +65,7 @@ impl Model {
             pins: Vec::new(),
             gravity: Vector3::zeros(),
             forces: Vec::new(),
+            obstacles: Vec::new(),
             damping: None,
             rest_damping_values: None,
         })
@@ -226,6 +230,118 @@ impl Model {
             for &v in &pin.vertices {
                 let velocity = pin.motion.velocity(&self.mesh.vertices[v], time);
                 velocities[3 * v..3 * v + 3].copy_from_slice(velocity.as_slice());
+            }
+        }
+    }
+
+    pub fn add_obstacle(&mut self, obstacle: Obstacle) {
+        self.obstacles.push(obstacle);
+    }
+
+    pub fn obstacles(&self) -> &[Obstacle] {
+        &self.obstacles
+    }
+
+    /// Penalty energy of all vertices against all obstacles.
+    pub fn penalty_energy(&self, x: &[f64]) -> f64 {
+        self.penalties(x, true).map(|(_, (energy, _, _))| energy).sum()
+    }
+
+    /// Deepest penetration into any obstacle (0 when none).
+    pub fn max_penetration(&self, x: &[f64]) -> f64 {
+        let mut deepest: f64 = 0.0;
+        for obstacle in &self.obstacles {
+            for p in x.chunks(3) {
+                deepest = deepest.max(-obstacle.shape.proximity(&Vector3::new(p[0], p[1], p[2])).distance);
+            }
+        }
+        deepest
+    }
+
+    fn penalties<'a>(
+        &'a self,
+        x: &'a [f64],
+        project: bool,
+    ) -> impl Iterator<Item = (usize, (f64, Vector3<f64>, nalgebra::Matrix3<f64>))> + 'a {
+        self.obstacles.iter().flat_map(move |obstacle| {
+            x.chunks(3).enumerate().filter_map(move |(v, p)| {
+                obstacle
+                    .penalty(&Vector3::new(p[0], p[1], p[2]), self.lumped_mass[v], project)
+                    .map(|penalty| (v, penalty))
+            })
+        })
+    }
+
+    /// The potential the integrators move in: elastic plus contact penalty.
+    pub fn potential_energy(&self, x: &[f64]) -> f64 {
+        let elastic = self.elastic_energy(x);
+        if self.obstacles.is_empty() {
+            elastic
+        } else {
+            elastic + self.penalty_energy(x)
+        }
+    }
+
+    /// Potential energy and its gradient.
+    pub fn potential_gradient(&self, x: &[f64], gradient: &mut [f64]) -> Result<f64> {
+        let mut energy = self.elastic_gradient(x, gradient)?;
+        for (v, (e, g, _)) in self.penalties(x, true) {
+            energy += e;
+            for a in 0..3 {
+                gradient[3 * v + a] += g[a];
+            }
+        }
+        Ok(energy)
+    }
+
+    /// Potential energy, gradient and Hessian (the penalty adds 3×3 vertex blocks).
+    pub fn potential_hessian(
+        &self,
+        x: &[f64],
+        project: bool,
+        gradient: Option<&mut [f64]>,
+        values: &mut [f64],
+    ) -> Result<f64> {
+        let mut scratch = Vec::new();
+        let gradient = match gradient {
+            Some(g) => g,
+            None => {
+                scratch.resize(x.len(), 0.0);
+                &mut scratch[..]
+            }
+        };
+        let mut energy = self.elastic_hessian(x, project, Some(gradient), values)?;
+        let pattern = self.pattern();
+        for (v, (e, g, h)) in self.penalties(x, project) {
+            energy += e;
+            for a in 0..3 {
+                gradient[3 * v + a] += g[a];
+                for b in 0..=a {
+                    // Every vertex's own 3×3 block is in the pattern (its lower triangle).
+                    if let Some(k) = pattern.position(3 * v + a, 3 * v + b) {
+                        values[k] += h[(a, b)];
+                    }
+                }
+            }
+        }
+        Ok(energy)
+    }
+
+    /// Moves vertices that penetrate a projecting obstacle onto its surface and
+    /// removes their inward normal velocity (explicit methods, seed 000 ch. 4).
+    pub fn project_out_of_obstacles(&self, positions: &mut [f64], velocities: &mut [f64]) {
+        for obstacle in self.obstacles.iter().filter(|o| o.project) {
+            for (p, v) in positions.chunks_mut(3).zip(velocities.chunks_mut(3)) {
+                let x = Vector3::new(p[0], p[1], p[2]);
+                let proximity = obstacle.shape.proximity(&x);
+                if proximity.distance < 0.0 {
+                    let surface = x - proximity.normal * proximity.distance;
+                    p.copy_from_slice(surface.as_slice());
+                    let inward = Vector3::new(v[0], v[1], v[2]).dot(&proximity.normal).min(0.0);
+                    for a in 0..3 {
+                        v[a] -= inward * proximity.normal[a];
+                    }
+                }
             }
         }
     }

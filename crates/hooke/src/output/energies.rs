@@ -16,9 +16,9 @@ pub struct EnergiesCsvWriter {
 
 impl EnergiesCsvWriter {
     /// The first line of every energies file.
-    pub const HEADER: &'static str = "time,kinetic,elastic,gravitational,total,\
+    pub const HEADER: &'static str = "time,kinetic,elastic,gravitational,penalty,total,\
         linear_momentum_x,linear_momentum_y,linear_momentum_z,\
-        angular_momentum_x,angular_momentum_y,angular_momentum_z";
+        angular_momentum_x,angular_momentum_y,angular_momentum_z,max_penetration";
 
     /// Creates (or truncates) the file at `path`, creating missing parent
     /// directories, and writes the header.
@@ -56,6 +56,7 @@ impl EnergiesCsvWriter {
             record.kinetic,
             record.elastic,
             record.gravitational,
+            record.penalty,
             record.total,
             px,
             py,
@@ -63,6 +64,7 @@ impl EnergiesCsvWriter {
             lx,
             ly,
             lz,
+            record.max_penetration,
         ];
         // `{:e}` is the shortest text that parses back to the same f64, and it
         // stays short for the tiny momenta of a body at rest.
@@ -100,9 +102,11 @@ mod tests {
             kinetic,
             elastic,
             gravitational,
-            total: kinetic + elastic + gravitational,
+            penalty: 0.25 * time,
+            total: kinetic + elastic + gravitational + 0.25 * time,
             linear_momentum: [1.25e-17, -2.0, 3.0],
             angular_momentum: [0.0, f64::MIN_POSITIVE, -7.5e12],
+            max_penetration: 1e-3 * time,
         }
     }
 
@@ -112,10 +116,12 @@ mod tests {
             record.kinetic,
             record.elastic,
             record.gravitational,
+            record.penalty,
             record.total,
         ];
         row.extend(record.linear_momentum);
         row.extend(record.angular_momentum);
+        row.push(record.max_penetration);
         row
     }
 
@@ -136,8 +142,8 @@ mod tests {
         let mut lines = text.lines();
         let header = lines.next().expect("header line");
         assert_eq!(header, EnergiesCsvWriter::HEADER);
-        assert_eq!(header.split(',').count(), 11);
-        assert_eq!(header.split(',').nth(10), Some("angular_momentum_z"));
+        assert_eq!(header.split(',').count(), 13);
+        assert_eq!(header.split(',').nth(11), Some("angular_momentum_z"));
 
         let rows: Vec<Vec<f64>> = lines
             .map(|line| {

@@ -16,9 +16,14 @@ pub struct EnergyRecord {
     pub kinetic: f64,
     pub elastic: f64,
     pub gravitational: f64,
+    /// Contact penalty energy.
+    pub penalty: f64,
+    /// kinetic + elastic + gravitational + penalty.
     pub total: f64,
     pub linear_momentum: [f64; 3],
     pub angular_momentum: [f64; 3],
+    /// Deepest penetration into an obstacle, m.
+    pub max_penetration: f64,
 }
 
 /// A fresh, empty directory under the system temp dir for one test, so that

@@ -25,7 +25,8 @@ struct Curve {
 
 /// Plots energies against time into a PNG at `path`.
 ///
-/// With a single series, its kinetic, elastic, gravitational and total energies
+/// With a single series, its kinetic, elastic, gravitational, penalty (when there was contact)
+/// and total energies
 /// are drawn. With several series (a comparison of runs), only each series'
 /// total energy is drawn, labelled with the series name. Non-finite values
 /// (and absurd ones beyond 1e300) are skipped; an empty input still gives a
@@ -38,12 +39,19 @@ pub fn plot_energies(path: &Path, title: &str, series: &[(&str, &[EnergyRecord])
 
 fn build_curves(series: &[(&str, &[EnergyRecord])]) -> Vec<Curve> {
     match series {
-        [(_, records)] => vec![
-            curve("kinetic", RED, records, |record| record.kinetic),
-            curve("elastic", BLUE, records, |record| record.elastic),
-            curve("gravitational", GREEN, records, |record| record.gravitational),
-            curve("total", BLACK, records, |record| record.total),
-        ],
+        [(_, records)] => {
+            let mut curves = vec![
+                curve("kinetic", RED, records, |record| record.kinetic),
+                curve("elastic", BLUE, records, |record| record.elastic),
+                curve("gravitational", GREEN, records, |record| record.gravitational),
+            ];
+            // Contact penalty only where there was contact, to keep other plots uncluttered.
+            if records.iter().any(|record| record.penalty != 0.0) {
+                curves.push(curve("penalty", MAGENTA, records, |record| record.penalty));
+            }
+            curves.push(curve("total", BLACK, records, |record| record.total));
+            curves
+        }
         _ => series
             .iter()
             .enumerate()

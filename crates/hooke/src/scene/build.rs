@@ -113,6 +113,9 @@ impl Scene {
             });
         }
         model.set_damping(file.damping)?;
+        for obstacle in &file.obstacles {
+            model.add_obstacle(obstacle.clone());
+        }
 
         let mut initial_state = model.initial_state();
         initial_state.velocities = initial_velocity;

@@ -6,7 +6,7 @@ use crate::fem::MassKind;
 use crate::integrate::IntegratorConfig;
 use crate::material::{MaterialModel, MaterialParameters};
 use crate::mesh::TetsPerHex;
-use crate::model::{Damping, Motion, Selection};
+use crate::model::{Damping, Motion, Obstacle, ObstacleShape, Selection};
 use crate::solve::NewtonSettings;
 
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
@@ -27,6 +27,9 @@ pub struct SceneFile {
     #[serde(default)]
     pub gravity: [f64; 3],
     pub damping: Option<Damping>,
+    /// Rigid obstacles the bodies collide with (penalty contact).
+    #[serde(default)]
+    pub obstacles: Vec<Obstacle>,
     #[serde(default = "default_integrator")]
     pub integrator: IntegratorConfig,
     #[serde(default)]
@@ -311,6 +314,31 @@ impl SceneFile {
                         format!("damping.{name}"),
                         format!("must be a finite number ≥ 0, got {value}"),
                     ));
+                }
+            }
+        }
+        for (o, obstacle) in self.obstacles.iter().enumerate() {
+            positive(&format!("obstacles[{o}].stiffness"), obstacle.stiffness)?;
+            let key = format!("obstacles[{o}].shape");
+            match &obstacle.shape {
+                ObstacleShape::Plane { point, normal } => {
+                    finite(&key, &[*point, *normal].concat())?;
+                    if normal.iter().all(|c| *c == 0.0) {
+                        return Err(HookeError::scene(format!("{key}.normal"), "must not be zero"));
+                    }
+                }
+                ObstacleShape::Sphere { center, radius } => {
+                    finite(&key, center)?;
+                    positive(&format!("{key}.radius"), *radius)?;
+                }
+                ObstacleShape::Box { min, max } => {
+                    finite(&key, &[*min, *max].concat())?;
+                    if (0..3).any(|a| min[a] >= max[a]) {
+                        return Err(HookeError::scene(
+                            key,
+                            format!("box min {min:?} must be below max {max:?}"),
+                        ));
+                    }
                 }
             }
         }

@@ -101,7 +101,7 @@ impl IncrementalPotential<'_> {
     /// Φ at the given free values; +∞ where an element leaves its material's domain.
     pub fn value(&self, free: &[f64]) -> f64 {
         let x = self.full_positions(free);
-        let elastic = self.model.elastic_energy(&x);
+        let elastic = self.model.potential_energy(&x);
         if !elastic.is_finite() {
             return f64::INFINITY;
         }
@@ -122,9 +122,9 @@ impl IncrementalPotential<'_> {
         let mut stiffness = if want_hessian { vec![0.0; nonzeros] } else { Vec::new() };
         let elastic = if want_hessian {
             self.model
-                .elastic_hessian(&x, self.project_hessian, Some(&mut elastic_gradient), &mut stiffness)?
+                .potential_hessian(&x, self.project_hessian, Some(&mut elastic_gradient), &mut stiffness)?
         } else {
-            self.model.elastic_gradient(&x, &mut elastic_gradient)?
+            self.model.potential_gradient(&x, &mut elastic_gradient)?
         };
         // The viscoelastic term: value, gradient w s ∇W_ref and Hessian w s² K_ref.
         let mut damping_value = 0.0;
