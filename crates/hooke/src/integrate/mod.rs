@@ -276,8 +276,10 @@ pub(crate) fn commit_step(
         }
         // Explicit and linearised steps can land where a material is undefined
         // (an inverted Neo-Hookean element); such a state is not a result.
-        let mut gradient = vec![0.0; next.positions.len()];
-        model.elastic_gradient(&next.positions, &mut gradient)?;
+        if model.may_be_undefined() {
+            let mut gradient = vec![0.0; next.positions.len()];
+            model.elastic_gradient(&next.positions, &mut gradient)?;
+        }
         Ok((next, report))
     });
     match outcome {

@@ -64,6 +64,11 @@ impl MaterialModel {
         MaterialModel::ModifiedNeoHookean,
     ];
 
+    /// Whether ψ is +∞ for some F (inverted elements), so that a state can be undefined.
+    pub fn has_undefined_states(self) -> bool {
+        matches!(self, MaterialModel::NeoHookean | MaterialModel::ModifiedNeoHookean)
+    }
+
     /// The scene-file name of the model.
     pub fn name(self) -> &'static str {
         match self {

@@ -346,6 +346,11 @@ impl Model {
         }
     }
 
+    /// Whether some element's material is undefined for some deformations (J ≤ 0).
+    pub fn may_be_undefined(&self) -> bool {
+        self.materials().iter().any(|m| m.model.has_undefined_states())
+    }
+
     /// Elastic energy; +∞ where an element leaves its material's domain.
     pub fn elastic_energy(&self, x: &[f64]) -> f64 {
         self.assembler.energy(x)
