@@ -84,7 +84,12 @@ impl Scene {
                     ));
                 }
             }
-            initial_velocity.extend(std::iter::repeat_n(body.velocity, part.vertex_count()).flatten());
+            let centroid = part.vertices.iter().sum::<Vector3<f64>>() / part.vertex_count().max(1) as f64;
+            let spin = Vector3::from(body.angular_velocity);
+            for p in &part.vertices {
+                let v = Vector3::from(body.velocity) + spin.cross(&(p - centroid));
+                initial_velocity.extend_from_slice(v.as_slice());
+            }
             mesh.append(&part);
             materials.extend(part_materials);
         }

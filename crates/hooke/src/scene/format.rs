@@ -67,6 +67,9 @@ pub struct BodySection {
     /// Initial velocity of every vertex, m/s.
     #[serde(default)]
     pub velocity: [f64; 3],
+    /// Initial spin about the body's centroid, rad/s (added to `velocity`).
+    #[serde(default)]
+    pub angular_velocity: [f64; 3],
 }
 
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
@@ -267,6 +270,7 @@ impl SceneFile {
             }
             finite(&format!("{key}.translate"), &body.translate)?;
             finite(&format!("{key}.velocity"), &body.velocity)?;
+            finite(&format!("{key}.angular_velocity"), &body.angular_velocity)?;
         }
         for (p, pin) in self.pins.iter().enumerate() {
             if let Some(t) = pin.release_time {
