@@ -2,51 +2,18 @@
 //! Newton iteration of backward Euler, for a Stable Neo-Hookean bar at about 10k
 //! and 100k tetrahedra. Recorded in BENCHMARKS.md.
 
+mod common;
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hooke::fem::{ElementMaterial, MassKind};
-use hooke::material::{MaterialModel, MaterialParameters};
-use hooke::mesh::{box_mesh, BoxMeshOptions, TetsPerHex};
-use hooke::model::{Model, Motion, Pin, Selection};
+use hooke::model::Model;
 use hooke::solve::{FreeSystem, IncrementalPotential};
 use nalgebra::Vector3;
 use std::hint::black_box;
 
-/// A bar of `cells` hexahedra × 6 tets, clamped at x = 0, bent slightly so that
-/// the state is not the rest state.
+/// The benchmark bar with 1 cm cells, bent slightly so that the state is not the rest state.
 fn bar_model(cells: [usize; 3]) -> (Model, Vec<f64>) {
     let size = Vector3::new(cells[0] as f64, cells[1] as f64, cells[2] as f64) * 0.01;
-    let mesh = box_mesh(&BoxMeshOptions {
-        origin: Vector3::zeros(),
-        size,
-        cells,
-        tets_per_hex: TetsPerHex::Six,
-    })
-    .expect("valid box");
-    let parameters = MaterialParameters {
-        youngs_modulus: 1e6,
-        poisson_ratio: 0.45,
-        density: 1000.0,
-    };
-    let material = ElementMaterial {
-        model: MaterialModel::StableNeoHookean,
-        lame: parameters.lame(),
-        density: parameters.density,
-    };
-    let count = mesh.tet_count();
-    let mut model = Model::new(mesh, vec![material; count], MassKind::Lumped).expect("valid model");
-    let clamped = Selection::Plane {
-        point: [0.0; 3],
-        normal: [-1.0, 0.0, 0.0],
-        tolerance: None,
-    }
-    .vertices(model.mesh(), "clamp")
-    .expect("clamp");
-    model.add_pin(Pin {
-        vertices: clamped,
-        motion: Motion::Fixed {},
-        release_time: None,
-    });
-    model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+    let model = common::clamped_bar(size, cells);
     let length = size.x;
     let bent: Vec<f64> = model
         .rest_positions()

@@ -3,7 +3,7 @@
 //! First order, unconditionally stable, dissipative.
 
 use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep};
-use super::{commit_step, Integrator, StepReport};
+use super::{axpy, commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
 use crate::solve::{FreeSystem, NewtonSettings};
@@ -28,12 +28,7 @@ pub(crate) fn backward_euler_step(
     cache: &mut Option<FreeSystem>,
 ) -> Result<(State, StepReport)> {
     let end = state.time + dt;
-    let predicted: Vec<f64> = state
-        .positions
-        .iter()
-        .zip(&state.velocities)
-        .map(|(x, v)| x + dt * v)
-        .collect();
+    let predicted = axpy(&state.positions, dt, &state.velocities);
     let mut base = predicted.clone();
     model.apply_prescribed_positions(end, &mut base);
     let step = ImplicitStep {

@@ -8,7 +8,7 @@
 
 use super::backward_euler::backward_euler_step;
 use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep};
-use super::{commit_step, Integrator, StepReport};
+use super::{axpy, commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
 use crate::solve::{FreeSystem, NewtonSettings};
@@ -45,7 +45,7 @@ fn bdf2_step(
     };
     let x_hat = blend(&state.positions, &previous.positions);
     let v_hat = blend(&state.velocities, &previous.velocities);
-    let predicted: Vec<f64> = x_hat.iter().zip(&v_hat).map(|(x, v)| x + beta * v).collect();
+    let predicted = axpy(&x_hat, beta, &v_hat);
     let mut base = predicted.clone();
     model.apply_prescribed_positions(end, &mut base);
     let step = ImplicitStep {

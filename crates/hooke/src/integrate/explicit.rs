@@ -12,7 +12,7 @@
 //! follow their motion: prescribed positions and velocities overwrite the update.
 
 use super::acceleration::Acceleration;
-use super::{commit_step, StepReport};
+use super::{axpy, commit_step, StepReport};
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
 use crate::solve::FreeSystem;
@@ -23,10 +23,6 @@ pub(crate) enum ExplicitMethod {
     SymplecticEuler,
     VelocityVerlet,
     RungeKutta4,
-}
-
-fn axpy(x: &[f64], h: f64, y: &[f64]) -> Vec<f64> {
-    x.iter().zip(y).map(|(a, b)| a + h * b).collect()
 }
 
 /// The explicit viscoelastic damping impulse of seed 001 §2.6, −k_D ∇W(F(x_{k−1}, x_k)),

@@ -9,7 +9,7 @@
 //! (the thesis prints ½h² and ¼h² instead of h/2 and h²/4).
 
 use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep};
-use super::{commit_step, Integrator, StepReport};
+use super::{axpy, commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
 use crate::solve::{FreeSystem, NewtonSettings};
@@ -34,12 +34,7 @@ fn midpoint_step(
 ) -> Result<(State, StepReport)> {
     let half = 0.5 * dt;
     let end = state.time + dt;
-    let predicted: Vec<f64> = state
-        .positions
-        .iter()
-        .zip(&state.velocities)
-        .map(|(x, v)| x + half * v)
-        .collect();
+    let predicted = axpy(&state.positions, half, &state.velocities);
     // Pinned DOFs of u sit halfway between their prescribed positions, so that 2u − qₙ lands on the new ones.
     let mut prescribed_end = state.positions.clone();
     model.apply_prescribed_positions(end, &mut prescribed_end);

@@ -245,6 +245,11 @@ impl IntegratorConfig {
     }
 }
 
+/// x + h y, elementwise: the predictor of every step.
+pub(crate) fn axpy(x: &[f64], h: f64, y: &[f64]) -> Vec<f64> {
+    x.iter().zip(y).map(|(a, b)| a + h * b).collect()
+}
+
 /// The error of an integrator asked to apply viscoelastic damping it does not support.
 pub(crate) fn viscoelastic_unsupported(model: &Model, integrator: &str) -> Result<()> {
     if model.viscoelastic_coefficient() > 0.0 {

@@ -4,7 +4,7 @@
 //! (M + hD + h²K) Δv = h (f(xₙ) − D vₙ − h K vₙ),  v_{n+1} = vₙ + Δv,  x_{n+1} = xₙ + h v_{n+1},
 //! with K = K(xₙ) (optionally projected to PSD) and the external force at t_{n+1}.
 
-use super::{commit_step, Integrator, StepReport};
+use super::{axpy, commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::linalg::FactorizationOutcome;
 use crate::model::{Model, State};
@@ -97,12 +97,7 @@ impl Integrator for SemiImplicitBackwardEuler {
                 .zip(&pinned_change)
                 .map(|(v, dv)| v + dv)
                 .collect();
-            let mut positions: Vec<f64> = state
-                .positions
-                .iter()
-                .zip(&velocities)
-                .map(|(x, v)| x + dt * v)
-                .collect();
+            let mut positions = axpy(&state.positions, dt, &velocities);
             model.apply_prescribed_positions(next_time, &mut positions);
             let next = State {
                 time: next_time,

@@ -23,7 +23,7 @@
 
 use super::acceleration::solve_mass;
 use super::implicit::{solve_implicit_step, ImplicitStep};
-use super::{commit_step, Integrator, StepReport};
+use super::{axpy, commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
 use crate::solve::{FreeSystem, NewtonSettings};
@@ -80,7 +80,7 @@ impl Integrator for VariationalMidpoint {
             let mut prescribed_end = q.clone();
             model.apply_prescribed_positions(end, &mut prescribed_end);
             let dofs = model.dof_map(end);
-            let guess: Vec<f64> = q.iter().zip(&s.velocities).map(|(x, v)| x + 0.5 * dt * v).collect();
+            let guess = axpy(q, 0.5 * dt, &s.velocities);
             let base: Vec<f64> = (0..q.len())
                 .map(|i| match dofs.free_index[i] {
                     Some(_) => guess[i],

@@ -1,0 +1,44 @@
+//! The benchmark body: a Stable Neo-Hookean bar (E = 1e6 Pa, ν = 0.45, lumped
+//! mass) of hexahedral cells split into 6 tets, clamped at x = 0, under gravity.
+
+use hooke::fem::{ElementMaterial, MassKind};
+use hooke::material::{MaterialModel, MaterialParameters};
+use hooke::mesh::{box_mesh, BoxMeshOptions, TetsPerHex};
+use hooke::model::{Model, Motion, Pin, Selection};
+use nalgebra::Vector3;
+
+pub fn clamped_bar(size: Vector3<f64>, cells: [usize; 3]) -> Model {
+    let mesh = box_mesh(&BoxMeshOptions {
+        origin: Vector3::zeros(),
+        size,
+        cells,
+        tets_per_hex: TetsPerHex::Six,
+    })
+    .expect("valid box");
+    let parameters = MaterialParameters {
+        youngs_modulus: 1e6,
+        poisson_ratio: 0.45,
+        density: 1000.0,
+    };
+    let material = ElementMaterial {
+        model: MaterialModel::StableNeoHookean,
+        lame: parameters.lame(),
+        density: parameters.density,
+    };
+    let count = mesh.tet_count();
+    let mut model = Model::new(mesh, vec![material; count], MassKind::Lumped).expect("valid model");
+    let clamped = Selection::Plane {
+        point: [0.0; 3],
+        normal: [-1.0, 0.0, 0.0],
+        tolerance: None,
+    }
+    .vertices(model.mesh(), "clamp")
+    .expect("clamp");
+    model.add_pin(Pin {
+        vertices: clamped,
+        motion: Motion::Fixed {},
+        release_time: None,
+    });
+    model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+    model
+}
