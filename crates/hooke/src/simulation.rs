@@ -115,6 +115,7 @@ fn write_frame(writer: &mut VtkSeriesWriter, model: &Model, state: &State) -> Re
         positions: &positions,
         velocities: &velocities,
         strain_energy_density: &densities,
+        edges: &model.spring_edges(),
     })
 }
 

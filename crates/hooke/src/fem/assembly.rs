@@ -7,6 +7,7 @@
 
 use super::element::{packed_index, ElementGeometry, PACKED_HESSIAN_LEN};
 use super::mass::consistent_entry;
+use super::spring::Spring;
 use crate::error::{HookeError, Result};
 use crate::linalg::LowerPattern;
 use crate::material::{self, Lame, MaterialModel, Want};
@@ -36,6 +37,8 @@ const PARALLEL_MIN_ELEMENTS: usize = 256;
 
 /// Assembles the elastic potential of a tetrahedral mesh over all 3n DOFs.
 pub struct Assembler {
+    springs: Vec<Spring>,
+    spring_blocks: Vec<SpringBlocks>,
     tets: Vec<[usize; 4]>,
     geometry: Vec<ElementGeometry>,
     materials: Vec<ElementMaterial>,
@@ -52,7 +55,7 @@ pub struct Assembler {
 
 impl Assembler {
     /// Precomputes geometry and the sparsity pattern. The mesh must be oriented.
-    pub fn new(mesh: &TetMesh, materials: Vec<ElementMaterial>) -> Result<Self> {
+    pub fn new(mesh: &TetMesh, materials: Vec<ElementMaterial>, springs: Vec<Spring>) -> Result<Self> {
         if materials.len() != mesh.tet_count() {
             return Err(HookeError::Mesh {
                 reason: format!("{} materials for {} elements", materials.len(), mesh.tet_count()),
@@ -71,6 +74,15 @@ impl Assembler {
                     }
                 }
             }
+        }
+        for (s, spring) in springs.iter().enumerate() {
+            let [a, b] = spring.vertices;
+            if a == b || a.max(b) >= vertex_count {
+                return Err(HookeError::Mesh {
+                    reason: format!("spring {s} joins vertices {a} and {b}: they must differ and exist"),
+                });
+            }
+            neighbours[a.min(b)].push(a.max(b));
         }
         for list in &mut neighbours {
             list.sort_unstable();
@@ -120,7 +132,13 @@ impl Assembler {
         vertex_slots.sort_by_key(|&(v, _)| v);
         let (vertex_source_starts, vertex_sources) = group_by_key(vertex_count, vertex_slots);
 
+        let spring_blocks = springs
+            .iter()
+            .map(|s| SpringBlocks::locate(&pattern, s.vertices))
+            .collect();
         Ok(Assembler {
+            springs,
+            spring_blocks,
             tets: mesh.tets.clone(),
             geometry,
             materials,
@@ -136,6 +154,10 @@ impl Assembler {
     /// Pattern of the lower triangle of the 3n×3n Hessian.
     pub fn pattern(&self) -> &LowerPattern {
         &self.pattern
+    }
+
+    pub fn springs(&self) -> &[Spring] {
+        &self.springs
     }
 
     pub fn materials(&self) -> &[ElementMaterial] {
@@ -171,16 +193,49 @@ impl Assembler {
     /// Total elastic energy Σ Vₑψₑ; +∞ when any element is outside its model's domain.
     pub fn energy(&self, x: &[f64]) -> f64 {
         let densities = self.energy_densities(x);
-        densities
+        let tets: f64 = densities
             .iter()
             .zip(&self.geometry)
             .map(|(psi, g)| psi * g.rest_volume)
+            .sum();
+        tets + self.spring_energy(x)
+    }
+
+    fn point(x: &[f64], v: usize) -> Vector3<f64> {
+        Vector3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2])
+    }
+
+    fn spring_energy(&self, x: &[f64]) -> f64 {
+        self.springs
+            .iter()
+            .map(|s| s.energy(&Self::point(x, s.vertices[0]), &Self::point(x, s.vertices[1])))
             .sum()
+    }
+
+    /// Adds the springs' gradient and (optionally) Hessian, in spring order.
+    fn add_springs(&self, x: &[f64], project: bool, gradient: Option<&mut [f64]>, hessian: Option<&mut [f64]>) {
+        if let Some(gradient) = gradient {
+            for s in &self.springs {
+                let [a, b] = s.vertices;
+                let g = s.gradient(&Self::point(x, a), &Self::point(x, b));
+                for k in 0..3 {
+                    gradient[3 * a + k] += g[k];
+                    gradient[3 * b + k] -= g[k];
+                }
+            }
+        }
+        if let Some(values) = hessian {
+            for (s, blocks) in self.springs.iter().zip(&self.spring_blocks) {
+                let [a, b] = s.vertices;
+                let h = s.hessian_block(&Self::point(x, a), &Self::point(x, b), project);
+                blocks.add(values, &h);
+            }
+        }
     }
 
     /// Energy and gradient (∂E/∂x, all 3n DOFs, into `gradient`).
     pub fn energy_and_gradient(&self, x: &[f64], gradient: &mut [f64]) -> Result<f64> {
-        self.evaluate(&self.geometry, x, Want::Stress, Some(gradient), None)
+        self.evaluate(true, &self.geometry, x, Want::Stress, Some(gradient), None)
     }
 
     /// Energy, gradient and Hessian values on [`Self::pattern`]; `project` clamps
@@ -193,6 +248,7 @@ impl Assembler {
         hessian_values: &mut [f64],
     ) -> Result<f64> {
         self.evaluate(
+            true,
             &self.geometry,
             x,
             Want::Stiffness { project },
@@ -201,8 +257,10 @@ impl Assembler {
         )
     }
 
+    /// The elements' (and with `include_springs`, the springs') energy and derivatives.
     fn evaluate(
         &self,
+        include_springs: bool,
         geometry_of: &[ElementGeometry],
         x: &[f64],
         want: Want,
@@ -273,9 +331,12 @@ impl Assembler {
                 ),
             });
         }
-        let energy = workspace.energies.iter().sum();
+        let springs = if include_springs { self.spring_energy(x) } else { 0.0 };
+        let energy: f64 = workspace.energies.iter().sum::<f64>() + springs;
 
-        if let Some(gradient) = gradient {
+        let mut gradient = gradient;
+        let mut hessian_values = hessian_values;
+        if let Some(gradient) = gradient.as_deref_mut() {
             let gradients = &workspace.gradients;
             gradient.par_chunks_mut(3).enumerate().for_each(|(v, out)| {
                 let mut sum = [0.0; 3];
@@ -288,7 +349,7 @@ impl Assembler {
                 out.copy_from_slice(&sum);
             });
         }
-        if let Some(values) = hessian_values {
+        if let Some(values) = hessian_values.as_deref_mut() {
             let flat: &[f64] = workspace.hessians.as_flattened();
             values
                 .par_iter_mut()
@@ -300,6 +361,9 @@ impl Assembler {
                         .map(|&source| flat[source])
                         .sum();
                 });
+        }
+        if include_springs {
+            self.add_springs(x, want.derivative().unwrap_or(false), gradient, hessian_values);
         }
         Ok(energy)
     }
@@ -344,7 +408,7 @@ impl Assembler {
         } else {
             Want::Stress
         };
-        self.evaluate(geometry, x, want, Some(gradient), hessian_values)
+        self.evaluate(false, geometry, x, want, Some(gradient), hessian_values)
     }
 
     /// Consistent mass matrix values on [`Self::pattern`].
@@ -366,6 +430,57 @@ impl Assembler {
             }
         }
         values
+    }
+}
+
+/// Where a spring's 3×3 blocks live in the lower-triangle pattern: the two
+/// diagonal blocks (lower triangles) and the off-diagonal block (row: the larger vertex).
+struct SpringBlocks {
+    diagonal: [[Option<usize>; 6]; 2],
+    off_diagonal: [usize; 9],
+}
+
+impl SpringBlocks {
+    fn locate(pattern: &LowerPattern, [a, b]: [usize; 2]) -> SpringBlocks {
+        let lower = |v: usize| {
+            let mut slots = [None; 6];
+            let mut n = 0;
+            for r in 0..3 {
+                for c in 0..=r {
+                    slots[n] = pattern.position(3 * v + r, 3 * v + c);
+                    n += 1;
+                }
+            }
+            slots
+        };
+        let (high, low) = (a.max(b), a.min(b));
+        let off_diagonal = std::array::from_fn(|k| {
+            pattern
+                .position(3 * high + k / 3, 3 * low + k % 3)
+                .expect("spring edges are in the pattern")
+        });
+        SpringBlocks {
+            diagonal: [lower(a), lower(b)],
+            off_diagonal,
+        }
+    }
+
+    /// Adds [[H, −H], [−H, H]] (H symmetric).
+    fn add(&self, values: &mut [f64], h: &nalgebra::Matrix3<f64>) {
+        for slots in &self.diagonal {
+            let mut n = 0;
+            for r in 0..3 {
+                for c in 0..=r {
+                    if let Some(k) = slots[n] {
+                        values[k] += h[(r, c)];
+                    }
+                    n += 1;
+                }
+            }
+        }
+        for (k, &position) in self.off_diagonal.iter().enumerate() {
+            values[position] -= h[(k / 3, k % 3)];
+        }
     }
 }
 

@@ -4,7 +4,9 @@
 mod assembly;
 mod element;
 mod mass;
+mod spring;
 
 pub use assembly::{Assembler, ElementMaterial};
 pub use element::{ElementGeometry, PACKED_HESSIAN_LEN};
 pub use mass::{lumped_masses, MassKind};
+pub use spring::{Spring, SpringNetwork};

@@ -2,6 +2,7 @@
 
 mod generate;
 mod orientation;
+pub mod spring_networks;
 mod surface;
 
 pub use generate::{box_mesh, BoxMeshOptions, TetsPerHex};

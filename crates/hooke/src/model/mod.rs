@@ -18,7 +18,7 @@ pub use selection::Selection;
 pub use state::State;
 
 use crate::error::Result;
-use crate::fem::{lumped_masses, Assembler, ElementGeometry, ElementMaterial, MassKind};
+use crate::fem::{lumped_masses, Assembler, ElementGeometry, ElementMaterial, MassKind, SpringNetwork};
 use crate::linalg::LowerPattern;
 use crate::mesh::TetMesh;
 use nalgebra::Vector3;
@@ -43,10 +43,37 @@ pub struct Model {
 impl Model {
     /// A model with no pins, forces, gravity or damping. The mesh must be oriented.
     pub fn new(mesh: TetMesh, materials: Vec<ElementMaterial>, mass_kind: MassKind) -> Result<Model> {
-        let assembler = Assembler::new(&mesh, materials)?;
-        let lumped_mass = lumped_masses(&mesh, &assembler.element_masses());
+        Model::with_springs(mesh, materials, SpringNetwork::default(), mass_kind)
+    }
+
+    /// A model of tetrahedra and springs over the mesh's vertices (a vertex may
+    /// belong to springs only). Every vertex must carry mass.
+    pub fn with_springs(
+        mesh: TetMesh,
+        materials: Vec<ElementMaterial>,
+        network: SpringNetwork,
+        mass_kind: MassKind,
+    ) -> Result<Model> {
+        let assembler = Assembler::new(&mesh, materials, network.springs)?;
+        let mut lumped_mass = lumped_masses(&mesh, &assembler.element_masses());
+        for (total, extra) in lumped_mass.iter_mut().zip(&network.vertex_masses) {
+            *total += extra;
+        }
+        if let Some(v) = lumped_mass.iter().position(|m| m.is_nan() || *m <= 0.0) {
+            return Err(crate::error::HookeError::Mesh {
+                reason: format!("vertex {v} has no mass: it belongs to no element and no spring network"),
+            });
+        }
         let mass_values = match mass_kind {
-            MassKind::Consistent => assembler.consistent_mass_values(),
+            MassKind::Consistent => {
+                // Springs' vertex masses are lumped even in a consistent mass matrix.
+                let mut values = assembler.consistent_mass_values();
+                let diagonal = assembler.pattern().diagonal_positions();
+                for (dof, k) in diagonal.into_iter().enumerate() {
+                    values[k] += network.vertex_masses.get(dof / 3).copied().unwrap_or(0.0);
+                }
+                values
+            }
             MassKind::Lumped => {
                 let pattern = assembler.pattern();
                 let mut values = vec![0.0; pattern.nonzeros()];
@@ -344,6 +371,11 @@ impl Model {
                 }
             }
         }
+    }
+
+    /// The springs' vertex pairs.
+    pub fn spring_edges(&self) -> Vec<[usize; 2]> {
+        self.assembler.springs().iter().map(|s| s.vertices).collect()
     }
 
     /// Whether some element's material is undefined for some deformations (J ≤ 0).

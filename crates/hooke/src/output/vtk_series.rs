@@ -23,6 +23,9 @@ pub struct Frame<'a> {
     pub velocities: &'a [Vector3<f64>],
     /// Strain energy density [J/m³], one per tetrahedron.
     pub strain_energy_density: &'a [f64],
+    /// Springs of mass-spring networks, written as line cells after the tets
+    /// (label −1, strain energy density 0).
+    pub edges: &'a [[usize; 2]],
 }
 
 /// Writes the frames of one run as `<base>_0000.vtu`, `<base>_0001.vtu`, ...
@@ -144,6 +147,11 @@ fn check_frame(frame: &Frame) -> Result<()> {
             "tetrahedra",
         ));
     }
+    if let Some(edge) = frame.edges.iter().find(|e| e.iter().any(|&v| v >= vertex_count)) {
+        return Err(HookeError::Mesh {
+            reason: format!("spring {edge:?} refers to a vertex beyond the {vertex_count} of the frame"),
+        });
+    }
     if mesh.labels.len() != tet_count {
         return Err(mismatch("labels", mesh.labels.len(), tet_count, "tetrahedra"));
     }
@@ -185,12 +193,23 @@ fn frame_to_vtk(frame: &Frame) -> Vtk {
     );
     let velocities = flatten(&mut frame.velocities.iter().copied());
 
-    let connectivity: Vec<u64> = mesh
+    let mut connectivity: Vec<u64> = mesh
         .tets
         .iter()
         .flat_map(|tet| tet.map(|vertex| vertex as u64))
         .collect();
-    let offsets: Vec<u64> = (1..=mesh.tets.len() as u64).map(|cell| 4 * cell).collect();
+    connectivity.extend(frame.edges.iter().flat_map(|edge| edge.map(|vertex| vertex as u64)));
+    let tet_count = mesh.tets.len() as u64;
+    let offsets: Vec<u64> = (1..=tet_count)
+        .map(|cell| 4 * cell)
+        .chain((1..=frame.edges.len() as u64).map(|line| 4 * tet_count + 2 * line))
+        .collect();
+    let mut types = vec![CellType::Tetra; mesh.tets.len()];
+    types.extend(std::iter::repeat_n(CellType::Line, frame.edges.len()));
+    let mut labels = mesh.labels.clone();
+    labels.extend(std::iter::repeat_n(-1, frame.edges.len()));
+    let mut densities = frame.strain_energy_density.to_vec();
+    densities.extend(std::iter::repeat_n(0.0, frame.edges.len()));
 
     let data = Attributes {
         point: vec![
@@ -198,8 +217,8 @@ fn frame_to_vtk(frame: &Frame) -> Vtk {
             Attribute::vectors("velocity").with_data(velocities),
         ],
         cell: vec![
-            Attribute::scalars("label", 1).with_data(mesh.labels.clone()),
-            Attribute::scalars("strain_energy_density", 1).with_data(frame.strain_energy_density.to_vec()),
+            Attribute::scalars("label", 1).with_data(labels),
+            Attribute::scalars("strain_energy_density", 1).with_data(densities),
         ],
     };
 
@@ -213,7 +232,7 @@ fn frame_to_vtk(frame: &Frame) -> Vtk {
             points: points.into(),
             cells: Cells {
                 cell_verts: VertexNumbers::XML { connectivity, offsets },
-                types: vec![CellType::Tetra; mesh.tets.len()],
+                types,
             },
             data,
         }),
@@ -285,6 +304,7 @@ mod tests {
                 positions: &positions,
                 velocities: &velocities,
                 strain_energy_density: &density,
+                edges: &[],
             };
             frame_paths.push(writer.write_frame(&frame).expect("write frame"));
         }
@@ -364,6 +384,7 @@ mod tests {
             positions,
             velocities,
             strain_energy_density,
+            edges: &[],
         };
         let cases = [
             frame(&short, &velocities, &[0.0]),
@@ -385,6 +406,7 @@ mod tests {
             positions: &positions,
             velocities: &velocities,
             strain_energy_density: &[0.0],
+            edges: &[],
         };
         assert!(writer.write_frame(&frame).is_err());
 
@@ -406,6 +428,7 @@ mod tests {
             positions: &mesh.vertices,
             velocities: &velocities,
             strain_energy_density: &[0.0],
+            edges: &[],
         };
         assert!(writer.write_frame(&frame).is_err());
         // An empty series still has a valid, empty index.

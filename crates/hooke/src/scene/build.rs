@@ -1,10 +1,12 @@
 //! From a checked scene to a model, an integrator and an initial state.
 
-use super::{MeshSource, Scene};
+use super::{MeshSource, NetworkSection, NetworkShape, Scene};
 use crate::error::{HookeError, Result};
 use crate::fem::ElementMaterial;
+use crate::fem::{Spring, SpringNetwork};
 use crate::integrate::Integrator;
 use crate::io::read_mesh;
+use crate::mesh::spring_networks::{chain, cloth, helix_rope, straight_rope, ClothStiffness, NetworkPart};
 use crate::mesh::{box_mesh, BoxMeshOptions, TetMesh};
 use crate::model::{Model, Pin, RegionForce, State};
 use nalgebra::Vector3;
@@ -94,7 +96,22 @@ impl Scene {
             materials.extend(part_materials);
         }
 
-        let mut model = Model::new(mesh, materials, file.simulation.mass)?;
+        // Networks follow the bodies in vertex numbering; their vertices carry their own mass.
+        let mut network = SpringNetwork::default();
+        for (n, section) in file.networks.iter().enumerate() {
+            let part =
+                build_network(section).map_err(|e| HookeError::scene(format!("networks[{n}]"), e.to_string()))?;
+            let offset = mesh.vertex_count();
+            network.vertex_masses.resize(offset, 0.0);
+            network.vertex_masses.extend_from_slice(&part.masses);
+            network.springs.extend(part.springs.iter().map(|s| Spring {
+                vertices: s.vertices.map(|v| v + offset),
+                ..*s
+            }));
+            initial_velocity.extend(std::iter::repeat_n(section.velocity, part.vertices.len()).flatten());
+            mesh.vertices.extend(part.vertices);
+        }
+        let mut model = Model::with_springs(mesh, materials, network, file.simulation.mass)?;
         model.set_gravity(Vector3::from(file.gravity));
         for (p, pin) in file.pins.iter().enumerate() {
             let vertices = pin.select.vertices(model.mesh(), &format!("pins[{p}].select"))?;
@@ -137,5 +154,37 @@ impl Scene {
             initial_state,
             notes,
         })
+    }
+}
+
+fn build_network(section: &NetworkSection) -> Result<NetworkPart> {
+    match &section.shape {
+        NetworkShape::Rope { start, end, segments } => chain(
+            straight_rope(Vector3::from(*start), Vector3::from(*end), *segments),
+            section.stiffness,
+            section.density,
+        ),
+        NetworkShape::Helix {
+            center,
+            radius,
+            pitch,
+            turns,
+            segments,
+        } => chain(
+            helix_rope(Vector3::from(*center), *radius, *pitch, *turns, *segments),
+            section.stiffness,
+            section.density,
+        ),
+        NetworkShape::Cloth { origin, size, cells } => cloth(
+            Vector3::from(*origin),
+            *size,
+            *cells,
+            ClothStiffness {
+                stretch: section.stiffness,
+                shear: section.shear_stiffness,
+                bend: section.bend_stiffness,
+            },
+            section.density,
+        ),
     }
 }

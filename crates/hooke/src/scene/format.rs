@@ -19,6 +19,9 @@ pub struct SceneFile {
     pub simulation: SimulationSection,
     #[serde(default)]
     pub bodies: Vec<BodySection>,
+    /// Mass-spring networks (ropes, cloth), after the bodies in vertex numbering.
+    #[serde(default)]
+    pub networks: Vec<NetworkSection>,
     #[serde(default)]
     pub pins: Vec<PinSection>,
     #[serde(default)]
@@ -70,6 +73,51 @@ pub struct BodySection {
     /// Initial spin about the body's centroid, rad/s (added to `velocity`).
     #[serde(default)]
     pub angular_velocity: [f64; 3],
+}
+
+/// A generated mass-spring network.
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSection {
+    pub shape: NetworkShape,
+    /// Ropes: axial stiffness EA, N (each segment gets EA/l₀). Cloth: stretch springs, N/m.
+    pub stiffness: f64,
+    /// Cloth: shear (diagonal) springs, N/m (0: none).
+    #[serde(default)]
+    pub shear_stiffness: f64,
+    /// Cloth: bend springs across every second vertex, N/m (0: none).
+    #[serde(default)]
+    pub bend_stiffness: f64,
+    /// Ropes: kg/m. Cloth: kg/m².
+    pub density: f64,
+    /// Initial velocity of every vertex, m/s.
+    #[serde(default)]
+    pub velocity: [f64; 3],
+}
+
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum NetworkShape {
+    /// A straight rope.
+    Rope {
+        start: [f64; 3],
+        end: [f64; 3],
+        segments: usize,
+    },
+    /// A coiled rope: a helix about the z axis through `center`.
+    Helix {
+        center: [f64; 3],
+        radius: f64,
+        pitch: f64,
+        turns: f64,
+        segments: usize,
+    },
+    /// A rectangular cloth in the plane z = origin.z.
+    Cloth {
+        origin: [f64; 3],
+        size: [f64; 2],
+        cells: [usize; 2],
+    },
 }
 
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
@@ -227,11 +275,38 @@ impl SceneFile {
                 format!("duration / time_step = {steps:.3e} steps, more than the {MAX_STEPS:e} a run may take"),
             ));
         }
-        if self.bodies.is_empty() {
+        if self.bodies.is_empty() && self.networks.is_empty() {
             return Err(HookeError::scene(
                 "bodies",
-                "a scene needs at least one [[bodies]] entry",
+                "a scene needs at least one [[bodies]] or [[networks]] entry",
             ));
+        }
+        for (n, network) in self.networks.iter().enumerate() {
+            let key = format!("networks[{n}]");
+            positive(&format!("{key}.stiffness"), network.stiffness)?;
+            positive(&format!("{key}.density"), network.density)?;
+            for (name, value) in [
+                ("shear_stiffness", network.shear_stiffness),
+                ("bend_stiffness", network.bend_stiffness),
+            ] {
+                if !(value.is_finite() && value >= 0.0) {
+                    return Err(HookeError::scene(
+                        format!("{key}.{name}"),
+                        format!("must be ≥ 0, got {value}"),
+                    ));
+                }
+            }
+            finite(&format!("{key}.velocity"), &network.velocity)?;
+            let segments = match &network.shape {
+                NetworkShape::Rope { segments, .. } | NetworkShape::Helix { segments, .. } => *segments,
+                NetworkShape::Cloth { cells, .. } => cells[0].min(cells[1]),
+            };
+            if segments == 0 || segments > 10_000_000 {
+                return Err(HookeError::scene(
+                    format!("{key}.shape"),
+                    format!("segment or cell counts must lie in 1..=1e7, got {segments}"),
+                ));
+            }
         }
         finite("gravity", &self.gravity)?;
         for (b, body) in self.bodies.iter().enumerate() {

@@ -1,0 +1,135 @@
+//! Mass-spring networks: derivatives against finite differences, the PSD
+//! projection, and a hanging rope against its exact static stretch.
+
+mod common;
+
+use common::{dense, Lcg};
+use hooke::fem::{MassKind, SpringNetwork};
+use hooke::integrate::{Integrator, StaticEquilibrium};
+use hooke::mesh::spring_networks::{chain, cloth, straight_rope, ClothStiffness};
+use hooke::mesh::TetMesh;
+use hooke::model::{Model, Motion, Pin};
+use hooke::solve::NewtonSettings;
+use nalgebra::{SymmetricEigen, Vector3};
+
+fn network_model(vertices: Vec<Vector3<f64>>, network: SpringNetwork) -> Model {
+    let mesh = TetMesh::new(vertices, Vec::new(), Vec::new()).unwrap();
+    Model::with_springs(mesh, Vec::new(), network, MassKind::Lumped).unwrap()
+}
+
+fn small_cloth() -> Model {
+    let part = cloth(
+        Vector3::zeros(),
+        [0.3, 0.2],
+        [3, 2],
+        ClothStiffness {
+            stretch: 200.0,
+            shear: 20.0,
+            bend: 5.0,
+        },
+        0.1,
+    )
+    .unwrap();
+    network_model(
+        part.vertices,
+        SpringNetwork {
+            springs: part.springs,
+            vertex_masses: part.masses,
+        },
+    )
+}
+
+#[test]
+fn spring_forces_and_hessians_match_finite_differences() {
+    let model = small_cloth();
+    // Perturbed so that some springs are stretched and some compressed.
+    let mut rng = Lcg::new(5);
+    let x: Vec<f64> = model.rest_positions().iter().map(|p| p + 0.02 * rng.next()).collect();
+    let n = x.len();
+    let mut gradient = vec![0.0; n];
+    let mut values = vec![0.0; model.pattern().nonzeros()];
+    model
+        .potential_hessian(&x, false, Some(&mut gradient), &mut values)
+        .unwrap();
+    let k = dense(model.pattern(), &values);
+    let h = 1e-7;
+    let scale = gradient.iter().fold(0.0f64, |m, g| m.max(g.abs()));
+    for j in 0..n {
+        let mut plus = x.clone();
+        let mut minus = x.clone();
+        plus[j] += h;
+        minus[j] -= h;
+        let numeric = (model.potential_energy(&plus) - model.potential_energy(&minus)) / (2.0 * h);
+        assert!(
+            (numeric - gradient[j]).abs() < 1e-6 * scale,
+            "gradient {j}: {} vs {numeric}",
+            gradient[j]
+        );
+        let (mut g_plus, mut g_minus) = (vec![0.0; n], vec![0.0; n]);
+        model.potential_gradient(&plus, &mut g_plus).unwrap();
+        model.potential_gradient(&minus, &mut g_minus).unwrap();
+        for i in 0..n {
+            let numeric = (g_plus[i] - g_minus[i]) / (2.0 * h);
+            assert!(
+                (numeric - k[(i, j)]).abs() < 1e-6 * k.amax(),
+                "Hessian ({i}, {j}): {} vs {numeric}",
+                k[(i, j)]
+            );
+        }
+    }
+    // Compressed springs make the exact Hessian indefinite; the projected one is PSD.
+    let indefinite = SymmetricEigen::new(k).eigenvalues.min();
+    model.potential_hessian(&x, true, None, &mut values).unwrap();
+    let projected = SymmetricEigen::new(dense(model.pattern(), &values)).eigenvalues.min();
+    assert!(indefinite < -1e-6, "the test needs a compressed spring ({indefinite})");
+    assert!(projected > -1e-9, "projected Hessian has eigenvalue {projected}");
+}
+
+/// A rope hanging from its top end stretches by Σᵢ (weight below segment i) / kᵢ,
+/// which tends to ρ g L² / (2 EA) as the segments shrink.
+#[test]
+fn hanging_rope_stretch_is_exact() {
+    let (length, axial, density, gravity) = (2.0, 50.0, 0.1, 9.81);
+    for segments in [10, 40] {
+        let part = chain(
+            straight_rope(Vector3::zeros(), Vector3::new(0.0, 0.0, -length), segments),
+            axial,
+            density,
+        )
+        .unwrap();
+        let masses = part.masses.clone();
+        let mut model = network_model(
+            part.vertices,
+            SpringNetwork {
+                springs: part.springs,
+                vertex_masses: part.masses,
+            },
+        );
+        model.set_gravity(Vector3::new(0.0, 0.0, -gravity));
+        model.add_pin(Pin {
+            vertices: vec![0],
+            motion: Motion::Fixed {},
+            release_time: None,
+        });
+        let mut state = model.initial_state();
+        let settings = NewtonSettings {
+            tolerance: 1e-13,
+            ..NewtonSettings::default()
+        };
+        StaticEquilibrium::new(settings).step(&model, &mut state, 1.0).unwrap();
+        let stretch = -state.positions[3 * segments + 2] - length;
+        let k = axial / (length / segments as f64);
+        let exact: f64 = (0..segments)
+            .map(|i| gravity * masses[i + 1..].iter().sum::<f64>() / k)
+            .sum();
+        assert!(
+            (stretch - exact).abs() < 1e-10 * exact,
+            "{segments} segments: {stretch} vs {exact}"
+        );
+        let continuum = density * gravity * length * length / (2.0 * axial);
+        assert!(
+            (stretch - continuum).abs() < 1.0 / segments as f64 * continuum,
+            "{stretch} vs {continuum}"
+        );
+    }
+}
