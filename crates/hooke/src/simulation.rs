@@ -180,8 +180,12 @@ pub fn run(
                     break;
                 }
             }
-            // Step × h, not a running sum, so output times carry no accumulated rounding.
-            state.time = step as f64 * settings.time_step;
+            // Step × h, not a running sum, so output times carry no accumulated
+            // rounding (adaptive integrators keep their own, different times).
+            let nominal = step as f64 * settings.time_step;
+            if (state.time - nominal).abs() <= 1e-9 * settings.time_step {
+                state.time = nominal;
+            }
             let record = energy_record(model, &state);
             let frame_due = settings.vtk_every > 0 && (step % settings.vtk_every == 0 || step == steps);
             let written = write_step_outputs(csv.as_mut(), vtk.as_mut().filter(|_| frame_due), model, &state, &record);

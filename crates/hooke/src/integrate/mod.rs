@@ -13,6 +13,7 @@ mod runge_kutta4;
 mod semi_implicit_euler;
 mod static_equilibrium;
 mod symplectic_euler;
+mod time_reversible_adaptive;
 mod variational_midpoint;
 mod velocity_verlet;
 
@@ -25,6 +26,7 @@ pub use runge_kutta4::RungeKutta4;
 pub use semi_implicit_euler::SemiImplicitBackwardEuler;
 pub use static_equilibrium::StaticEquilibrium;
 pub use symplectic_euler::SymplecticEuler;
+pub use time_reversible_adaptive::{StepSizeRule, TimeReversibleAdaptive};
 pub use variational_midpoint::VariationalMidpoint;
 pub use velocity_verlet::VelocityVerlet;
 
@@ -139,6 +141,13 @@ pub enum IntegratorConfig {
         #[serde(flatten)]
         newton: NewtonSettings,
     },
+    /// Seed 001's time-reversible adaptive variational integrator: real steps
+    /// h σ(midpoint) with a state-dependent σ; conservative motion only.
+    TimeReversibleAdaptive {
+        step_size: StepSizeRule,
+        #[serde(flatten)]
+        newton: NewtonSettings,
+    },
     /// Static equilibrium at each step's end time (velocities zero): quasi-static loading.
     Static {
         #[serde(flatten)]
@@ -196,6 +205,7 @@ impl IntegratorConfig {
             | IntegratorConfig::Bdf2 { newton }
             | IntegratorConfig::Newmark { newton, .. }
             | IntegratorConfig::VariationalMidpoint { newton, .. }
+            | IntegratorConfig::TimeReversibleAdaptive { newton, .. }
             | IntegratorConfig::Static { newton } => Some(newton),
             _ => None,
         }
@@ -215,6 +225,9 @@ impl IntegratorConfig {
                     format!("must lie in [0.5, 1], got {gamma}"),
                 ));
             }
+        }
+        if let IntegratorConfig::TimeReversibleAdaptive { step_size, .. } = self {
+            step_size.validate("integrator.step_size")?;
         }
         match self.newton_settings() {
             Some(newton) => newton.validate("integrator"),
@@ -240,6 +253,9 @@ impl IntegratorConfig {
                 residual_reinjection,
                 newton,
             } => Box::new(VariationalMidpoint::new(*newton, *residual_reinjection)),
+            IntegratorConfig::TimeReversibleAdaptive { step_size, newton } => {
+                Box::new(TimeReversibleAdaptive::new(*step_size, *newton))
+            }
             IntegratorConfig::Static { newton } => Box::new(StaticEquilibrium::new(*newton)),
         }
     }

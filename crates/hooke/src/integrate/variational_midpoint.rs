@@ -52,6 +52,99 @@ impl VariationalMidpoint {
     pub fn momentum(&self) -> Option<&[f64]> {
         self.momentum.as_ref().map(|(_, p)| p.as_slice())
     }
+    /// The momentum belonging to `s`: the one this integrator stored for it, else M v.
+    pub(crate) fn momentum_of(&self, model: &Model, s: &State) -> Vec<f64> {
+        match self.momentum.as_ref().filter(|(time, _)| *time == s.time) {
+            Some((_, p)) => p.clone(),
+            None => {
+                let mut p = vec![0.0; s.positions.len()];
+                model.mass_multiply(&s.velocities, &mut p);
+                p
+            }
+        }
+    }
+
+    /// One step of `dt` from `s` with momentum `p`, not committed: the new state,
+    /// its momentum and the report.
+    pub(crate) fn trial(
+        &mut self,
+        model: &Model,
+        s: &State,
+        p: &[f64],
+        dt: f64,
+    ) -> Result<(State, Vec<f64>, StepReport)> {
+        let q = &s.positions;
+        let end = s.time + dt;
+        let middle = s.time + 0.5 * dt;
+        // Pinned DOFs of u sit halfway between their prescribed positions.
+        let mut prescribed_end = q.clone();
+        model.apply_prescribed_positions(end, &mut prescribed_end);
+        let dofs = model.dof_map(end);
+        let guess = axpy(q, 0.5 * dt, &s.velocities);
+        let base: Vec<f64> = (0..q.len())
+            .map(|i| match dofs.free_index[i] {
+                Some(_) => guess[i],
+                None => 0.5 * (q[i] + prescribed_end[i]),
+            })
+            .collect();
+        let step = ImplicitStep {
+            dof_time: end,
+            base,
+            inertia: Some((4.0 / (dt * dt), q.clone())),
+            damping: Some((2.0 / dt, q.clone())),
+            force_time: middle,
+            extra_force: Some(p.iter().map(|pi| 2.0 / dt * pi).collect()),
+            // The Lilyan's (k_D/h) W_ref(q_k + h v) with q_k + h v = 2u − q_k.
+            viscoelastic: Some((1.0 / dt, 2.0, q.iter().map(|x| -x).collect())),
+        };
+        let (u, newton) = solve_implicit_step(model, s, step, &self.settings, &mut self.system)?;
+
+        let mut force = vec![0.0; q.len()];
+        model.external_force(middle, &mut force);
+        let mut gradient = vec![0.0; q.len()];
+        model.potential_gradient(&u, &mut gradient)?;
+        let velocity: Vec<f64> = u.iter().zip(q).map(|(ui, qi)| 2.0 * (ui - qi) / dt).collect();
+        let mut damping_impulse = vec![0.0; q.len()];
+        if let Some(d) = model.damping_values(q)? {
+            model.pattern().symmetric_multiply(&d, &velocity, &mut damping_impulse);
+        }
+        let positions: Vec<f64> = u.iter().zip(q).map(|(ui, qi)| 2.0 * ui - qi).collect();
+        let coefficient = model.viscoelastic_coefficient();
+        let mut viscoelastic_impulse = vec![0.0; q.len()];
+        if self.residual_reinjection && coefficient > 0.0 {
+            // −k_D ∇W(F(q_k, q_{k+1})), the impulse the minimisation included.
+            let reference = model.reference_geometry(q);
+            model.derivatives_from(&reference, &positions, false, &mut viscoelastic_impulse, None)?;
+            viscoelastic_impulse.iter_mut().for_each(|g| *g *= coefficient);
+        }
+        let momentum: Vec<f64> = if self.residual_reinjection {
+            (0..q.len())
+                .map(|i| p[i] + dt * (force[i] - gradient[i] - damping_impulse[i]) - viscoelastic_impulse[i])
+                .collect()
+        } else {
+            let mut mv = vec![0.0; q.len()];
+            model.mass_multiply(&velocity, &mut mv);
+            (0..q.len())
+                .map(|i| mv[i] + 0.5 * dt * (force[i] - gradient[i] - damping_impulse[i]))
+                .collect()
+        };
+        let mut velocities = solve_mass(model, &dofs, &momentum, &mut self.mass_system)?;
+        model.apply_prescribed_velocities(end, &mut velocities);
+        Ok((
+            State {
+                time: end,
+                positions,
+                velocities,
+            },
+            momentum,
+            StepReport::from(&newton),
+        ))
+    }
+
+    /// Makes `momentum` the stored momentum of the state at `time`.
+    pub(crate) fn remember(&mut self, time: f64, momentum: Vec<f64>) {
+        self.momentum = Some((time, momentum));
+    }
 }
 
 impl Integrator for VariationalMidpoint {
@@ -60,88 +153,15 @@ impl Integrator for VariationalMidpoint {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        let settings = self.settings;
-        let reinject = self.residual_reinjection;
-        let (system, mass_system, stored) = (&mut self.system, &mut self.mass_system, &mut self.momentum);
+        let p = self.momentum_of(model, state);
         let mut new_momentum = None;
         let report = commit_step(model, state, dt, |s| {
-            let q = &s.positions;
-            let p = match stored.as_ref().filter(|(time, _)| *time == s.time) {
-                Some((_, p)) => p.clone(),
-                None => {
-                    let mut p = vec![0.0; q.len()];
-                    model.mass_multiply(&s.velocities, &mut p);
-                    p
-                }
-            };
-            let end = s.time + dt;
-            let middle = s.time + 0.5 * dt;
-            // Pinned DOFs of u sit halfway between their prescribed positions.
-            let mut prescribed_end = q.clone();
-            model.apply_prescribed_positions(end, &mut prescribed_end);
-            let dofs = model.dof_map(end);
-            let guess = axpy(q, 0.5 * dt, &s.velocities);
-            let base: Vec<f64> = (0..q.len())
-                .map(|i| match dofs.free_index[i] {
-                    Some(_) => guess[i],
-                    None => 0.5 * (q[i] + prescribed_end[i]),
-                })
-                .collect();
-            let step = ImplicitStep {
-                dof_time: end,
-                base,
-                inertia: Some((4.0 / (dt * dt), q.clone())),
-                damping: Some((2.0 / dt, q.clone())),
-                force_time: middle,
-                extra_force: Some(p.iter().map(|pi| 2.0 / dt * pi).collect()),
-                // The Lilyan's (k_D/h) W_ref(q_k + h v) with q_k + h v = 2u − q_k.
-                viscoelastic: Some((1.0 / dt, 2.0, q.iter().map(|x| -x).collect())),
-            };
-            let (u, newton) = solve_implicit_step(model, s, step, &settings, system)?;
-
-            let mut force = vec![0.0; q.len()];
-            model.external_force(middle, &mut force);
-            let mut gradient = vec![0.0; q.len()];
-            model.potential_gradient(&u, &mut gradient)?;
-            let velocity: Vec<f64> = u.iter().zip(q).map(|(ui, qi)| 2.0 * (ui - qi) / dt).collect();
-            let mut damping_impulse = vec![0.0; q.len()];
-            if let Some(d) = model.damping_values(q)? {
-                model.pattern().symmetric_multiply(&d, &velocity, &mut damping_impulse);
-            }
-            let positions: Vec<f64> = u.iter().zip(q).map(|(ui, qi)| 2.0 * ui - qi).collect();
-            let coefficient = model.viscoelastic_coefficient();
-            let mut viscoelastic_impulse = vec![0.0; q.len()];
-            if reinject && coefficient > 0.0 {
-                // −k_D ∇W(F(q_k, q_{k+1})), the impulse the minimisation included.
-                let reference = model.reference_geometry(q);
-                model.derivatives_from(&reference, &positions, false, &mut viscoelastic_impulse, None)?;
-                viscoelastic_impulse.iter_mut().for_each(|g| *g *= coefficient);
-            }
-            let momentum: Vec<f64> = if reinject {
-                (0..q.len())
-                    .map(|i| p[i] + dt * (force[i] - gradient[i] - damping_impulse[i]) - viscoelastic_impulse[i])
-                    .collect()
-            } else {
-                let mut mv = vec![0.0; q.len()];
-                model.mass_multiply(&velocity, &mut mv);
-                (0..q.len())
-                    .map(|i| mv[i] + 0.5 * dt * (force[i] - gradient[i] - damping_impulse[i]))
-                    .collect()
-            };
-            let mut velocities = solve_mass(model, &dofs, &momentum, mass_system)?;
-            model.apply_prescribed_velocities(end, &mut velocities);
-            new_momentum = Some((end, momentum));
-            Ok((
-                State {
-                    time: end,
-                    positions,
-                    velocities,
-                },
-                StepReport::from(&newton),
-            ))
+            let (next, momentum, report) = self.trial(model, s, &p, dt)?;
+            new_momentum = Some((next.time, momentum));
+            Ok((next, report))
         });
-        if report.is_ok() {
-            *stored = new_momentum;
+        if let (Ok(_), Some((time, momentum))) = (&report, new_momentum) {
+            self.remember(time, momentum);
         }
         report
     }

@@ -1,0 +1,131 @@
+//! The time-reversible adaptive variational integrator of seed 001 §3.4
+//! (eqs. 3.30–3.32): the midpoint discrete Lagrangian with the real step
+//! ĥ_{k+1} = h σ((q_k + q_{k+1})/2), a user-chosen step-size function σ of the
+//! state evaluated symmetrically at the step's midpoint.
+//!
+//! With a fixed ĥ the discrete Euler–Lagrange equation is exactly the variational
+//! midpoint step, so each step is a variational-midpoint step whose size is found
+//! by fixed-point iteration: ĥ ← h σ(midpoint(ĥ)) until it settles. Because both
+//! the Lagrangian and σ are symmetric, running the steps backwards (momenta
+//! negated) retraces them: the scheme is time-reversible, and its energy error
+//! stays bounded even though the step size varies.
+//!
+//! `time_step` is the fictitious step h; the real time advances by ĥ per step,
+//! and a run's `duration` counts fictitious time (steps = duration / h).
+//! Conservative forces only: external forces, damping and moving pins would
+//! break the symmetry and are refused.
+
+use super::variational_midpoint::VariationalMidpoint;
+use super::{commit_step, Integrator, StepReport};
+use crate::error::{HookeError, Result};
+use crate::model::{Model, State};
+use crate::solve::NewtonSettings;
+
+/// The step-size function σ(q) > 0 of the state (seed 001 §3.3, "σ-rules").
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum StepSizeRule {
+    /// σ = 1: fixed steps (the plain variational midpoint).
+    Constant,
+    /// σ = 1 / (W(q)/scale + 1): smaller steps while the body is strongly deformed
+    /// (seed 001 Figs. 3.9–3.10 use scale = 10 J). Bounded by 1 from above.
+    ElasticEnergy { scale: f64 },
+}
+
+impl StepSizeRule {
+    pub fn sigma(&self, model: &Model, positions: &[f64]) -> f64 {
+        match self {
+            StepSizeRule::Constant => 1.0,
+            StepSizeRule::ElasticEnergy { scale } => 1.0 / (model.elastic_energy(positions) / scale + 1.0),
+        }
+    }
+
+    pub fn validate(&self, key: &str) -> Result<()> {
+        match self {
+            StepSizeRule::ElasticEnergy { scale } if !(scale.is_finite() && *scale > 0.0) => Err(HookeError::scene(
+                format!("{key}.elastic_energy.scale"),
+                format!("must be a positive energy in joules, got {scale}"),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The fixed point ĥ = h σ(midpoint) is accepted when σ changes by less than this, relatively.
+const STEP_SIZE_TOLERANCE: f64 = 1e-12;
+const MAX_STEP_SIZE_ITERATIONS: usize = 50;
+
+pub struct TimeReversibleAdaptive {
+    rule: StepSizeRule,
+    inner: VariationalMidpoint,
+    /// σ of the last step, the first guess for the next.
+    last_sigma: Option<f64>,
+}
+
+impl TimeReversibleAdaptive {
+    pub fn new(rule: StepSizeRule, settings: NewtonSettings) -> Self {
+        // Reinjection takes the momentum from the δq equation; reversibility
+        // needs the symmetric δv form, so it is off here.
+        TimeReversibleAdaptive {
+            rule,
+            inner: VariationalMidpoint::new(settings, false),
+            last_sigma: None,
+        }
+    }
+}
+
+impl Integrator for TimeReversibleAdaptive {
+    fn name(&self) -> &'static str {
+        "time_reversible_adaptive"
+    }
+
+    fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
+        let time_dependent = !model
+            .pins()
+            .iter()
+            .all(|p| matches!(p.motion, crate::model::Motion::Fixed {}) && p.release_time.is_none());
+        let mut force = vec![0.0; model.dof_count()];
+        model.external_force(state.time, &mut force);
+        if time_dependent
+            || force.iter().any(|f| *f != 0.0)
+            || model.damping().is_some()
+            || !model.obstacles().is_empty()
+        {
+            return Err(HookeError::Scene {
+                key: "integrator".to_string(),
+                reason: "time_reversible_adaptive handles conservative elastic motion only: no gravity, forces, damping, obstacles or moving/released pins".to_string(),
+            });
+        }
+        let p = self.inner.momentum_of(model, state);
+        let (rule, inner) = (self.rule, &mut self.inner);
+        let mut sigma = self.last_sigma.unwrap_or_else(|| rule.sigma(model, &state.positions));
+        let mut accepted = None;
+        let report = commit_step(model, state, dt, |s| {
+            let mut total = StepReport::default();
+            for _ in 0..MAX_STEP_SIZE_ITERATIONS {
+                let (next, momentum, report) = inner.trial(model, s, &p, dt * sigma)?;
+                total.absorb(&report);
+                let midpoint: Vec<f64> = s
+                    .positions
+                    .iter()
+                    .zip(&next.positions)
+                    .map(|(a, b)| 0.5 * (a + b))
+                    .collect();
+                let settled = rule.sigma(model, &midpoint);
+                if (settled - sigma).abs() <= STEP_SIZE_TOLERANCE * sigma {
+                    accepted = Some((next.time, momentum, sigma));
+                    return Ok((next, total));
+                }
+                sigma = settled;
+            }
+            Err(HookeError::Solver {
+                reason: format!("the step size did not settle in {MAX_STEP_SIZE_ITERATIONS} iterations (σ = {sigma:.6}); reduce time_step"),
+            })
+        });
+        if let (Ok(_), Some((time, momentum, sigma))) = (&report, accepted) {
+            self.inner.remember(time, momentum);
+            self.last_sigma = Some(sigma);
+        }
+        report
+    }
+}
