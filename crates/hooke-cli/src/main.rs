@@ -39,8 +39,8 @@ enum Command {
     Compare {
         /// The scene file (TOML).
         scene: PathBuf,
-        /// Comma-separated integrators, by name or alias: fe, se, vv, rk4, be, si, im, bdf2, nm, vm
-        /// (or full names, e.g. time_reversible_adaptive is not offered here: it needs a step-size rule).
+        /// Comma-separated integrators by name or alias: fe, se, vv, rk4, be, si, im, bdf2, nm, vm.
+        /// (The adaptive integrator needs a step-size rule, so it runs only from a scene.)
         #[arg(short, long, value_delimiter = ',', default_value = "be,im,bdf2")]
         integrators: Vec<String>,
         /// Output folder (default: out/<scene name>-comparison); each integrator writes a subfolder.
