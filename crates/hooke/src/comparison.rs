@@ -50,6 +50,19 @@ pub fn compare(
             (IntegratorConfig::Newmark { beta, gamma, .. }, Some(newton)) => {
                 IntegratorConfig::Newmark { beta, gamma, newton }
             }
+            (
+                IntegratorConfig::VariationalMidpoint {
+                    residual_reinjection, ..
+                },
+                Some(newton),
+            ) => IntegratorConfig::VariationalMidpoint {
+                residual_reinjection,
+                newton,
+            },
+            (IntegratorConfig::TimeReversibleAdaptive { step_size, .. }, Some(newton)) => {
+                IntegratorConfig::TimeReversibleAdaptive { step_size, newton }
+            }
+            (IntegratorConfig::Static { .. }, Some(newton)) => IntegratorConfig::Static { newton },
             (other, _) => other,
         };
         config.validate()?;

@@ -114,3 +114,86 @@ fn reinjection_keeps_linear_momentum_exact_at_loose_tolerance() {
         "{linear} vs {linear0}"
     );
 }
+
+/// Releasing a pin does not kick the freed vertices: their momentum was kept at
+/// that of the prescribed motion while pinned (compare implicit midpoint).
+#[test]
+fn pin_release_gives_no_kick() {
+    use hooke::integrate::ImplicitMidpoint;
+    use hooke::model::{Motion, Pin, Selection};
+    let mut model = uniform_model(
+        bar([0.4, 0.05, 0.05], [8, 1, 1], TetsPerHex::Six),
+        MaterialModel::NeoHookean,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    );
+    model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+    let pinned = Selection::Plane {
+        point: [0.0; 3],
+        normal: [-1.0, 0.0, 0.0],
+        tolerance: None,
+    }
+    .vertices(model.mesh(), "clamp")
+    .unwrap();
+    model.add_pin(Pin {
+        vertices: pinned.clone(),
+        motion: Motion::Fixed {},
+        release_time: Some(0.2),
+    });
+    let run = |integrator: &mut dyn Integrator| {
+        let mut state = model.initial_state();
+        for _ in 0..41 {
+            integrator.step(&model, &mut state, 0.005).unwrap();
+        }
+        pinned
+            .iter()
+            .map(|&v| {
+                Vector3::new(
+                    state.velocities[3 * v],
+                    state.velocities[3 * v + 1],
+                    state.velocities[3 * v + 2],
+                )
+                .norm()
+            })
+            .fold(0.0, f64::max)
+    };
+    let variational = run(&mut VariationalMidpoint::new(settings(1e-10), true));
+    let midpoint = run(&mut ImplicitMidpoint::new(settings(1e-10)));
+    assert!(
+        variational < 2.0 * midpoint + 0.05,
+        "released vertices move at {variational} (implicit midpoint: {midpoint})"
+    );
+}
+
+/// The variational midpoint halves a step that Newton cannot take.
+#[test]
+fn variational_midpoint_halves_failing_steps() {
+    let model = uniform_model(
+        bar([0.4, 0.05, 0.05], [8, 2, 2], TetsPerHex::Six),
+        MaterialModel::StableNeoHookean,
+        parameters(1e5, 0.45),
+        MassKind::Lumped,
+    );
+    let mut state = spinning(&model);
+    state.velocities.iter_mut().for_each(|v| *v *= 40.0);
+    let strict = NewtonSettings {
+        max_iterations: 4,
+        ..settings(1e-8)
+    };
+    let mut without = state.clone();
+    let no_halving = NewtonSettings {
+        max_step_halvings: 0,
+        ..strict
+    };
+    assert!(
+        VariationalMidpoint::new(no_halving, true)
+            .step(&model, &mut without, 0.02)
+            .is_err(),
+        "the test needs a failing step"
+    );
+    let report = VariationalMidpoint::new(strict, true)
+        .step(&model, &mut state, 0.02)
+        .unwrap();
+    assert!(report.halvings > 0);
+    assert!((state.time - 0.02).abs() < 1e-15);
+}

@@ -127,3 +127,63 @@ fn backward_euler_with_viscoelastic_damping_keeps_linear_momentum() {
     let (linear, _) = model.momentum(&state.positions, &state.velocities);
     assert!((linear - linear0).norm() < 1e-10 * (1.0 + linear0.norm()));
 }
+
+/// Through the run loop (which rounds times to step × h) the explicit impulse is
+/// applied at every step: the result equals stepping by hand.
+#[test]
+fn run_loop_applies_the_explicit_impulse_every_step() {
+    let (model, start) = rod(viscoelastic(1e-3));
+    let h = 1e-3 / 3.0; // a step whose multiples round differently from running sums
+    let steps = 300;
+    let mut by_hand = start.clone();
+    let mut integrator = SymplecticEuler::default();
+    for _ in 0..steps {
+        integrator.step(&model, &mut by_hand, h).unwrap();
+    }
+    let directory = std::env::temp_dir().join(format!("hooke-viscoelastic-run-{}", std::process::id()));
+    let settings = hooke::simulation::RunSettings {
+        name: "rod".to_string(),
+        duration: steps as f64 * h,
+        time_step: h,
+        output_directory: directory.clone(),
+        vtk_every: 0,
+        energies: false,
+        plot: false,
+    };
+    let outcome = hooke::simulation::run(
+        &model,
+        &mut SymplecticEuler::default(),
+        start,
+        &settings,
+        Vec::new(),
+        None,
+        &mut |_, _| {},
+    )
+    .unwrap()
+    .into_result()
+    .unwrap();
+    let _ = std::fs::remove_dir_all(directory);
+    let difference = outcome
+        .state
+        .positions
+        .iter()
+        .zip(&by_hand.positions)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        difference < 1e-12,
+        "run loop and hand stepping differ by {difference:e}"
+    );
+}
+
+#[test]
+fn viscoelastic_damping_is_refused_for_linear_elasticity() {
+    let mut model = uniform_model(
+        bar([0.4, 0.05, 0.05], [4, 1, 1], TetsPerHex::Six),
+        MaterialModel::Linear,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    );
+    let error = model.set_damping(Some(viscoelastic(1e-3))).unwrap_err();
+    assert!(error.to_string().contains("rotation"), "{error}");
+}

@@ -42,11 +42,12 @@ pub(crate) fn backward_euler_step(
         viscoelastic: Some((1.0 / dt, 1.0, vec![0.0; state.positions.len()])),
     };
     let (positions, newton) = solve_implicit_step(model, state, step, settings, cache)?;
-    let velocities = positions
+    let mut velocities: Vec<f64> = positions
         .iter()
         .zip(&state.positions)
         .map(|(x1, x0)| (x1 - x0) / dt)
         .collect();
+    model.apply_prescribed_velocities(end, &mut velocities);
     Ok((
         State {
             time: end,

@@ -58,7 +58,8 @@ fn bdf2_step(
         viscoelastic: None,
     };
     let (positions, newton) = solve_implicit_step(model, state, step, settings, cache)?;
-    let velocities = positions.iter().zip(&x_hat).map(|(x, h)| (x - h) / beta).collect();
+    let mut velocities: Vec<f64> = positions.iter().zip(&x_hat).map(|(x, h)| (x - h) / beta).collect();
+    model.apply_prescribed_velocities(end, &mut velocities);
     Ok((
         State {
             time: end,

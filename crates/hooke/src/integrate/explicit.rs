@@ -12,7 +12,7 @@
 //! follow their motion: prescribed positions and velocities overwrite the update.
 
 use super::acceleration::Acceleration;
-use super::{axpy, commit_step, StepReport};
+use super::{axpy, commit_step, same_time, StepReport};
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
 use crate::solve::FreeSystem;
@@ -80,7 +80,7 @@ pub(crate) fn explicit_step(
                 let last = previous
                     .as_ref()
                     .and_then(|p| p.as_ref())
-                    .filter(|(time, _)| *time == s.time);
+                    .filter(|(time, _)| same_time(*time, s.time));
                 if let (true, Some((_, x_previous))) = (coefficient > 0.0, last) {
                     let reference = model.reference_geometry(x_previous);
                     let mut gradient = vec![0.0; x.len()];

@@ -261,6 +261,13 @@ impl IntegratorConfig {
     }
 }
 
+/// Whether two times are the same instant. Integrators key their history (previous
+/// positions, momentum, acceleration) by the time of the state it belongs to; the
+/// run loop may round that time (to step × h), so equality is up to rounding.
+pub(crate) fn same_time(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0)
+}
+
 /// x + h y, elementwise: the predictor of every step.
 pub(crate) fn axpy(x: &[f64], h: f64, y: &[f64]) -> Vec<f64> {
     x.iter().zip(y).map(|(a, b)| a + h * b).collect()

@@ -9,7 +9,7 @@
 
 use super::acceleration::Acceleration;
 use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep};
-use super::{commit_step, Integrator, StepReport};
+use super::{commit_step, same_time, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
 use crate::solve::{FreeSystem, NewtonSettings};
@@ -49,7 +49,7 @@ impl Integrator for Newmark {
         let stored = &mut self.acceleration;
         commit_step(model, state, dt, |state| {
             // aₙ is known from the last step, or computed from the equations of motion at the start.
-            let initial = match stored.as_ref().filter(|(time, _)| *time == state.time) {
+            let initial = match stored.as_ref().filter(|(time, _)| same_time(*time, state.time)) {
                 Some((_, a)) => a.clone(),
                 None => {
                     let dofs = model.dof_map(state.time);
@@ -65,9 +65,9 @@ impl Integrator for Newmark {
             let mut accelerations: Vec<(f64, Vec<f64>)> = Vec::new();
             let mut current = (state.time, initial);
             let result = with_step_halving(state, dt, &settings, &mut |s, h| {
-                if current.0 != s.time {
+                if !same_time(current.0, s.time) {
                     // After a failed half step the acceleration of `s` is the one recorded for it.
-                    if let Some(found) = accelerations.iter().rev().find(|(t, _)| *t == s.time) {
+                    if let Some(found) = accelerations.iter().rev().find(|(t, _)| same_time(*t, s.time)) {
                         current = found.clone();
                     }
                 }

@@ -13,7 +13,8 @@
 //! `time_step` is the fictitious step h; the real time advances by ĥ per step,
 //! and a run's `duration` counts fictitious time (steps = duration / h).
 //! Conservative forces only: external forces, damping and moving pins would
-//! break the symmetry and are refused.
+//! break the symmetry and are refused. It takes no step halving (halving one
+//! step of a symmetric pair breaks the symmetry): a failed step ends the run.
 
 use super::variational_midpoint::VariationalMidpoint;
 use super::{commit_step, Integrator, StepReport};
@@ -51,12 +52,15 @@ impl StepSizeRule {
     }
 }
 
-/// The fixed point ĥ = h σ(midpoint) is accepted when σ changes by less than this, relatively.
-const STEP_SIZE_TOLERANCE: f64 = 1e-12;
+/// The fixed point ĥ = h σ(midpoint) is accepted when σ changes by less than this
+/// many Newton tolerances (relatively): σ cannot settle more finely than the
+/// positions it is computed from.
+const STEP_SIZE_TOLERANCE_FACTOR: f64 = 100.0;
 const MAX_STEP_SIZE_ITERATIONS: usize = 50;
 
 pub struct TimeReversibleAdaptive {
     rule: StepSizeRule,
+    step_size_tolerance: f64,
     inner: VariationalMidpoint,
     /// σ of the last step, the first guess for the next.
     last_sigma: Option<f64>,
@@ -68,6 +72,7 @@ impl TimeReversibleAdaptive {
         // needs the symmetric δv form, so it is off here.
         TimeReversibleAdaptive {
             rule,
+            step_size_tolerance: (STEP_SIZE_TOLERANCE_FACTOR * settings.tolerance).max(1e-13),
             inner: VariationalMidpoint::new(settings, false),
             last_sigma: None,
         }
@@ -88,7 +93,9 @@ impl Integrator for TimeReversibleAdaptive {
         model.external_force(state.time, &mut force);
         if time_dependent
             || force.iter().any(|f| *f != 0.0)
-            || model.damping().is_some()
+            || model
+                .damping()
+                .is_some_and(|d| d.has_rayleigh() || d.viscoelastic_coefficient > 0.0)
             || !model.obstacles().is_empty()
         {
             return Err(HookeError::Scene {
@@ -97,7 +104,7 @@ impl Integrator for TimeReversibleAdaptive {
             });
         }
         let p = self.inner.momentum_of(model, state);
-        let (rule, inner) = (self.rule, &mut self.inner);
+        let (rule, tolerance, inner) = (self.rule, self.step_size_tolerance, &mut self.inner);
         let mut sigma = self.last_sigma.unwrap_or_else(|| rule.sigma(model, &state.positions));
         let mut accepted = None;
         let report = commit_step(model, state, dt, |s| {
@@ -112,7 +119,7 @@ impl Integrator for TimeReversibleAdaptive {
                     .map(|(a, b)| 0.5 * (a + b))
                     .collect();
                 let settled = rule.sigma(model, &midpoint);
-                if (settled - sigma).abs() <= STEP_SIZE_TOLERANCE * sigma {
+                if (settled - sigma).abs() <= tolerance * sigma {
                     accepted = Some((next.time, momentum, sigma));
                     return Ok((next, total));
                 }

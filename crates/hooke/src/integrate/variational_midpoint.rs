@@ -22,8 +22,8 @@
 //! The reported velocity is M⁻¹p_{k+1}.
 
 use super::acceleration::solve_mass;
-use super::implicit::{solve_implicit_step, ImplicitStep};
-use super::{axpy, commit_step, Integrator, StepReport};
+use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep};
+use super::{axpy, commit_step, same_time, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
 use crate::solve::{FreeSystem, NewtonSettings};
@@ -54,7 +54,7 @@ impl VariationalMidpoint {
     }
     /// The momentum belonging to `s`: the one this integrator stored for it, else M v.
     pub(crate) fn momentum_of(&self, model: &Model, s: &State) -> Vec<f64> {
-        match self.momentum.as_ref().filter(|(time, _)| *time == s.time) {
+        match self.momentum.as_ref().filter(|(time, _)| same_time(*time, s.time)) {
             Some((_, p)) => p.clone(),
             None => {
                 let mut p = vec![0.0; s.positions.len()];
@@ -128,8 +128,24 @@ impl VariationalMidpoint {
                 .map(|i| mv[i] + 0.5 * dt * (force[i] - gradient[i] - damping_impulse[i]))
                 .collect()
         };
-        let mut velocities = solve_mass(model, &dofs, &momentum, &mut self.mass_system)?;
+        // Velocities: M_ff v_f = p_f − M_fp v_p, with the pins' prescribed velocities v_p.
+        let mut pinned_velocities = vec![0.0; q.len()];
+        model.apply_prescribed_velocities(end, &mut pinned_velocities);
+        let mut coupling = vec![0.0; q.len()];
+        model.mass_multiply(&pinned_velocities, &mut coupling);
+        let free_momentum: Vec<f64> = momentum.iter().zip(&coupling).map(|(p, c)| p - c).collect();
+        let mut velocities = solve_mass(model, &dofs, &free_momentum, &mut self.mass_system)?;
         model.apply_prescribed_velocities(end, &mut velocities);
+        // Pinned DOFs carry the momentum of their prescribed motion: the update above
+        // lacks the pin's reaction, and what it accumulated would kick a released vertex.
+        let mut momentum = momentum;
+        let mut moving = vec![0.0; q.len()];
+        model.mass_multiply(&velocities, &mut moving);
+        for (i, p) in momentum.iter_mut().enumerate() {
+            if dofs.free_index[i].is_none() {
+                *p = moving[i];
+            }
+        }
         Ok((
             State {
                 time: end,
@@ -153,15 +169,26 @@ impl Integrator for VariationalMidpoint {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        let p = self.momentum_of(model, state);
-        let mut new_momentum = None;
+        let settings = self.settings;
+        // Momenta of the states reached, so that half steps (continuation) start from the right one.
+        let mut momenta = vec![(state.time, self.momentum_of(model, state))];
         let report = commit_step(model, state, dt, |s| {
-            let (next, momentum, report) = self.trial(model, s, &p, dt)?;
-            new_momentum = Some((next.time, momentum));
-            Ok((next, report))
+            with_step_halving(s, dt, &settings, &mut |sub, h| {
+                let p = momenta
+                    .iter()
+                    .rev()
+                    .find(|(time, _)| same_time(*time, sub.time))
+                    .map(|(_, p)| p.clone())
+                    .unwrap_or_else(|| self.momentum_of(model, sub));
+                let (next, momentum, report) = self.trial(model, sub, &p, h)?;
+                momenta.push((next.time, momentum));
+                Ok((next, report))
+            })
         });
-        if let (Ok(_), Some((time, momentum))) = (&report, new_momentum) {
-            self.remember(time, momentum);
+        if report.is_ok() {
+            if let Some((time, momentum)) = momenta.pop() {
+                self.remember(time, momentum);
+            }
         }
         report
     }

@@ -145,6 +145,25 @@ impl Model {
     /// (backward Euler, implicit and variational midpoint, symplectic Euler); the
     /// others refuse a model that has it.
     pub fn set_damping(&mut self, damping: Option<Damping>) -> Result<()> {
+        if damping.is_some_and(|d| d.viscoelastic_coefficient > 0.0) {
+            let reason = if self
+                .materials()
+                .iter()
+                .any(|m| m.model == crate::material::MaterialModel::Linear)
+            {
+                Some("it needs a rotation-invariant material; linear elasticity would damp rigid rotation (seed 001 §2.6 uses it with non-linear materials only)")
+            } else if !self.assembler.springs().is_empty() {
+                Some("it acts on tetrahedra only; this model has springs, which would stay undamped")
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                return Err(crate::error::HookeError::scene(
+                    "damping.viscoelastic_coefficient",
+                    reason,
+                ));
+            }
+        }
         self.damping = damping;
         self.rest_damping_values = None;
         if let Some(d) = damping.filter(Damping::has_rayleigh) {
