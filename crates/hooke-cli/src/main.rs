@@ -109,7 +109,7 @@ fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<(), H
         Ok(outcome) => {
             let summary = outcome.summary;
             eprintln!(
-                "completed {} steps in {:.2} s ({} Newton iterations); results in {}",
+                "completed {} steps in {:.2} s ({} iterations: Newton iterations, or force evaluations for explicit methods); results in {}",
                 summary.statistics.steps,
                 summary.wall_seconds,
                 summary.statistics.total_iterations,
