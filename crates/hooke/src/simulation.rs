@@ -95,6 +95,7 @@ pub fn energy_record(model: &Model, state: &State) -> EnergyRecord {
         gravitational,
         penalty,
         total: kinetic + elastic + gravitational + penalty,
+        dissipated: 0.0,
         linear_momentum: linear.into(),
         angular_momentum: angular.into(),
         max_penetration: model.max_penetration(&state.positions),
@@ -168,13 +169,25 @@ pub fn run(
     let mut records = vec![energy_record(model, &state)];
     let mut notes = notes;
     let mut statistics = StepStatistics::default();
+    let mut dissipated = 0.0;
     // Anything that stops the run (a failed step, an output that cannot be
     // written) ends the loop; the summary below is written in every case.
     let mut failure = write_step_outputs(csv.as_mut(), vtk.as_mut(), model, &state, &records[0]).err();
     if failure.is_none() {
         for step in 1..=steps {
+            let previous_positions = state.positions.clone();
+            let previous_time = state.time;
             match integrator.step(model, &mut state, settings.time_step) {
-                Ok(report) => statistics.add(&report),
+                Ok(report) => {
+                    statistics.add(&report);
+                    match model.damping_work(&previous_positions, &state.positions, state.time - previous_time) {
+                        Ok(work) => dissipated += work,
+                        Err(error) => {
+                            failure = Some(error);
+                            break;
+                        }
+                    }
+                }
                 Err(error) => {
                     failure = Some(error);
                     break;
@@ -186,7 +199,8 @@ pub fn run(
             if (state.time - nominal).abs() <= 1e-9 * settings.time_step {
                 state.time = nominal;
             }
-            let record = energy_record(model, &state);
+            let mut record = energy_record(model, &state);
+            record.dissipated = dissipated;
             let frame_due = settings.vtk_every > 0 && (step % settings.vtk_every == 0 || step == steps);
             let written = write_step_outputs(csv.as_mut(), vtk.as_mut().filter(|_| frame_due), model, &state, &record);
             records.push(record);

@@ -397,6 +397,28 @@ impl Model {
         self.assembler.springs().iter().map(|s| s.vertices).collect()
     }
 
+    /// Work done against the damping forces over a step from `x0` to `x1` of length h:
+    /// Rayleigh h v̄ᵀD v̄ with v̄ = (x1 − x0)/h (D as the step used it), and
+    /// viscoelastic k_D ∇W_ref(x1)·(x1 − x0) with x0 as the rest shape. This is
+    /// the physical dissipation; numerical dissipation is not included.
+    pub fn damping_work(&self, x0: &[f64], x1: &[f64], h: f64) -> Result<f64> {
+        let displacement: Vec<f64> = x1.iter().zip(x0).map(|(b, a)| b - a).collect();
+        let mut work = 0.0;
+        if let Some(d) = self.damping_values(x0)? {
+            let mut product = vec![0.0; displacement.len()];
+            self.pattern().symmetric_multiply(&d, &displacement, &mut product);
+            work += product.iter().zip(&displacement).map(|(p, u)| p * u).sum::<f64>() / h;
+        }
+        let coefficient = self.viscoelastic_coefficient();
+        if coefficient > 0.0 {
+            let reference = self.reference_geometry(x0);
+            let mut gradient = vec![0.0; x1.len()];
+            self.derivatives_from(&reference, x1, false, &mut gradient, None)?;
+            work += coefficient * gradient.iter().zip(&displacement).map(|(g, u)| g * u).sum::<f64>();
+        }
+        Ok(work)
+    }
+
     /// Whether some element's material is undefined for some deformations (J ≤ 0).
     pub fn may_be_undefined(&self) -> bool {
         self.materials().iter().any(|m| m.model.has_undefined_states())

@@ -16,7 +16,7 @@ pub struct EnergiesCsvWriter {
 
 impl EnergiesCsvWriter {
     /// The first line of every energies file.
-    pub const HEADER: &'static str = "time,kinetic,elastic,gravitational,penalty,total,\
+    pub const HEADER: &'static str = "time,kinetic,elastic,gravitational,penalty,total,dissipated,\
         linear_momentum_x,linear_momentum_y,linear_momentum_z,\
         angular_momentum_x,angular_momentum_y,angular_momentum_z,max_penetration";
 
@@ -58,6 +58,7 @@ impl EnergiesCsvWriter {
             record.gravitational,
             record.penalty,
             record.total,
+            record.dissipated,
             px,
             py,
             pz,
@@ -104,6 +105,7 @@ mod tests {
             gravitational,
             penalty: 0.25 * time,
             total: kinetic + elastic + gravitational + 0.25 * time,
+            dissipated: 0.125 * time,
             linear_momentum: [1.25e-17, -2.0, 3.0],
             angular_momentum: [0.0, f64::MIN_POSITIVE, -7.5e12],
             max_penetration: 1e-3 * time,
@@ -118,6 +120,7 @@ mod tests {
             record.gravitational,
             record.penalty,
             record.total,
+            record.dissipated,
         ];
         row.extend(record.linear_momentum);
         row.extend(record.angular_momentum);
@@ -142,8 +145,8 @@ mod tests {
         let mut lines = text.lines();
         let header = lines.next().expect("header line");
         assert_eq!(header, EnergiesCsvWriter::HEADER);
-        assert_eq!(header.split(',').count(), 13);
-        assert_eq!(header.split(',').nth(11), Some("angular_momentum_z"));
+        assert_eq!(header.split(',').count(), 14);
+        assert_eq!(header.split(',').nth(12), Some("angular_momentum_z"));
 
         let rows: Vec<Vec<f64>> = lines
             .map(|line| {

@@ -20,6 +20,8 @@ pub struct EnergyRecord {
     pub penalty: f64,
     /// kinetic + elastic + gravitational + penalty.
     pub total: f64,
+    /// Work done against damping forces since the start (physical dissipation).
+    pub dissipated: f64,
     pub linear_momentum: [f64; 3],
     pub angular_momentum: [f64; 3],
     /// Deepest penetration into an obstacle, m.
