@@ -156,6 +156,44 @@ impl Assembler {
         &self.pattern
     }
 
+    /// Sums per-element packed 12×12 matrices into values on [`Self::pattern`]
+    /// (the fixed-order gather of the Hessian). Springs contribute nothing.
+    pub fn gather_element_matrices(&self, elements: &[[f64; PACKED_HESSIAN_LEN]], values: &mut [f64]) {
+        let flat: &[f64] = elements.as_flattened();
+        values
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(1024)
+            .for_each(|(k, value)| {
+                *value = self.hessian_sources[self.hessian_source_starts[k]..self.hessian_source_starts[k + 1]]
+                    .iter()
+                    .map(|&source| flat[source])
+                    .sum();
+            });
+    }
+
+    /// Sums per-element 12-vectors (ordered vertex, axis) into a full vector, in a fixed order.
+    pub fn gather_element_vectors(&self, elements: &[[f64; 12]], out: &mut [f64]) {
+        out.par_chunks_mut(3).enumerate().for_each(|(v, slot)| {
+            let mut sum = [0.0; 3];
+            for &source in &self.vertex_sources[self.vertex_source_starts[v]..self.vertex_source_starts[v + 1]] {
+                let (e, local) = (source / 4, source % 4);
+                for a in 0..3 {
+                    sum[a] += elements[e][3 * local + a];
+                }
+            }
+            slot.copy_from_slice(&sum);
+        });
+    }
+
+    pub fn tets(&self) -> &[[usize; 4]] {
+        &self.tets
+    }
+
+    pub fn geometry(&self) -> &[ElementGeometry] {
+        &self.geometry
+    }
+
     pub fn springs(&self) -> &[Spring] {
         &self.springs
     }
@@ -337,30 +375,10 @@ impl Assembler {
         let mut gradient = gradient;
         let mut hessian_values = hessian_values;
         if let Some(gradient) = gradient.as_deref_mut() {
-            let gradients = &workspace.gradients;
-            gradient.par_chunks_mut(3).enumerate().for_each(|(v, out)| {
-                let mut sum = [0.0; 3];
-                for &slot in &self.vertex_sources[self.vertex_source_starts[v]..self.vertex_source_starts[v + 1]] {
-                    let (e, local) = (slot / 4, slot % 4);
-                    for a in 0..3 {
-                        sum[a] += gradients[e][3 * local + a];
-                    }
-                }
-                out.copy_from_slice(&sum);
-            });
+            self.gather_element_vectors(&workspace.gradients, gradient);
         }
         if let Some(values) = hessian_values.as_deref_mut() {
-            let flat: &[f64] = workspace.hessians.as_flattened();
-            values
-                .par_iter_mut()
-                .enumerate()
-                .with_min_len(1024)
-                .for_each(|(k, value)| {
-                    *value = self.hessian_sources[self.hessian_source_starts[k]..self.hessian_source_starts[k + 1]]
-                        .iter()
-                        .map(|&source| flat[source])
-                        .sum();
-                });
+            self.gather_element_matrices(&workspace.hessians, values);
         }
         if include_springs {
             self.add_springs(x, want.derivative().unwrap_or(false), gradient, hessian_values);

@@ -4,6 +4,7 @@
 mod acceleration;
 mod backward_euler;
 mod bdf2;
+mod corotational_reversible;
 mod explicit;
 mod forward_euler;
 mod implicit;
@@ -19,6 +20,7 @@ mod velocity_verlet;
 
 pub use backward_euler::BackwardEuler;
 pub use bdf2::Bdf2;
+pub use corotational_reversible::CorotationalReversible;
 pub use forward_euler::ForwardEuler;
 pub use implicit_midpoint::ImplicitMidpoint;
 pub use newmark::Newmark;
@@ -148,6 +150,9 @@ pub enum IntegratorConfig {
         #[serde(flatten)]
         newton: NewtonSettings,
     },
+    /// Seed 001's time-reversible co-rotational scheme (eq. 3.33): one linear solve
+    /// per step; needs the corotational material.
+    CorotationalReversible {},
     /// Static equilibrium at each step's end time (velocities zero): quasi-static loading.
     Static {
         #[serde(flatten)]
@@ -192,6 +197,7 @@ impl IntegratorConfig {
                 residual_reinjection: true,
                 newton,
             },
+            "corotational_reversible" | "cr" => IntegratorConfig::CorotationalReversible {},
             "static" => IntegratorConfig::Static { newton },
             _ => return None,
         })
@@ -256,6 +262,7 @@ impl IntegratorConfig {
             IntegratorConfig::TimeReversibleAdaptive { step_size, newton } => {
                 Box::new(TimeReversibleAdaptive::new(*step_size, *newton))
             }
+            IntegratorConfig::CorotationalReversible {} => Box::new(CorotationalReversible::default()),
             IntegratorConfig::Static { newton } => Box::new(StaticEquilibrium::new(*newton)),
         }
     }

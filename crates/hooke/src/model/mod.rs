@@ -392,6 +392,12 @@ impl Model {
         }
     }
 
+    /// The element assembler (per-element data and gathers), for integrators
+    /// that work element by element.
+    pub fn assembler(&self) -> &Assembler {
+        &self.assembler
+    }
+
     /// The springs' vertex pairs.
     pub fn spring_edges(&self) -> Vec<[usize; 2]> {
         self.assembler.springs().iter().map(|s| s.vertices).collect()
