@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{bar, dense, parameters, uniform_model, Lcg};
+use common::{bar, parameters, uniform_model, Lcg};
 use hooke::fem::MassKind;
 use hooke::integrate::{ImplicitMidpoint, Integrator, SymplecticEuler};
 use hooke::material::MaterialModel;
@@ -54,33 +54,7 @@ fn penalty_derivatives_match_finite_differences() {
         let mut rng = Lcg::new(3);
         let x: Vec<f64> = model.rest_positions().iter().map(|p| p + 1e-3 * rng.next()).collect();
         assert!(model.penalty_energy(&x) > 0.0, "{shape:?}: the test needs penetration");
-        let n = x.len();
-        let mut gradient = vec![0.0; n];
-        let mut values = vec![0.0; model.pattern().nonzeros()];
-        model
-            .potential_hessian(&x, false, Some(&mut gradient), &mut values)
-            .unwrap();
-        let k = dense(model.pattern(), &values);
-        let h = 1e-7;
-        for j in 0..n {
-            let mut plus = x.clone();
-            let mut minus = x.clone();
-            plus[j] += h;
-            minus[j] -= h;
-            let numeric = (model.potential_energy(&plus) - model.potential_energy(&minus)) / (2.0 * h);
-            let scale = gradient.iter().fold(0.0f64, |m, g| m.max(g.abs()));
-            assert!((numeric - gradient[j]).abs() < 1e-5 * scale, "{shape:?}: gradient {j}");
-            let (mut g_plus, mut g_minus) = (vec![0.0; n], vec![0.0; n]);
-            model.potential_gradient(&plus, &mut g_plus).unwrap();
-            model.potential_gradient(&minus, &mut g_minus).unwrap();
-            for i in 0..n {
-                let numeric = (g_plus[i] - g_minus[i]) / (2.0 * h);
-                assert!(
-                    (numeric - k[(i, j)]).abs() < 1e-5 * k.amax(),
-                    "{shape:?}: Hessian ({i}, {j})"
-                );
-            }
-        }
+        common::assert_potential_derivatives(&model, &x, 1e-7, 1e-5, &format!("{shape:?}"));
     }
 }
 

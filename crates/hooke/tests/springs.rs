@@ -45,38 +45,10 @@ fn spring_forces_and_hessians_match_finite_differences() {
     // Perturbed so that some springs are stretched and some compressed.
     let mut rng = Lcg::new(5);
     let x: Vec<f64> = model.rest_positions().iter().map(|p| p + 0.02 * rng.next()).collect();
-    let n = x.len();
-    let mut gradient = vec![0.0; n];
+    common::assert_potential_derivatives(&model, &x, 1e-7, 1e-6, "cloth");
     let mut values = vec![0.0; model.pattern().nonzeros()];
-    model
-        .potential_hessian(&x, false, Some(&mut gradient), &mut values)
-        .unwrap();
+    model.potential_hessian(&x, false, None, &mut values).unwrap();
     let k = dense(model.pattern(), &values);
-    let h = 1e-7;
-    let scale = gradient.iter().fold(0.0f64, |m, g| m.max(g.abs()));
-    for j in 0..n {
-        let mut plus = x.clone();
-        let mut minus = x.clone();
-        plus[j] += h;
-        minus[j] -= h;
-        let numeric = (model.potential_energy(&plus) - model.potential_energy(&minus)) / (2.0 * h);
-        assert!(
-            (numeric - gradient[j]).abs() < 1e-6 * scale,
-            "gradient {j}: {} vs {numeric}",
-            gradient[j]
-        );
-        let (mut g_plus, mut g_minus) = (vec![0.0; n], vec![0.0; n]);
-        model.potential_gradient(&plus, &mut g_plus).unwrap();
-        model.potential_gradient(&minus, &mut g_minus).unwrap();
-        for i in 0..n {
-            let numeric = (g_plus[i] - g_minus[i]) / (2.0 * h);
-            assert!(
-                (numeric - k[(i, j)]).abs() < 1e-6 * k.amax(),
-                "Hessian ({i}, {j}): {} vs {numeric}",
-                k[(i, j)]
-            );
-        }
-    }
     // Compressed springs make the exact Hessian indefinite; the projected one is PSD.
     let indefinite = SymmetricEigen::new(k).eigenvalues.min();
     model.potential_hessian(&x, true, None, &mut values).unwrap();

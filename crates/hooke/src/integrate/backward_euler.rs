@@ -2,7 +2,7 @@
 //! − fᵀx (+ Rayleigh dissipation ½‖x − xₙ‖²_D / h), v_{n+1} = (x_{n+1} − xₙ)/h.
 //! First order, unconditionally stable, dissipative.
 
-use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep};
+use super::implicit::{finished_step, solve_implicit_step, with_step_halving, ImplicitStep};
 use super::{axpy, commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
@@ -42,20 +42,12 @@ pub(crate) fn backward_euler_step(
         viscoelastic: Some((1.0 / dt, 1.0, vec![0.0; state.positions.len()])),
     };
     let (positions, newton) = solve_implicit_step(model, state, step, settings, cache)?;
-    let mut velocities: Vec<f64> = positions
+    let velocities: Vec<f64> = positions
         .iter()
         .zip(&state.positions)
         .map(|(x1, x0)| (x1 - x0) / dt)
         .collect();
-    model.apply_prescribed_velocities(end, &mut velocities);
-    Ok((
-        State {
-            time: end,
-            positions,
-            velocities,
-        },
-        StepReport::from(&newton),
-    ))
+    Ok(finished_step(model, end, positions, velocities, &newton))
 }
 
 impl Integrator for BackwardEuler {

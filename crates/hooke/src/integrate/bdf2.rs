@@ -7,7 +7,7 @@
 //! backward Euler step (BDF2 needs two equal steps of history).
 
 use super::backward_euler::backward_euler_step;
-use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep};
+use super::implicit::{finished_step, solve_implicit_step, with_step_halving, ImplicitStep};
 use super::{axpy, commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
@@ -58,16 +58,8 @@ fn bdf2_step(
         viscoelastic: None,
     };
     let (positions, newton) = solve_implicit_step(model, state, step, settings, cache)?;
-    let mut velocities: Vec<f64> = positions.iter().zip(&x_hat).map(|(x, h)| (x - h) / beta).collect();
-    model.apply_prescribed_velocities(end, &mut velocities);
-    Ok((
-        State {
-            time: end,
-            positions,
-            velocities,
-        },
-        StepReport::from(&newton),
-    ))
+    let velocities: Vec<f64> = positions.iter().zip(&x_hat).map(|(x, h)| (x - h) / beta).collect();
+    Ok(finished_step(model, end, positions, velocities, &newton))
 }
 
 impl Integrator for Bdf2 {

@@ -95,6 +95,26 @@ pub(crate) fn solve_implicit_step(
     Ok((potential.full_positions(&free), newton))
 }
 
+/// The state a Newton step ends in: pinned vertices get their motion's velocity
+/// (the update formula would make theirs oscillate), and the step's report.
+pub(crate) fn finished_step(
+    model: &Model,
+    end: f64,
+    positions: Vec<f64>,
+    mut velocities: Vec<f64>,
+    newton: &NewtonReport,
+) -> (State, StepReport) {
+    model.apply_prescribed_velocities(end, &mut velocities);
+    (
+        State {
+            time: end,
+            positions,
+            velocities,
+        },
+        StepReport::from(newton),
+    )
+}
+
 /// Takes a step of `dt`; when the nonlinear solve fails, takes two steps of
 /// dt/2 instead, recursively, at most `settings.max_step_halvings` times deep
 /// (numerical continuation, seed 000 §2.4). Reports are summed.

@@ -8,7 +8,7 @@
 //! by h²/4, is M + (h/2)D + (h²/4)K: the corrected Jacobian of seed 000 eq. 2.12
 //! (the thesis prints ½h² and ¼h² instead of h/2 and h²/4).
 
-use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep};
+use super::implicit::{finished_step, solve_implicit_step, with_step_halving, ImplicitStep};
 use super::{axpy, commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
@@ -61,22 +61,13 @@ fn midpoint_step(
         .zip(&state.positions)
         .map(|(u, q)| 2.0 * u - q)
         .collect();
-    let mut velocities: Vec<f64> = midpoint
+    let velocities: Vec<f64> = midpoint
         .iter()
         .zip(&state.positions)
         .zip(&state.velocities)
         .map(|((u, q), v)| 4.0 * (u - q) / dt - v)
         .collect();
-    // Pinned vertices move with their motion; the midpoint formula would make their velocity oscillate.
-    model.apply_prescribed_velocities(end, &mut velocities);
-    Ok((
-        State {
-            time: end,
-            positions,
-            velocities,
-        },
-        StepReport::from(&newton),
-    ))
+    Ok(finished_step(model, end, positions, velocities, &newton))
 }
 
 impl Integrator for ImplicitMidpoint {

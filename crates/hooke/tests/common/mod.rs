@@ -92,3 +92,39 @@ pub fn clamp_left_end(model: &mut Model, motion: Motion, release_time: Option<f6
     });
     vertices
 }
+
+/// Checks the model's potential gradient and Hessian (unprojected) at `x` against
+/// central finite differences with step `h`, to `tolerance` relative to their largest entries.
+pub fn assert_potential_derivatives(model: &Model, x: &[f64], h: f64, tolerance: f64, what: &str) {
+    let n = x.len();
+    let mut gradient = vec![0.0; n];
+    let mut values = vec![0.0; model.pattern().nonzeros()];
+    model
+        .potential_hessian(x, false, Some(&mut gradient), &mut values)
+        .unwrap();
+    let k = dense(model.pattern(), &values);
+    let scale = gradient.iter().fold(0.0f64, |m, g| m.max(g.abs()));
+    for j in 0..n {
+        let mut plus = x.to_vec();
+        let mut minus = x.to_vec();
+        plus[j] += h;
+        minus[j] -= h;
+        let numeric = (model.potential_energy(&plus) - model.potential_energy(&minus)) / (2.0 * h);
+        assert!(
+            (numeric - gradient[j]).abs() < tolerance * scale,
+            "{what}: gradient {j}: {} vs {numeric}",
+            gradient[j]
+        );
+        let (mut g_plus, mut g_minus) = (vec![0.0; n], vec![0.0; n]);
+        model.potential_gradient(&plus, &mut g_plus).unwrap();
+        model.potential_gradient(&minus, &mut g_minus).unwrap();
+        for i in 0..n {
+            let numeric = (g_plus[i] - g_minus[i]) / (2.0 * h);
+            assert!(
+                (numeric - k[(i, j)]).abs() < tolerance * k.amax(),
+                "{what}: Hessian ({i}, {j}): {} vs {numeric}",
+                k[(i, j)]
+            );
+        }
+    }
+}
