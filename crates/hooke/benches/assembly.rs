@@ -69,6 +69,7 @@ fn newton_iteration(c: &mut Criterion) {
             damping: None,
             external_force,
             project_hessian: true,
+            viscoelastic: None,
         };
         let mut cache = None;
         FreeSystem::for_dofs(&mut cache, model.pattern(), &dofs).expect("analysis");
