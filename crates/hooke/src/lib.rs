@@ -3,6 +3,24 @@
 //! The data flow: scene file → [`scene::Scene`] → [`model::Model`] (mesh,
 //! materials, mass, boundary conditions, forces) → an [`integrate::Integrator`]
 //! stepping a [`model::State`] → outputs (VTK series, energies CSV, summary, plot).
+//!
+//! ```no_run
+//! use hooke::scene::Scene;
+//!
+//! # fn main() -> Result<(), hooke::HookeError> {
+//! let scene = Scene::from_file("scenes/falling_bar.toml".as_ref())?;
+//! let mut built = scene.build()?;
+//! let settings = scene.run_settings(None);
+//! let outcome = hooke::simulation::run(
+//!     &built.model, built.integrator.as_mut(), built.initial_state.clone(), &settings,
+//!     built.notes.clone(), None, &mut |_, _| {},
+//! )?;
+//! // `into_result` turns a run that stopped early into its error (the outputs so far stay on disk).
+//! let outcome = outcome.into_result()?;
+//! println!("{} steps; final energies {:?}", outcome.summary.statistics.steps, outcome.records.last());
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod comparison;
 pub mod error;
