@@ -1,9 +1,11 @@
 //! Sparse symmetric matrices and their factorisation, and small dense decompositions.
 
 mod cholesky;
+mod exponential;
 mod small;
 mod sparse;
 
 pub use cholesky::{FactorizationOutcome, SparseCholesky};
+pub use exponential::{expm, phi1_times};
 pub use small::{signed_svd3, symmetric_eigen3};
 pub use sparse::LowerPattern;
