@@ -12,7 +12,7 @@ use nalgebra::{DMatrix, DVector};
 /// Largest ‖A‖₁ for which each Padé degree meets double precision without scaling.
 const THETA: [(usize, f64); 5] = [
     (3, 1.495585217958292e-2),
-    (5, 2.539398330063230e-1),
+    (5, 2.53939833006323e-1),
     (7, 9.504178996162932e-1),
     (9, 2.097847961257068e0),
     (13, 5.371920351148152e0),
