@@ -2,10 +2,12 @@
 
 mod cholesky;
 mod exponential;
+mod krylov_exponential;
 mod small;
 mod sparse;
 
 pub use cholesky::{FactorizationOutcome, SparseCholesky};
 pub use exponential::{expm, phi1_times};
+pub use krylov_exponential::{dense_operator, expv, phi1v, KrylovReport, KrylovSettings};
 pub use small::{signed_svd3, symmetric_eigen3};
 pub use sparse::LowerPattern;
