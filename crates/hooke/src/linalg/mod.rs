@@ -1,12 +1,14 @@
 //! Sparse symmetric matrices and their factorisation, and small dense decompositions.
 
 mod cholesky;
+mod eigen;
 mod exponential;
 mod krylov_exponential;
 mod small;
 mod sparse;
 
 pub use cholesky::{FactorizationOutcome, SparseCholesky};
+pub use eigen::{smallest_eigenpairs, EigenPairs, EigenSettings};
 pub use exponential::{expm, phi1_times};
 pub use krylov_exponential::{dense_operator, expv, phi1v, KrylovReport, KrylovSettings};
 pub use small::{signed_svd3, symmetric_eigen3};

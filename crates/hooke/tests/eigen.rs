@@ -1,0 +1,136 @@
+//! The shift-invert Lanczos eigensolver against dense references: pinned and free
+//! bodies (six zero modes), repeated eigenvalues, indefinite K, M-orthonormality.
+
+mod common;
+
+use common::{bar, clamp_left_end, dense, parameters, uniform_model, Lcg};
+use hooke::fem::MassKind;
+use hooke::linalg::{smallest_eigenpairs, EigenSettings};
+use hooke::material::MaterialModel;
+use hooke::mesh::TetsPerHex;
+use hooke::model::{Model, Motion};
+use nalgebra::{DMatrix, SymmetricEigen};
+
+/// K and M restricted to the free DOFs (pattern, values), and the dense eigenvalues of M⁻¹K.
+fn problem(model: &Model, x: &[f64]) -> (hooke::linalg::LowerPattern, Vec<f64>, Vec<f64>, Vec<f64>) {
+    let dofs = model.dof_map(0.0);
+    let mut stiffness = vec![0.0; model.pattern().nonzeros()];
+    model.elastic_hessian(x, false, None, &mut stiffness).unwrap();
+    let (pattern, source) = model.pattern().restrict(&dofs.free_index);
+    let k: Vec<f64> = source.iter().map(|&s| stiffness[s]).collect();
+    let m: Vec<f64> = source.iter().map(|&s| model.mass_values()[s]).collect();
+    // Dense reference: M = LLᵀ, eigenvalues of L⁻¹ K L⁻ᵀ.
+    let kd = dense(&pattern, &k);
+    let md = dense(&pattern, &m);
+    let l = md.cholesky().unwrap().l();
+    let l_inverse = l.clone().try_inverse().unwrap();
+    let reduced: DMatrix<f64> = &l_inverse * kd * l_inverse.transpose();
+    let mut values: Vec<f64> = SymmetricEigen::new((&reduced + reduced.transpose()) * 0.5)
+        .eigenvalues
+        .iter()
+        .copied()
+        .collect();
+    values.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (pattern, k, m, values)
+}
+
+fn check(model: &Model, x: &[f64], count: usize, settings: &EigenSettings, what: &str) {
+    let (pattern, k, m, reference) = problem(model, x);
+    let pairs = smallest_eigenpairs(&pattern, &k, &m, count, settings).unwrap();
+    let scale = reference.iter().fold(0.0f64, |a, b| a.max(b.abs()));
+    for (i, (found, expected)) in pairs.values.iter().zip(&reference).enumerate() {
+        assert!(
+            (found - expected).abs() <= 1e-8 * expected.abs().max(1e-6 * scale),
+            "{what}: λ{i} = {found} vs {expected}"
+        );
+    }
+    assert!(
+        pairs.residuals.iter().all(|r| *r < 1e-8),
+        "{what}: residuals {:?}",
+        pairs.residuals
+    );
+    // M-orthonormal eigenvectors.
+    let md = dense(&pattern, &m);
+    for (i, a) in pairs.vectors.iter().enumerate() {
+        for (j, b) in pairs.vectors.iter().enumerate() {
+            let ma = &md * nalgebra::DVector::from_column_slice(a);
+            let product: f64 = ma.iter().zip(b).map(|(x, y)| x * y).sum();
+            let expected = if i == j { 1.0 } else { 0.0 };
+            assert!(
+                (product - expected).abs() < 1e-10,
+                "{what}: uᵢᵀMuⱼ ({i},{j}) = {product}"
+            );
+        }
+    }
+}
+
+#[test]
+fn pinned_bar_matches_the_dense_solver() {
+    let mut model = uniform_model(
+        bar([1.0, 0.1, 0.1], [12, 2, 2], TetsPerHex::Six),
+        MaterialModel::StableNeoHookean,
+        parameters(1e5, 0.4),
+        MassKind::Consistent,
+    );
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
+    check(
+        &model,
+        &model.rest_positions(),
+        10,
+        &EigenSettings::default(),
+        "pinned bar",
+    );
+}
+
+#[test]
+fn free_body_has_six_zero_modes_and_repeated_eigenvalues_are_found() {
+    // A free cube: six zero modes and, by symmetry, repeated nonzero eigenvalues.
+    let model = uniform_model(
+        bar([0.2, 0.2, 0.2], [3, 3, 3], TetsPerHex::Six),
+        MaterialModel::NeoHookean,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    );
+    check(
+        &model,
+        &model.rest_positions(),
+        14,
+        &EigenSettings::default(),
+        "free cube",
+    );
+    let (pattern, k, m, _) = problem(&model, &model.rest_positions());
+    let pairs = smallest_eigenpairs(&pattern, &k, &m, 7, &EigenSettings::default()).unwrap();
+    assert!(
+        pairs.values[..6].iter().all(|l| l.abs() < 1e-6 * pairs.values[6]),
+        "{:?}",
+        pairs.values
+    );
+}
+
+#[test]
+fn indefinite_stiffness_needs_and_accepts_a_shift_below_the_spectrum() {
+    let mut model = uniform_model(
+        bar([0.4, 0.1, 0.1], [6, 2, 2], TetsPerHex::Six),
+        MaterialModel::StableNeoHookean,
+        parameters(1e5, 0.45),
+        MassKind::Lumped,
+    );
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
+    // Strongly compressed: K is indefinite.
+    let mut rng = Lcg::new(2);
+    let x: Vec<f64> = model
+        .rest_positions()
+        .chunks(3)
+        .flat_map(|p| [0.6 * p[0] + 0.002 * rng.next(), p[1], p[2]])
+        .collect();
+    let (pattern, k, m, reference) = problem(&model, &x);
+    assert!(reference[0] < 0.0, "the test needs an indefinite K ({})", reference[0]);
+    // The default shift lies above the negative eigenvalues: a clear error.
+    let error = smallest_eigenpairs(&pattern, &k, &m, 4, &EigenSettings::default()).unwrap_err();
+    assert!(error.to_string().contains("shift"), "{error}");
+    let settings = EigenSettings {
+        shift: Some(2.0 * reference[0] - 1.0),
+        ..EigenSettings::default()
+    };
+    check(&model, &x, 4, &settings, "indefinite");
+}
