@@ -160,7 +160,7 @@ pub fn smallest_eigenpairs(
             .unwrap_or_else(|| (0..n).map(|_| next_random()).collect());
         orthogonalise(&problem, &mut q, &locked_vectors);
         let length = dot(&q, &problem.mass_times(&q)).sqrt();
-        if !(length > 0.0) {
+        if length.is_nan() || length <= 0.0 {
             continue;
         }
         q.iter_mut().for_each(|x| *x /= length);
