@@ -50,6 +50,26 @@ enum Command {
         #[arg(short, long)]
         quiet: bool,
     },
+    /// The lowest vibration modes of a scene's model about its initial state:
+    /// frequencies (modes.csv) and mode shapes (mode.pvd).
+    Modes {
+        /// The scene file (TOML).
+        scene: PathBuf,
+        /// How many modes.
+        #[arg(short = 'n', long, default_value_t = 10)]
+        count: usize,
+        /// Output folder (default: out/<scene name>-modes).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Write the scene's K, M (and Rayleigh D) on the free DOFs in Matrix Market format.
+    Export {
+        /// The scene file (TOML).
+        scene: PathBuf,
+        /// Output folder (default: out/<scene name>-matrices).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Check a scene: parse it, build its meshes and model, and report what it contains.
     Check {
         /// The scene file (TOML).
@@ -185,6 +205,43 @@ fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -
     Ok(())
 }
 
+fn modes(scene: &Path, count: usize, output: Option<&Path>) -> Result<(), HookeError> {
+    let scene = Scene::from_file(scene)?;
+    let built = scene.build()?;
+    let directory = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-modes", scene.name())));
+    let modes = hooke::modal::lowest_modes(&built.model, &built.initial_state, count, &Default::default())?;
+    hooke::modal::write_modes(&built.model, &built.initial_state, &modes, &directory)?;
+    println!(
+        "{:>5} {:>16} {:>14} {:>10}",
+        "mode", "frequency [Hz]", "ω² [rad²/s²]", "residual"
+    );
+    for (i, ((f, l), r)) in modes
+        .frequencies()
+        .iter()
+        .zip(&modes.eigenvalues)
+        .zip(&modes.residuals)
+        .enumerate()
+    {
+        println!("{:>5} {:>16.6} {:>14.6e} {:>10.1e}", i + 1, f, l, r);
+    }
+    println!("written to {}", directory.display());
+    Ok(())
+}
+
+fn export(scene: &Path, output: Option<&Path>) -> Result<(), HookeError> {
+    let scene = Scene::from_file(scene)?;
+    let built = scene.build()?;
+    let directory = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-matrices", scene.name())));
+    for path in hooke::modal::export_matrices(&built.model, &built.initial_state, &directory)? {
+        println!("{}", path.display());
+    }
+    Ok(())
+}
+
 fn check(scene: &Path) -> Result<(), HookeError> {
     let scene = Scene::from_file(scene)?;
     let built = scene.build()?;
@@ -215,6 +272,8 @@ fn main() -> ExitCode {
             output,
             quiet,
         }) => compare(scene, integrators, output.as_deref(), *quiet),
+        Some(Command::Modes { scene, count, output }) => modes(scene, *count, output.as_deref()),
+        Some(Command::Export { scene, output }) => export(scene, output.as_deref()),
         Some(Command::Check { scene }) => check(scene),
     };
     match result {

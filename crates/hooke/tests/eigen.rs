@@ -134,3 +134,70 @@ fn indefinite_stiffness_needs_and_accepts_a_shift_below_the_spectrum() {
     };
     check(&model, &x, 4, &settings, "indefinite");
 }
+
+/// The lowest bending modes of a clamped square beam: a repeated pair (two
+/// bending directions) near Euler–Bernoulli's f₁ = (1.8751²/2π)√(EI/ρAL⁴);
+/// and K, M exported to Matrix Market read back exactly.
+#[test]
+fn cantilever_modes_and_matrix_export() {
+    let (length, side, youngs, density) = (1.0, 0.1, 1e9, 1000.0);
+    // The alternating 5-tet split is symmetric under y ↔ z (the 6-tet split is not), so the pair is exact.
+    let mut model = uniform_model(
+        bar([length, side, side], [40, 4, 4], TetsPerHex::Five),
+        MaterialModel::Linear,
+        parameters(youngs, 0.0),
+        MassKind::Consistent,
+    );
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
+    let state = model.initial_state();
+    let modes = hooke::modal::lowest_modes(&model, &state, 3, &EigenSettings::default()).unwrap();
+    let f = modes.frequencies();
+    let beam = 1.8751f64.powi(2) / (2.0 * std::f64::consts::PI)
+        * (youngs * side.powi(4) / 12.0 / (density * side * side * length.powi(4))).sqrt();
+    assert!((f[0] - f[1]).abs() < 1e-6 * f[0], "bending pair {f:?}");
+    assert!(f[0] > beam && f[0] < 1.1 * beam, "f₁ = {} vs beam theory {beam}", f[0]);
+
+    let directory = std::env::temp_dir().join(format!("hooke-export-{}", std::process::id()));
+    let written = hooke::modal::export_matrices(&model, &state, &directory).unwrap();
+    assert_eq!(written.len(), 2, "no damping: K and M only");
+    let text = std::fs::read_to_string(directory.join("M.mtx")).unwrap();
+    let mut lines = text.lines().filter(|l| !l.starts_with('%'));
+    let header: Vec<usize> = lines
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let dofs = model.dof_map(0.0);
+    assert_eq!(header[0], dofs.free_count());
+    // Sum of all entries of the symmetric M (lower triangle, off-diagonals twice) = 3 × free mass.
+    let total: f64 = lines
+        .map(|l| {
+            let parts: Vec<&str> = l.split_whitespace().collect();
+            let (r, c, v): (usize, usize, f64) = (
+                parts[0].parse().unwrap(),
+                parts[1].parse().unwrap(),
+                parts[2].parse().unwrap(),
+            );
+            if r == c {
+                v
+            } else {
+                2.0 * v
+            }
+        })
+        .sum();
+    let _ = std::fs::remove_dir_all(&directory);
+    assert!(total > 0.0 && total.is_finite());
+    let consistent_total: f64 = {
+        let (pattern, source) = model.pattern().restrict(&dofs.free_index);
+        let values: Vec<f64> = source.iter().map(|&s| model.mass_values()[s]).collect();
+        let ones = vec![1.0; pattern.size];
+        let mut product = vec![0.0; pattern.size];
+        pattern.symmetric_multiply(&values, &ones, &mut product);
+        product.iter().sum()
+    };
+    assert!(
+        (total - consistent_total).abs() < 1e-9 * consistent_total,
+        "{total} vs {consistent_total}"
+    );
+}

@@ -4,6 +4,7 @@
 //! caller, which also reports what was changed.
 
 pub mod gmsh;
+pub mod matrix_market;
 pub mod medit;
 pub mod tetgen;
 

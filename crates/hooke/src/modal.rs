@@ -1,0 +1,133 @@
+//! Modal analysis: the lowest vibration modes of a model about its initial
+//! state, K u = ω² M u on the free DOFs (pinned vertices held), written as a
+//! frequency table and mode-shape frames.
+
+use crate::error::{HookeError, Result};
+use crate::linalg::{smallest_eigenpairs, EigenSettings};
+use crate::model::{Model, State};
+use crate::output::{Frame, VtkSeriesWriter};
+use nalgebra::Vector3;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The lowest modes: eigenvalues ω² (rad²/s²) and mode shapes over all DOFs
+/// (zero on pinned ones), M-orthonormal.
+pub struct Modes {
+    pub eigenvalues: Vec<f64>,
+    pub shapes: Vec<Vec<f64>>,
+    pub residuals: Vec<f64>,
+}
+
+impl Modes {
+    /// Frequencies in Hz (negative eigenvalues, an unstable state, give NaN).
+    pub fn frequencies(&self) -> Vec<f64> {
+        self.eigenvalues
+            .iter()
+            .map(|l| {
+                if *l >= 0.0 {
+                    l.sqrt() / (2.0 * std::f64::consts::PI)
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect()
+    }
+}
+
+/// The `count` lowest modes about `state` (stiffness at its positions, pins at its time).
+pub fn lowest_modes(model: &Model, state: &State, count: usize, settings: &EigenSettings) -> Result<Modes> {
+    let dofs = model.dof_map(state.time);
+    let mut stiffness = vec![0.0; model.pattern().nonzeros()];
+    model.potential_hessian(&state.positions, false, None, &mut stiffness)?;
+    let (pattern, source) = model.pattern().restrict(&dofs.free_index);
+    let k: Vec<f64> = source.iter().map(|&s| stiffness[s]).collect();
+    let m: Vec<f64> = source.iter().map(|&s| model.mass_values()[s]).collect();
+    let pairs = smallest_eigenpairs(&pattern, &k, &m, count.min(dofs.free_count()), settings)?;
+    let shapes = pairs
+        .vectors
+        .iter()
+        .map(|free| {
+            let mut full = vec![0.0; model.dof_count()];
+            dofs.scatter(free, &mut full);
+            full
+        })
+        .collect();
+    Ok(Modes {
+        eigenvalues: pairs.values,
+        shapes,
+        residuals: pairs.residuals,
+    })
+}
+
+/// Writes `modes.csv` (mode, ω², ω, frequency, residual) and a VTK series with
+/// one frame per mode (its "time" is the mode number), each shape scaled so that
+/// its largest displacement is a tenth of the body's size. Returns the paths.
+pub fn write_modes(model: &Model, state: &State, modes: &Modes, directory: &Path) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(directory).map_err(|e| HookeError::io(directory, e))?;
+    let csv = directory.join("modes.csv");
+    let mut file = std::fs::File::create(&csv).map_err(|e| HookeError::io(&csv, e))?;
+    let mut text = String::from("mode,eigenvalue,angular_frequency,frequency_hz,residual\n");
+    for (i, ((l, f), r)) in modes
+        .eigenvalues
+        .iter()
+        .zip(modes.frequencies())
+        .zip(&modes.residuals)
+        .enumerate()
+    {
+        text.push_str(&format!("{},{l:e},{:e},{f:e},{r:e}\n", i + 1, l.max(0.0).sqrt()));
+    }
+    file.write_all(text.as_bytes()).map_err(|e| HookeError::io(&csv, e))?;
+    let mut writer = VtkSeriesWriter::create(directory, "mode")?;
+    let size = model.length_scale();
+    let densities = vec![0.0; model.mesh().tet_count()];
+    let edges = model.spring_edges();
+    let zero = vec![Vector3::zeros(); model.mesh().vertex_count()];
+    for (i, shape) in modes.shapes.iter().enumerate() {
+        let largest = shape.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(f64::MIN_POSITIVE);
+        let positions: Vec<Vector3<f64>> = state
+            .positions
+            .chunks(3)
+            .zip(shape.chunks(3))
+            .map(|(p, u)| Vector3::new(p[0], p[1], p[2]) + Vector3::new(u[0], u[1], u[2]) * (0.1 * size / largest))
+            .collect();
+        writer.write_frame(&Frame {
+            time: (i + 1) as f64,
+            mesh: model.mesh(),
+            positions: &positions,
+            velocities: &zero,
+            strain_energy_density: &densities,
+            edges: &edges,
+        })?;
+    }
+    Ok(vec![csv, writer.finish()?])
+}
+
+/// Writes the free-DOF stiffness (at `state`), mass and, with Rayleigh damping,
+/// damping matrices as `K.mtx`, `M.mtx`, `D.mtx` (Matrix Market, symmetric).
+pub fn export_matrices(model: &Model, state: &State, directory: &Path) -> Result<Vec<PathBuf>> {
+    use crate::io::matrix_market::write_symmetric;
+    std::fs::create_dir_all(directory).map_err(|e| HookeError::io(directory, e))?;
+    let dofs = model.dof_map(state.time);
+    let (pattern, source) = model.pattern().restrict(&dofs.free_index);
+    let restrict = |values: &[f64]| -> Vec<f64> { source.iter().map(|&s| values[s]).collect() };
+    let mut stiffness = vec![0.0; model.pattern().nonzeros()];
+    model.potential_hessian(&state.positions, false, None, &mut stiffness)?;
+    let note = format!(
+        "Hooke: {} free DOFs of {} (pinned vertices removed), interleaved x, y, z per vertex",
+        dofs.free_count(),
+        model.dof_count()
+    );
+    let mut written = Vec::new();
+    let mut write = |name: &str, values: &[f64], what: &str| -> Result<()> {
+        let path = directory.join(name);
+        write_symmetric(&path, &pattern, &restrict(values), &format!("{what}\n{note}"))?;
+        written.push(path);
+        Ok(())
+    };
+    write("K.mtx", &stiffness, "stiffness K = d²E/dx² at the initial state")?;
+    write("M.mtx", model.mass_values(), "mass matrix M")?;
+    if let Some(damping) = model.damping_values(&state.positions)? {
+        write("D.mtx", &damping, "Rayleigh damping D = alpha M + beta K")?;
+    }
+    Ok(written)
+}
