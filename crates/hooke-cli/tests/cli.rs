@@ -310,3 +310,35 @@ fn compare_writes_one_folder_per_integrator_and_a_joint_plot() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("warp"));
 }
+
+/// `hooke modes` writes the frequency table and mode frames; `hooke export` the matrices.
+#[test]
+fn modes_and_export_write_their_files() {
+    let scratch = ScratchDirectory::new("modes");
+    let scene = scratch.write("scene.toml", SMALL_SCENE);
+    let modes = scratch.path().join("modes");
+    let result = hooke(&[
+        "modes".as_ref(),
+        scene.as_os_str(),
+        "-n".as_ref(),
+        "4".as_ref(),
+        "--output".as_ref(),
+        modes.as_os_str(),
+    ]);
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let table = std::fs::read_to_string(modes.join("modes.csv")).expect("modes.csv");
+    assert_eq!(table.lines().count(), 5, "header and four modes");
+    assert!(modes.join("mode.pvd").is_file());
+    let matrices = scratch.path().join("matrices");
+    let result = hooke(&[
+        "export".as_ref(),
+        scene.as_os_str(),
+        "--output".as_ref(),
+        matrices.as_os_str(),
+    ]);
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    for name in ["K.mtx", "M.mtx"] {
+        let text = std::fs::read_to_string(matrices.join(name)).expect("matrix file");
+        assert!(text.starts_with("%%MatrixMarket matrix coordinate real symmetric"));
+    }
+}
