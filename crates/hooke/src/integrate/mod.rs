@@ -6,6 +6,7 @@ mod backward_euler;
 mod bdf2;
 mod corotational_reversible;
 mod explicit;
+mod exponential_rosenbrock_euler;
 mod forward_euler;
 mod implicit;
 mod implicit_midpoint;
@@ -21,6 +22,7 @@ mod velocity_verlet;
 pub use backward_euler::BackwardEuler;
 pub use bdf2::Bdf2;
 pub use corotational_reversible::CorotationalReversible;
+pub use exponential_rosenbrock_euler::ExponentialRosenbrockEuler;
 pub use forward_euler::ForwardEuler;
 pub use implicit_midpoint::ImplicitMidpoint;
 pub use newmark::Newmark;
@@ -153,6 +155,14 @@ pub enum IntegratorConfig {
     /// Seed 001's time-reversible co-rotational scheme (eq. 3.33): one linear solve
     /// per step; needs the corotational material.
     CorotationalReversible {},
+    /// Exponential Rosenbrock–Euler (seed 000 ch. 4) with the Krylov φ₁: exact for
+    /// linear systems, second order; lumped mass.
+    ExponentialRosenbrockEuler {
+        #[serde(default = "default_krylov_tolerance")]
+        krylov_tolerance: f64,
+        #[serde(default = "default_krylov_dimension")]
+        krylov_dimension: usize,
+    },
     /// Static equilibrium at each step's end time (velocities zero): quasi-static loading.
     Static {
         #[serde(flatten)]
@@ -162,6 +172,14 @@ pub enum IntegratorConfig {
 
 fn default_true() -> bool {
     true
+}
+
+fn default_krylov_tolerance() -> f64 {
+    1e-8
+}
+
+fn default_krylov_dimension() -> usize {
+    30
 }
 
 fn default_newmark_beta() -> f64 {
@@ -198,6 +216,10 @@ impl IntegratorConfig {
                 newton,
             },
             "corotational_reversible" | "cr" => IntegratorConfig::CorotationalReversible {},
+            "exponential_rosenbrock_euler" | "ere" => IntegratorConfig::ExponentialRosenbrockEuler {
+                krylov_tolerance: default_krylov_tolerance(),
+                krylov_dimension: default_krylov_dimension(),
+            },
             "static" => IntegratorConfig::Static { newton },
             _ => return None,
         })
@@ -232,6 +254,18 @@ impl IntegratorConfig {
                 ));
             }
         }
+        if let IntegratorConfig::ExponentialRosenbrockEuler {
+            krylov_tolerance,
+            krylov_dimension,
+        } = self
+        {
+            if !(*krylov_tolerance > 0.0 && *krylov_tolerance < 1.0) || *krylov_dimension < 2 {
+                return Err(HookeError::scene(
+                    "integrator",
+                    "krylov_tolerance must lie in (0, 1) and krylov_dimension be at least 2",
+                ));
+            }
+        }
         if let IntegratorConfig::TimeReversibleAdaptive { step_size, .. } = self {
             step_size.validate("integrator.step_size")?;
         }
@@ -263,6 +297,10 @@ impl IntegratorConfig {
                 Box::new(TimeReversibleAdaptive::new(*step_size, *newton))
             }
             IntegratorConfig::CorotationalReversible {} => Box::new(CorotationalReversible::default()),
+            IntegratorConfig::ExponentialRosenbrockEuler {
+                krylov_tolerance,
+                krylov_dimension,
+            } => Box::new(ExponentialRosenbrockEuler::new(*krylov_tolerance, *krylov_dimension)),
             IntegratorConfig::Static { newton } => Box::new(StaticEquilibrium::new(*newton)),
         }
     }
