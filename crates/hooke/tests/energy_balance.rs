@@ -10,7 +10,6 @@ use hooke::integrate::{Integrator, IntegratorConfig};
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
 use hooke::model::{Damping, DampingStiffness, Motion};
-use hooke::simulation::{run, RunSettings};
 
 fn balance(name: &str) -> (f64, f64) {
     let mut model = uniform_model(
@@ -32,16 +31,6 @@ fn balance(name: &str) -> (f64, f64) {
     for (v, p) in model.mesh().vertices.iter().enumerate() {
         start.velocities[3 * v + 2] = 2.0 * p.x;
     }
-    let directory = std::env::temp_dir().join(format!("hooke-balance-{name}-{}", std::process::id()));
-    let settings = RunSettings {
-        name: name.to_string(),
-        duration: 0.2,
-        time_step: 0.005,
-        output_directory: directory.clone(),
-        vtk_every: 0,
-        energies: false,
-        plot: false,
-    };
     let config = match IntegratorConfig::from_name(name).unwrap() {
         IntegratorConfig::ImplicitMidpoint { mut newton } | IntegratorConfig::BackwardEuler { mut newton } => {
             newton.tolerance = 1e-13;
@@ -54,19 +43,7 @@ fn balance(name: &str) -> (f64, f64) {
         other => other,
     };
     let mut integrator: Box<dyn Integrator> = config.build();
-    let outcome = run(
-        &model,
-        integrator.as_mut(),
-        start,
-        &settings,
-        Vec::new(),
-        None,
-        &mut |_, _| {},
-    )
-    .unwrap()
-    .into_result()
-    .unwrap();
-    let _ = std::fs::remove_dir_all(directory);
+    let outcome = common::run_quietly(&model, integrator.as_mut(), start, 0.2, 0.005, name);
     let first = &outcome.records[0];
     let last = outcome.records.last().unwrap();
     (first.total - last.total, last.dissipated)

@@ -12,6 +12,16 @@ use hooke::model::{Model, State};
 use hooke::solve::NewtonSettings;
 use nalgebra::Vector3;
 
+/// A thin 0.4 m rod of 48 tets with a lumped mass.
+fn rod(material: MaterialModel) -> Model {
+    uniform_model(
+        bar([0.4, 0.05, 0.05], [8, 1, 1], TetsPerHex::Six),
+        material,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    )
+}
+
 fn spinning(model: &Model) -> State {
     let mut state = model.initial_state();
     let center = Vector3::new(0.2, 0.025, 0.025);
@@ -42,12 +52,7 @@ fn modified_energy(model: &Model, state: &State, momentum: &[f64]) -> f64 {
 
 #[test]
 fn linear_elasticity_energy_is_conserved_to_solver_tolerance() {
-    let model = uniform_model(
-        bar([0.4, 0.05, 0.05], [8, 1, 1], TetsPerHex::Six),
-        MaterialModel::Linear,
-        parameters(1e5, 0.3),
-        MassKind::Lumped,
-    );
+    let model = rod(MaterialModel::Linear);
     let mut state = spinning(&model);
     let mut integrator = VariationalMidpoint::new(settings(1e-12), true);
     integrator.step(&model, &mut state, 0.004).unwrap();
@@ -61,12 +66,7 @@ fn linear_elasticity_energy_is_conserved_to_solver_tolerance() {
 
 #[test]
 fn free_body_momenta_are_conserved_and_energy_stays_bounded() {
-    let model = uniform_model(
-        bar([0.4, 0.05, 0.05], [8, 1, 1], TetsPerHex::Six),
-        MaterialModel::NeoHookean,
-        parameters(1e5, 0.3),
-        MassKind::Lumped,
-    );
+    let model = rod(MaterialModel::NeoHookean);
     let mut state = spinning(&model);
     let (linear0, angular0) = model.momentum(&state.positions, &state.velocities);
     let mut integrator = VariationalMidpoint::new(settings(1e-13), true);
@@ -96,12 +96,7 @@ fn free_body_momenta_are_conserved_and_energy_stays_bounded() {
 /// With residual reinjection, linear momentum is exact even when Newton stops early.
 #[test]
 fn reinjection_keeps_linear_momentum_exact_at_loose_tolerance() {
-    let model = uniform_model(
-        bar([0.4, 0.05, 0.05], [8, 1, 1], TetsPerHex::Six),
-        MaterialModel::NeoHookean,
-        parameters(1e5, 0.3),
-        MassKind::Lumped,
-    );
+    let model = rod(MaterialModel::NeoHookean);
     let mut state = spinning(&model);
     let (linear0, _) = model.momentum(&state.positions, &state.velocities);
     let mut integrator = VariationalMidpoint::new(settings(1e-4), true);
@@ -121,12 +116,7 @@ fn reinjection_keeps_linear_momentum_exact_at_loose_tolerance() {
 fn pin_release_gives_no_kick() {
     use hooke::integrate::ImplicitMidpoint;
     use hooke::model::{Motion, Pin, Selection};
-    let mut model = uniform_model(
-        bar([0.4, 0.05, 0.05], [8, 1, 1], TetsPerHex::Six),
-        MaterialModel::NeoHookean,
-        parameters(1e5, 0.3),
-        MassKind::Lumped,
-    );
+    let mut model = rod(MaterialModel::NeoHookean);
     model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
     let pinned = Selection::Plane {
         point: [0.0; 3],

@@ -140,29 +140,14 @@ fn run_loop_applies_the_explicit_impulse_every_step() {
     for _ in 0..steps {
         integrator.step(&model, &mut by_hand, h).unwrap();
     }
-    let directory = std::env::temp_dir().join(format!("hooke-viscoelastic-run-{}", std::process::id()));
-    let settings = hooke::simulation::RunSettings {
-        name: "rod".to_string(),
-        duration: steps as f64 * h,
-        time_step: h,
-        output_directory: directory.clone(),
-        vtk_every: 0,
-        energies: false,
-        plot: false,
-    };
-    let outcome = hooke::simulation::run(
+    let outcome = common::run_quietly(
         &model,
         &mut SymplecticEuler::default(),
         start,
-        &settings,
-        Vec::new(),
-        None,
-        &mut |_, _| {},
-    )
-    .unwrap()
-    .into_result()
-    .unwrap();
-    let _ = std::fs::remove_dir_all(directory);
+        steps as f64 * h,
+        h,
+        "viscoelastic",
+    );
     let difference = outcome
         .state
         .positions

@@ -128,3 +128,31 @@ pub fn assert_potential_derivatives(model: &Model, x: &[f64], h: f64, tolerance:
         }
     }
 }
+
+/// Runs `integrator` on `model` from `start` through the library's run loop
+/// (no files kept), returning the outcome of a run that must succeed.
+pub fn run_quietly(
+    model: &Model,
+    integrator: &mut dyn hooke::integrate::Integrator,
+    start: hooke::model::State,
+    duration: f64,
+    time_step: f64,
+    name: &str,
+) -> hooke::simulation::RunOutcome {
+    let directory = std::env::temp_dir().join(format!("hooke-run-{name}-{}", std::process::id()));
+    let settings = hooke::simulation::RunSettings {
+        name: name.to_string(),
+        duration,
+        time_step,
+        output_directory: directory.clone(),
+        vtk_every: 0,
+        energies: false,
+        plot: false,
+    };
+    let outcome = hooke::simulation::run(model, integrator, start, &settings, Vec::new(), None, &mut |_, _| {})
+        .unwrap()
+        .into_result()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(directory);
+    outcome
+}
