@@ -125,9 +125,15 @@ fn indefinite_stiffness_needs_and_accepts_a_shift_below_the_spectrum() {
         .collect();
     let (pattern, k, m, reference) = problem(&model, &x);
     assert!(reference[0] < 0.0, "the test needs an indefinite K ({})", reference[0]);
-    // The default shift lies above the negative eigenvalues: a clear error.
-    let error = smallest_eigenpairs(&pattern, &k, &m, 4, &EigenSettings::default()).unwrap_err();
+    // A shift above the negative eigenvalues is a clear error.
+    let too_high = EigenSettings {
+        shift: Some(0.5 * reference[0]),
+        ..EigenSettings::default()
+    };
+    let error = smallest_eigenpairs(&pattern, &k, &m, 4, &too_high).unwrap_err();
     assert!(error.to_string().contains("shift"), "{error}");
+    // The automatic shift steps below the spectrum by itself.
+    check(&model, &x, 4, &EigenSettings::default(), "indefinite, automatic shift");
     let settings = EigenSettings {
         shift: Some(2.0 * reference[0] - 1.0),
         ..EigenSettings::default()

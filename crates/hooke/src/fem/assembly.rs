@@ -271,6 +271,14 @@ impl Assembler {
         }
     }
 
+    /// Adds the springs' material stiffness k ŝŝᵀ (no geometric term) to `values`.
+    pub fn add_spring_material_stiffness(&self, x: &[f64], values: &mut [f64]) {
+        for (s, blocks) in self.springs.iter().zip(&self.spring_blocks) {
+            let [a, b] = s.vertices;
+            blocks.add(values, &s.material_block(&Self::point(x, a), &Self::point(x, b)));
+        }
+    }
+
     /// Energy and gradient (∂E/∂x, all 3n DOFs, into `gradient`).
     pub fn energy_and_gradient(&self, x: &[f64], gradient: &mut [f64]) -> Result<f64> {
         self.evaluate(true, &self.geometry, x, Want::Stress, Some(gradient), None)

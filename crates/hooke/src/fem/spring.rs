@@ -39,6 +39,13 @@ impl Spring {
         unit * (self.stiffness * (length - self.rest_length))
     }
 
+    /// The material part k ŝŝᵀ of the block H: stiffness along the spring only,
+    /// always positive semi-definite (MSSI's implicit term, seed 000 ch. 5).
+    pub fn material_block(&self, a: &Vector3<f64>, b: &Vector3<f64>) -> Matrix3<f64> {
+        let (unit, _) = Self::direction(a, b);
+        unit * unit.transpose() * self.stiffness
+    }
+
     /// The block H of the element Hessian [[H, −H], [−H, H]].
     pub fn hessian_block(&self, a: &Vector3<f64>, b: &Vector3<f64>, project: bool) -> Matrix3<f64> {
         let (unit, length) = Self::direction(a, b);

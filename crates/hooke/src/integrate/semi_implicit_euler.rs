@@ -3,11 +3,13 @@
 //!
 //! (M + hD + h²K) Δv = h (f(xₙ) − D vₙ − h K vₙ),  v_{n+1} = vₙ + Δv,  x_{n+1} = xₙ + h v_{n+1},
 //! with K = K(xₙ) (optionally projected to PSD) and the external force at t_{n+1}.
+//! The linearised solve is shared with MSSI (another K) and SIERE (the same
+//! solve on the part of the state outside its modal subspace).
 
 use super::{axpy, commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::linalg::FactorizationOutcome;
-use crate::model::{Model, State};
+use crate::model::{DofMap, Model, State};
 use crate::solve::FreeSystem;
 use std::time::Instant;
 
@@ -25,6 +27,173 @@ impl SemiImplicitBackwardEuler {
     }
 }
 
+/// The quantities of a step linearised at (xₙ, vₙ).
+pub(crate) struct Linearisation {
+    pub dofs: DofMap,
+    /// K(xₙ) (or the part of it the method treats implicitly), full pattern.
+    pub stiffness: Vec<f64>,
+    pub damping: Option<Vec<f64>>,
+    /// f = f_ext(t_{n+1}) − ∇W(xₙ) − D vₙ over all DOFs.
+    pub force: Vec<f64>,
+    pub assembly_seconds: f64,
+}
+
+impl Linearisation {
+    /// Assembles K (the full potential Hessian, optionally PSD-projected) and f.
+    pub fn at(model: &Model, state: &State, dt: f64, project_hessian: bool) -> Result<Linearisation> {
+        let started = Instant::now();
+        let n = model.dof_count();
+        let mut gradient = vec![0.0; n];
+        let mut stiffness = vec![0.0; model.pattern().nonzeros()];
+        model.potential_hessian(&state.positions, project_hessian, Some(&mut gradient), &mut stiffness)?;
+        Self::from_parts(model, state, dt, gradient, stiffness, started)
+    }
+
+    /// Builds f from a potential gradient, with the given implicit stiffness.
+    pub fn from_parts(
+        model: &Model,
+        state: &State,
+        dt: f64,
+        gradient: Vec<f64>,
+        stiffness: Vec<f64>,
+        started: Instant,
+    ) -> Result<Linearisation> {
+        let n = model.dof_count();
+        let next_time = state.time + dt;
+        let damping = model.damping_values(&state.positions)?.map(|d| d.into_owned());
+        let mut force = vec![0.0; n];
+        model.external_force(next_time, &mut force);
+        let mut damping_velocity = vec![0.0; n];
+        if let Some(d) = &damping {
+            model
+                .pattern()
+                .symmetric_multiply(d, &state.velocities, &mut damping_velocity);
+        }
+        for i in 0..n {
+            force[i] -= gradient[i] + damping_velocity[i];
+        }
+        Ok(Linearisation {
+            dofs: model.dof_map(next_time),
+            stiffness,
+            damping,
+            force,
+            assembly_seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// A = M + hD + h²K over the full pattern.
+    fn system_values(&self, model: &Model, dt: f64) -> Vec<f64> {
+        let mut terms: Vec<(f64, &[f64])> = vec![(1.0, model.mass_values()), (dt * dt, &self.stiffness)];
+        if let Some(d) = &self.damping {
+            terms.push((dt, d));
+        }
+        (0..model.pattern().nonzeros())
+            .map(|k| terms.iter().map(|(w, a)| w * a[k]).sum())
+            .collect()
+    }
+
+    /// Factorises A = M + hD + h²K on the free DOFs into `cache`; returns whether
+    /// it needed a diagonal shift (A indefinite).
+    pub fn factorize(&self, cache: &mut Option<FreeSystem>, model: &Model, dt: f64) -> Result<bool> {
+        let system = FreeSystem::for_dofs(cache, model.pattern(), &self.dofs)?;
+        system.load(&[(1.0, &self.system_values(model, dt))]);
+        Ok(matches!(system.factorize()?, FactorizationOutcome::Shifted { .. }))
+    }
+
+    /// Solves A Δv = h (force − h K velocity) on the free DOFs with the
+    /// factorisation in `cache` (see [`Self::factorize`]); the pinned DOFs' Δv is
+    /// what takes them to their prescribed positions at t_{n+1} (its column of A
+    /// moves to the right-hand side). Returns Δv over all DOFs.
+    pub fn solve_factorized(
+        &self,
+        cache: &mut Option<FreeSystem>,
+        model: &Model,
+        state: &State,
+        dt: f64,
+        force: &[f64],
+        velocity: &[f64],
+    ) -> Result<Vec<f64>> {
+        let n = model.dof_count();
+        let pattern = model.pattern();
+        let mut stiffness_velocity = vec![0.0; n];
+        pattern.symmetric_multiply(&self.stiffness, velocity, &mut stiffness_velocity);
+        let mut rhs: Vec<f64> = (0..n).map(|i| dt * (force[i] - dt * stiffness_velocity[i])).collect();
+
+        let mut prescribed = state.positions.clone();
+        model.apply_prescribed_positions(state.time + dt, &mut prescribed);
+        let mut change = vec![0.0; n];
+        let mut any_pinned = false;
+        for (i, slot) in change.iter_mut().enumerate() {
+            if self.dofs.free_index[i].is_none() {
+                *slot = (prescribed[i] - state.positions[i]) / dt - state.velocities[i];
+                any_pinned |= *slot != 0.0;
+            }
+        }
+        if any_pinned {
+            let mut coupling = vec![0.0; n];
+            pattern.symmetric_multiply(&self.system_values(model, dt), &change, &mut coupling);
+            rhs.iter_mut().zip(&coupling).for_each(|(r, c)| *r -= c);
+        }
+
+        let system = FreeSystem::for_dofs(cache, pattern, &self.dofs)?;
+        let mut free_change = self.dofs.gather(&rhs);
+        system.solve_in_place(&mut free_change)?;
+        self.dofs.scatter(&free_change, &mut change);
+        Ok(change)
+    }
+
+    /// [`Self::factorize`] then [`Self::solve_factorized`]; also returns whether A needed a shift.
+    pub fn solve(
+        &self,
+        cache: &mut Option<FreeSystem>,
+        model: &Model,
+        state: &State,
+        dt: f64,
+        force: &[f64],
+        velocity: &[f64],
+    ) -> Result<(Vec<f64>, bool)> {
+        let shifted = self.factorize(cache, model, dt)?;
+        Ok((
+            self.solve_factorized(cache, model, state, dt, force, velocity)?,
+            shifted,
+        ))
+    }
+}
+
+/// Commits v_{n+1} = vₙ + Δv, x_{n+1} = xₙ + h v_{n+1} (pins at their motion).
+pub(crate) fn semi_implicit_update(
+    model: &Model,
+    state: &State,
+    dt: f64,
+    velocity_change: &[f64],
+    linearisation: &Linearisation,
+    shifted: bool,
+    started: Instant,
+) -> (State, StepReport) {
+    let velocities: Vec<f64> = state
+        .velocities
+        .iter()
+        .zip(velocity_change)
+        .map(|(v, dv)| v + dv)
+        .collect();
+    let mut positions = axpy(&state.positions, dt, &velocities);
+    model.apply_prescribed_positions(state.time + dt, &mut positions);
+    (
+        State {
+            time: state.time + dt,
+            positions,
+            velocities,
+        },
+        StepReport {
+            iterations: 1,
+            shifted_factorizations: usize::from(shifted),
+            assembly_seconds: linearisation.assembly_seconds,
+            solve_seconds: started.elapsed().as_secs_f64() - linearisation.assembly_seconds,
+            ..StepReport::default()
+        },
+    )
+}
+
 impl Integrator for SemiImplicitBackwardEuler {
     fn name(&self) -> &'static str {
         "semi_implicit_backward_euler"
@@ -32,87 +201,25 @@ impl Integrator for SemiImplicitBackwardEuler {
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
         super::viscoelastic_unsupported(model, self.name())?;
-        let started = Instant::now();
-        let next_time = state.time + dt;
-        let n = model.dof_count();
         commit_step(model, state, dt, |state| {
-            let dofs = model.dof_map(next_time);
-            let pattern = model.pattern();
-            let mut elastic_gradient = vec![0.0; n];
-            let mut stiffness = vec![0.0; pattern.nonzeros()];
-            model.potential_hessian(
-                &state.positions,
-                self.project_hessian,
-                Some(&mut elastic_gradient),
-                &mut stiffness,
+            let started = Instant::now();
+            let linearisation = Linearisation::at(model, state, dt, self.project_hessian)?;
+            let (change, shifted) = linearisation.solve(
+                &mut self.system,
+                model,
+                state,
+                dt,
+                &linearisation.force,
+                &state.velocities,
             )?;
-            let assembly_seconds = started.elapsed().as_secs_f64();
-            let damping = model.damping_values(&state.positions)?;
-
-            // Full system matrix A = M + hD + h²K, needed for the pinned-DOF coupling too.
-            let mut terms: Vec<(f64, &[f64])> = vec![(1.0, model.mass_values()), (dt * dt, &stiffness)];
-            if let Some(d) = &damping {
-                terms.push((dt, d));
-            }
-            let system_values: Vec<f64> = (0..pattern.nonzeros())
-                .map(|k| terms.iter().map(|(w, a)| w * a[k]).sum())
-                .collect();
-
-            // Right-hand side h (f − D vₙ − h K vₙ) over all DOFs.
-            let mut external = vec![0.0; n];
-            model.external_force(next_time, &mut external);
-            let mut stiffness_velocity = vec![0.0; n];
-            pattern.symmetric_multiply(&stiffness, &state.velocities, &mut stiffness_velocity);
-            let mut damping_velocity = vec![0.0; n];
-            if let Some(d) = &damping {
-                pattern.symmetric_multiply(d, &state.velocities, &mut damping_velocity);
-            }
-            let mut rhs: Vec<f64> = (0..n)
-                .map(|i| dt * (external[i] - elastic_gradient[i] - damping_velocity[i] - dt * stiffness_velocity[i]))
-                .collect();
-
-            // Pinned DOFs have a prescribed Δv; move their column of A to the right-hand side.
-            let mut prescribed = state.positions.clone();
-            model.apply_prescribed_positions(next_time, &mut prescribed);
-            let mut pinned_change = vec![0.0; n];
-            for (i, slot) in pinned_change.iter_mut().enumerate() {
-                if dofs.free_index[i].is_none() {
-                    *slot = (prescribed[i] - state.positions[i]) / dt - state.velocities[i];
-                }
-            }
-            let mut coupling = vec![0.0; n];
-            pattern.symmetric_multiply(&system_values, &pinned_change, &mut coupling);
-            rhs.iter_mut().zip(&coupling).for_each(|(r, c)| *r -= c);
-
-            let system = FreeSystem::for_dofs(&mut self.system, pattern, &dofs)?;
-            system.load(&[(1.0, &system_values)]);
-            let shifted = matches!(system.factorize()?, FactorizationOutcome::Shifted { .. });
-            let mut velocity_change = dofs.gather(&rhs);
-            system.solve_in_place(&mut velocity_change)?;
-            dofs.scatter(&velocity_change, &mut pinned_change);
-
-            let velocities: Vec<f64> = state
-                .velocities
-                .iter()
-                .zip(&pinned_change)
-                .map(|(v, dv)| v + dv)
-                .collect();
-            let mut positions = axpy(&state.positions, dt, &velocities);
-            model.apply_prescribed_positions(next_time, &mut positions);
-            let next = State {
-                time: next_time,
-                positions,
-                velocities,
-            };
-            Ok((
-                next,
-                StepReport {
-                    iterations: 1,
-                    shifted_factorizations: usize::from(shifted),
-                    assembly_seconds,
-                    solve_seconds: started.elapsed().as_secs_f64() - assembly_seconds,
-                    ..StepReport::default()
-                },
+            Ok(semi_implicit_update(
+                model,
+                state,
+                dt,
+                &change,
+                &linearisation,
+                shifted,
+                started,
             ))
         })
     }

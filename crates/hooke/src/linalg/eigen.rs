@@ -19,7 +19,8 @@ use nalgebra::{DMatrix, SymmetricEigen};
 #[derive(Clone, Debug)]
 pub struct EigenSettings {
     /// Shift σ; it must lie below the wanted eigenvalues (so that K − σM is
-    /// positive definite). None: a small negative multiple of the mean diagonal ratio.
+    /// positive definite). None: automatic, −10⁻³ × (mean diag K / mean diag M),
+    /// stepped down by factors of ten while K − σM is indefinite.
     pub shift: Option<f64>,
     /// Relative residual at which a pair is accepted.
     pub tolerance: f64,
@@ -27,8 +28,14 @@ pub struct EigenSettings {
     pub krylov_dimension: usize,
     /// Restarts at the most.
     pub max_restarts: usize,
-    /// Start vectors (for example the previous step's eigenvectors): the first starts Lanczos.
+    /// Start vectors (for example the previous step's eigenvectors): their sum
+    /// starts Lanczos, so the first Krylov space already holds all of them.
     pub warm_start: Vec<Vec<f64>>,
+    /// Once `count` pairs have converged, run one more Lanczos sequence to make
+    /// sure no smaller eigenvalue was missed (a second copy of a repeated one).
+    /// A caller that only needs eigenpairs near the bottom, not provably the
+    /// lowest (SIERE's per-step split), can skip it and halve the cost.
+    pub verify_complete: bool,
 }
 
 impl Default for EigenSettings {
@@ -39,6 +46,7 @@ impl Default for EigenSettings {
             krylov_dimension: 60,
             max_restarts: 50,
             warm_start: Vec::new(),
+            verify_complete: true,
         }
     }
 }
@@ -53,13 +61,15 @@ pub struct EigenPairs {
     pub residuals: Vec<f64>,
     /// The shift used.
     pub shift: f64,
+    /// Applications of (K − σM)⁻¹M (one sparse solve each).
+    pub solves: usize,
 }
 
 struct Problem<'a> {
     pattern: &'a LowerPattern,
     stiffness: &'a [f64],
     mass: &'a [f64],
-    factor: SparseCholesky,
+    factor: &'a SparseCholesky,
 }
 
 impl Problem<'_> {
@@ -111,6 +121,20 @@ pub fn smallest_eigenpairs(
     count: usize,
     settings: &EigenSettings,
 ) -> Result<EigenPairs> {
+    smallest_eigenpairs_reusing(&mut None, pattern, stiffness, mass, count, settings)
+}
+
+/// As [`smallest_eigenpairs`], keeping the symbolic factorisation of K − σM in
+/// `factor` for the next call on the same pattern (an integrator that needs
+/// modes at every step pays for the ordering once).
+pub fn smallest_eigenpairs_reusing(
+    factor: &mut Option<SparseCholesky>,
+    pattern: &LowerPattern,
+    stiffness: &[f64],
+    mass: &[f64],
+    count: usize,
+    settings: &EigenSettings,
+) -> Result<EigenPairs> {
     let n = pattern.size;
     if count == 0 || count > n {
         return Err(HookeError::LinearSolver {
@@ -120,23 +144,48 @@ pub fn smallest_eigenpairs(
     let diagonal = pattern.diagonal_positions();
     let mean = |values: &[f64]| diagonal.iter().map(|&k| values[k].abs()).sum::<f64>() / n as f64;
     let scale = mean(stiffness) / mean(mass).max(f64::MIN_POSITIVE);
-    let shift = settings.shift.unwrap_or(-1e-3 * scale);
-    let shifted: Vec<f64> = stiffness.iter().zip(mass).map(|(k, m)| k - shift * m).collect();
-    let mut factor = SparseCholesky::analyse(pattern)?;
-    factor.factorize(&shifted).map_err(|_| HookeError::LinearSolver {
-        reason: format!(
-            "K − σM is not positive definite for σ = {shift:e}: choose a shift below the smallest eigenvalue"
-        ),
-    })?;
+    if factor.as_ref().is_none_or(|f| f.pattern() != pattern) {
+        *factor = Some(SparseCholesky::analyse(pattern)?);
+    }
+    let cholesky = factor.as_mut().expect("filled just above");
+    // A given shift must work. The automatic one starts just below zero and, where
+    // K is indefinite (a compressed or twisted body), steps down until K − σM is
+    // positive definite: the first such σ keeps the wanted θ = 1/(λ − σ) well separated.
+    let candidates: Vec<f64> = match settings.shift {
+        Some(shift) => vec![shift],
+        None => [1e-3, 1e-2, 1e-1, 1.0, 10.0].iter().map(|f| -f * scale).collect(),
+    };
+    let mut shift = None;
+    for &candidate in &candidates {
+        let shifted: Vec<f64> = stiffness.iter().zip(mass).map(|(k, m)| k - candidate * m).collect();
+        if cholesky.factorize(&shifted).is_ok() {
+            shift = Some(candidate);
+            break;
+        }
+    }
+    let Some(shift) = shift else {
+        return Err(HookeError::LinearSolver {
+            reason: format!(
+                "K − σM is not positive definite for σ = {:e}: choose a shift below the smallest eigenvalue",
+                candidates.last().copied().unwrap_or(0.0)
+            ),
+        });
+    };
     let problem = Problem {
         pattern,
         stiffness,
         mass,
-        factor,
+        factor: cholesky,
     };
 
     let mut locked: Vec<(f64, Vec<f64>, f64)> = Vec::new();
-    let mut starts = settings.warm_start.clone().into_iter();
+    let mut starts = settings.warm_start.clone();
+    if starts.len() > 1 && starts.iter().all(|s| s.len() == n) {
+        let sum = (0..n).map(|i| starts.iter().map(|s| s[i]).sum()).collect();
+        starts.insert(0, sum);
+    }
+    let mut starts = starts.into_iter();
+    let mut solves = 0;
     let mut seed = 0x9e3779b97f4a7c15u64;
     let mut next_random = move || {
         seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -149,7 +198,7 @@ pub fn smallest_eigenpairs(
     // second copy of a repeated eigenvalue that the first sequence could not see).
     let mut verified = false;
     for _restart in 0..settings.max_restarts {
-        if verified {
+        if verified || (locked.len() >= count && !settings.verify_complete) {
             break;
         }
         let locked_vectors: Vec<Vec<f64>> = locked.iter().map(|(_, v, _)| v.clone()).collect();
@@ -173,6 +222,7 @@ pub fn smallest_eigenpairs(
         while basis.len() <= limit {
             let j = basis.len() - 1;
             let mut w = problem.operator(&basis[j])?;
+            solves += 1;
             let alpha = dot(&basis[j], &problem.mass_times(&w));
             alphas.push(alpha);
             let mut against = locked_vectors.clone();
@@ -275,5 +325,6 @@ pub fn smallest_eigenpairs(
         residuals: locked.iter().map(|(_, _, r)| *r).collect(),
         vectors: locked.into_iter().map(|(_, v, _)| v).collect(),
         shift,
+        solves,
     })
 }

@@ -8,7 +8,7 @@ mod small;
 mod sparse;
 
 pub use cholesky::{FactorizationOutcome, SparseCholesky};
-pub use eigen::{smallest_eigenpairs, EigenPairs, EigenSettings};
+pub use eigen::{smallest_eigenpairs, smallest_eigenpairs_reusing, EigenPairs, EigenSettings};
 pub use exponential::{expm, phi1_times};
 pub use krylov_exponential::{dense_operator, expv, phi1v, KrylovReport, KrylovSettings};
 pub use small::{signed_svd3, symmetric_eigen3};

@@ -17,7 +17,7 @@ pub use pins::{Motion, Pin};
 pub use selection::Selection;
 pub use state::State;
 
-use crate::error::Result;
+use crate::error::{HookeError, Result};
 use crate::fem::{lumped_masses, Assembler, ElementGeometry, ElementMaterial, MassKind, SpringNetwork};
 use crate::linalg::LowerPattern;
 use crate::mesh::TetMesh;
@@ -364,6 +364,32 @@ impl Model {
                 gradient[3 * v + a] += g[a];
                 for b in 0..=a {
                     // Every vertex's own 3×3 block is in the pattern (its lower triangle).
+                    if let Some(k) = pattern.position(3 * v + a, 3 * v + b) {
+                        values[k] += h[(a, b)];
+                    }
+                }
+            }
+        }
+        Ok(energy)
+    }
+
+    /// MSSI's implicit stiffness (seed 000 ch. 5): the springs' material part
+    /// Σ k ŝŝᵀ plus the contact penalty Hessian, into `values`; the full potential
+    /// gradient into `gradient`. Tetrahedra have no such split and are refused.
+    pub fn material_stiffness(&self, x: &[f64], gradient: &mut [f64], values: &mut [f64]) -> Result<f64> {
+        if self.mesh.tet_count() > 0 {
+            return Err(HookeError::scene(
+                "integrator.kind",
+                "mass_spring_semi_implicit splits spring stiffness only; this model has tetrahedra (use semi_implicit_backward_euler or siere)",
+            ));
+        }
+        values.iter_mut().for_each(|v| *v = 0.0);
+        let energy = self.potential_gradient(x, gradient)?;
+        self.assembler.add_spring_material_stiffness(x, values);
+        let pattern = self.pattern();
+        for (v, (_, _, h)) in self.penalties(x, true) {
+            for a in 0..3 {
+                for b in 0..=a {
                     if let Some(k) = pattern.position(3 * v + a, 3 * v + b) {
                         values[k] += h[(a, b)];
                     }
