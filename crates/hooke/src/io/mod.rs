@@ -6,7 +6,10 @@
 pub mod gmsh;
 pub mod matrix_market;
 pub mod medit;
+mod surface;
 pub mod tetgen;
+
+pub use surface::read_surface;
 
 use crate::error::{HookeError, Result};
 use crate::mesh::TetMesh;

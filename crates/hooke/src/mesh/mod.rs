@@ -2,12 +2,20 @@
 
 mod generate;
 mod orientation;
+mod quality;
+mod shapes;
 pub mod spring_networks;
+mod stuffing;
 mod surface;
+mod triangle_soup;
 
 pub use generate::{box_mesh, BoxMeshOptions, TetsPerHex};
 pub use orientation::OrientationReport;
+pub use quality::{dihedral_angles, mesh_quality, tet_volume, QualityReport};
+pub use shapes::Shape;
+pub use stuffing::{stuff, stuff_shape, StuffingReport};
 pub use surface::boundary_faces;
+pub use triangle_soup::{closest_point_on_triangle, TriangleSoup};
 
 use crate::error::{HookeError, Result};
 use nalgebra::Vector3;
