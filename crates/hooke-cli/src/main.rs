@@ -75,6 +75,39 @@ enum Command {
         /// The scene file (TOML).
         scene: PathBuf,
     },
+    /// Mesh a closed surface (.obj, .stl, .ply) or a shape recipe (.toml) into
+    /// tetrahedra by isosurface stuffing, and report the mesh quality.
+    Mesh {
+        /// The surface file or recipe.
+        input: PathBuf,
+        /// Output mesh: .mesh (MEDIT) or .vtu (VTK).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Lattice spacing (default: the recipe's, or 1/30 of a surface's bounding box diagonal).
+        #[arg(short, long)]
+        edge_length: Option<f64>,
+    },
+    /// Draw a mesh (.mesh, .node, .msh), a frame of a run (.vtu) or a scene's
+    /// initial state (.toml) into a PNG picture.
+    Render {
+        input: PathBuf,
+        /// The PNG to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Colour by: label, energy_density, displacement or plain.
+        #[arg(short, long, default_value = "label")]
+        field: hooke::output::RenderField,
+        /// Named view: iso, front, back, left, right or top (overridden by --azimuth/--elevation).
+        #[arg(short, long, default_value = "iso")]
+        view: String,
+        #[arg(long, allow_hyphen_values = true)]
+        azimuth: Option<f64>,
+        #[arg(long, allow_hyphen_values = true)]
+        elevation: Option<f64>,
+        /// Image size, WIDTHxHEIGHT.
+        #[arg(short, long, default_value = "800x600")]
+        size: String,
+    },
 }
 
 fn load(scene: Option<&Path>) -> Result<Scene, HookeError> {
@@ -261,6 +294,90 @@ fn check(scene: &Path) -> Result<(), HookeError> {
     Ok(())
 }
 
+fn mesh(input: &Path, output: &Path, edge_length: Option<f64>) -> Result<(), HookeError> {
+    let meshed = hooke::meshing::mesh_input(input, edge_length)?;
+    hooke::meshing::write_mesh(output, &meshed.mesh)?;
+    println!("{}", meshed.quality);
+    println!(
+        "lattice {:?} cells, {} cut points, {} vertices snapped to the surface",
+        meshed.stuffing.lattice_cells, meshed.stuffing.cut_points, meshed.stuffing.warped_vertices
+    );
+    let mut labels: Vec<i32> = meshed.mesh.labels.clone();
+    labels.sort_unstable();
+    labels.dedup();
+    println!("labels             {labels:?}");
+    println!("written to {}", output.display());
+    Ok(())
+}
+
+struct RenderOptions<'a> {
+    field: hooke::output::RenderField,
+    view: &'a str,
+    azimuth: Option<f64>,
+    elevation: Option<f64>,
+    size: &'a str,
+}
+
+fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), HookeError> {
+    let bad = |reason: String| HookeError::scene("render", reason);
+    let mut settings = hooke::output::RenderSettings {
+        field: options.field,
+        ..Default::default()
+    }
+    .with_view(options.view)
+    .map_err(bad)?;
+    settings.azimuth_degrees = options.azimuth.unwrap_or(settings.azimuth_degrees);
+    settings.elevation_degrees = options.elevation.unwrap_or(settings.elevation_degrees);
+    let (width, height) = options
+        .size
+        .split_once('x')
+        .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
+        .ok_or_else(|| bad(format!("size {:?} must read WIDTHxHEIGHT, e.g. 800x600", options.size)))?;
+    settings.width = width;
+    settings.height = height;
+    let extension = input
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    let image = match extension.as_str() {
+        "vtu" => {
+            let frame = hooke::output::read_frame(input)?;
+            hooke::output::render(
+                &hooke::output::RenderInput {
+                    mesh: &frame.mesh,
+                    positions: &frame.positions,
+                    element_values: &frame.strain_energy_density,
+                    edges: &frame.edges,
+                },
+                &settings,
+            )?
+        }
+        "toml" => {
+            let built = Scene::from_file(input)?.build()?;
+            hooke::simulation::render_state(&built.model, &built.initial_state, &settings)?
+        }
+        _ => {
+            let mesh = hooke::io::read_mesh(input)?;
+            hooke::output::render(
+                &hooke::output::RenderInput {
+                    mesh: &mesh,
+                    positions: &mesh.vertices,
+                    element_values: &vec![0.0; mesh.tet_count()],
+                    edges: &[],
+                },
+                &settings,
+            )?
+        }
+    };
+    image.write_png(output)?;
+    match image.field_range {
+        Some((lo, hi)) => println!("{}: {:?} from {lo:.4e} to {hi:.4e}", output.display(), options.field),
+        None => println!("{}", output.display()),
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
@@ -275,6 +392,30 @@ fn main() -> ExitCode {
         Some(Command::Modes { scene, count, output }) => modes(scene, *count, output.as_deref()),
         Some(Command::Export { scene, output }) => export(scene, output.as_deref()),
         Some(Command::Check { scene }) => check(scene),
+        Some(Command::Mesh {
+            input,
+            output,
+            edge_length,
+        }) => mesh(input, output, *edge_length),
+        Some(Command::Render {
+            input,
+            output,
+            field,
+            view,
+            azimuth,
+            elevation,
+            size,
+        }) => render(
+            input,
+            output,
+            &RenderOptions {
+                field: *field,
+                view,
+                azimuth: *azimuth,
+                elevation: *elevation,
+                size,
+            },
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

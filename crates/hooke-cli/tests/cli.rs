@@ -342,3 +342,60 @@ fn modes_and_export_write_their_files() {
         assert!(text.starts_with("%%MatrixMarket matrix coordinate real symmetric"));
     }
 }
+
+#[test]
+fn mesh_and_render_write_a_mesh_a_report_and_a_picture() {
+    let scratch = ScratchDirectory::new("mesh-render");
+    let recipe = scratch.write(
+        "ball.toml",
+        "edge_length = 0.05\nshape = { ball = { center = [0, 0, 0], radius = 0.3 } }\n[[regions]]\nlabel = 2\nshape = { box = { min = [0, -1, -1], max = [1, 1, 1] } }\n",
+    );
+    let mesh = scratch.path().join("ball.mesh");
+    let result = hooke(&["mesh".as_ref(), recipe.as_os_str(), "-o".as_ref(), mesh.as_os_str()]);
+    assert!(result.status.success(), "{}", describe(&result));
+    let report = String::from_utf8_lossy(&result.stdout);
+    for expected in [
+        "tetrahedra",
+        "dihedral angles",
+        "aspect ratio",
+        "volumes",
+        "labels             [0, 2]",
+    ] {
+        assert!(report.contains(expected), "missing {expected:?} in\n{report}");
+    }
+    let picture = scratch.path().join("ball.png");
+    let result = hooke(&[
+        "render".as_ref(),
+        mesh.as_os_str(),
+        "-o".as_ref(),
+        picture.as_os_str(),
+        "--view".as_ref(),
+        "front".as_ref(),
+        "--size".as_ref(),
+        "320x240".as_ref(),
+    ]);
+    assert!(result.status.success(), "{}", describe(&result));
+    assert!(std::fs::read(&picture).expect("png").starts_with(b"\x89PNG"));
+
+    // Bad input: a recipe with an unknown key, and an unknown view, exit with status 2.
+    let bad = scratch.write(
+        "bad.toml",
+        "edge_length = 0.05\nshape = { ball = { centre = [0, 0, 0], radius = 0.3 } }\n",
+    );
+    let result = hooke(&["mesh".as_ref(), bad.as_os_str(), "-o".as_ref(), mesh.as_os_str()]);
+    assert_eq!(result.status.code(), Some(2), "{}", describe(&result));
+    assert!(
+        String::from_utf8_lossy(&result.stderr).contains("bad.toml"),
+        "{}",
+        describe(&result)
+    );
+    let result = hooke(&[
+        "render".as_ref(),
+        mesh.as_os_str(),
+        "-o".as_ref(),
+        picture.as_os_str(),
+        "--view".as_ref(),
+        "sideways".as_ref(),
+    ]);
+    assert_eq!(result.status.code(), Some(2), "{}", describe(&result));
+}

@@ -30,6 +30,7 @@ pub mod io;
 pub mod linalg;
 pub mod material;
 pub mod mesh;
+pub mod meshing;
 pub mod modal;
 pub mod model;
 pub mod output;

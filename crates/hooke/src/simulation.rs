@@ -21,6 +21,9 @@ pub struct RunSettings {
     pub vtk_every: usize,
     pub energies: bool,
     pub plot: bool,
+    /// PNG picture every n steps (0: none), drawn with `render`.
+    pub render_every: usize,
+    pub render: crate::output::RenderSettings,
 }
 
 impl RunSettings {
@@ -106,6 +109,29 @@ fn as_points(flat: &[f64]) -> Vec<Vector3<f64>> {
     flat.chunks(3).map(|c| Vector3::new(c[0], c[1], c[2])).collect()
 }
 
+/// Draws the body at `state`.
+pub fn render_state(
+    model: &Model,
+    state: &State,
+    settings: &crate::output::RenderSettings,
+) -> Result<crate::output::Image> {
+    let positions = as_points(&state.positions);
+    let densities = if settings.field == crate::output::RenderField::EnergyDensity {
+        model.energy_densities(&state.positions)
+    } else {
+        Vec::new()
+    };
+    crate::output::render(
+        &crate::output::RenderInput {
+            mesh: model.mesh(),
+            positions: &positions,
+            element_values: &densities,
+            edges: &model.spring_edges(),
+        },
+        settings,
+    )
+}
+
 fn write_frame(writer: &mut VtkSeriesWriter, model: &Model, state: &State) -> Result<PathBuf> {
     let positions = as_points(&state.positions);
     let velocities = as_points(&state.velocities);
@@ -172,7 +198,16 @@ pub fn run(
     let mut dissipated = 0.0;
     // Anything that stops the run (a failed step, an output that cannot be
     // written) ends the loop; the summary below is written in every case.
+    let mut renders = 0;
+    let mut render = |state: &State| -> Result<()> {
+        let path = directory.join(format!("render_{renders:04}.png"));
+        renders += 1;
+        render_state(model, state, &settings.render)?.write_png(&path)
+    };
     let mut failure = write_step_outputs(csv.as_mut(), vtk.as_mut(), model, &state, &records[0]).err();
+    if failure.is_none() && settings.render_every > 0 {
+        failure = render(&state).err();
+    }
     if failure.is_none() {
         for step in 1..=steps {
             let previous_positions = state.positions.clone();
@@ -202,7 +237,9 @@ pub fn run(
             let mut record = energy_record(model, &state);
             record.dissipated = dissipated;
             let frame_due = settings.vtk_every > 0 && (step % settings.vtk_every == 0 || step == steps);
-            let written = write_step_outputs(csv.as_mut(), vtk.as_mut().filter(|_| frame_due), model, &state, &record);
+            let render_due = settings.render_every > 0 && (step % settings.render_every == 0 || step == steps);
+            let written = write_step_outputs(csv.as_mut(), vtk.as_mut().filter(|_| frame_due), model, &state, &record)
+                .and_then(|()| if render_due { render(&state) } else { Ok(()) });
             records.push(record);
             if let Err(error) = written {
                 failure = Some(error);

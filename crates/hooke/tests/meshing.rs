@@ -383,3 +383,103 @@ fn bad_surfaces_and_shapes_give_clear_errors() {
     assert!(error.contains("edge length"), "{error}");
     let _ = std::fs::remove_dir_all(directory);
 }
+
+/// A render of a known scene is non-empty and shows the object where expected:
+/// a ball fills a centred disc of the predicted size; a long box seen from the
+/// front is wide and flat; labels get distinct colours.
+#[test]
+fn renders_show_the_object_where_expected() {
+    use hooke::output::{render, RenderField, RenderInput, RenderSettings};
+    let (mesh, _) = stuff_shape(&ball(1.0), 0.1).unwrap();
+    let settings = RenderSettings {
+        field: RenderField::Plain,
+        width: 400,
+        height: 300,
+        ..RenderSettings::default()
+    };
+    let input = RenderInput {
+        mesh: &mesh,
+        positions: &mesh.vertices,
+        element_values: &[],
+        edges: &[],
+    };
+    let image = render(&input, &settings).unwrap();
+    let (x0, y0, x1, y1) = image.covered_box().expect("something drawn");
+    // The fitted diameter is the image height less two margins of 6%.
+    let diameter = 300.0 * (1.0 - 0.12);
+    let radius = diameter / 2.0;
+    assert!(((x1 - x0) as f64 - diameter).abs() < 3.0, "{x0}..{x1}");
+    assert!(((y1 - y0) as f64 - diameter).abs() < 3.0, "{y0}..{y1}");
+    assert!((((x0 + x1) as f64) / 2.0 - 200.0).abs() < 2.0 && (((y0 + y1) as f64) / 2.0 - 150.0).abs() < 2.0);
+    let disc = PI * radius * radius;
+    let covered = image.covered_pixels() as f64;
+    assert!((covered - disc).abs() < 0.03 * disc, "{covered} pixels vs disc {disc}");
+
+    let slab = Shape::Box {
+        min: [0.0, 0.0, 0.0],
+        max: [2.0, 0.5, 0.5],
+    };
+    let (mut mesh, _) = stuff_shape(&slab, 0.1).unwrap();
+    for e in 0..mesh.tet_count() {
+        if mesh.centroid(e).x > 1.0 {
+            mesh.labels[e] = 1;
+        }
+    }
+    let front = RenderSettings {
+        field: RenderField::Label,
+        ..RenderSettings::default()
+    }
+    .with_view("front")
+    .unwrap();
+    let input = RenderInput {
+        mesh: &mesh,
+        positions: &mesh.vertices,
+        element_values: &[],
+        edges: &[],
+    };
+    let image = render(&input, &front).unwrap();
+    let (x0, y0, x1, y1) = image.covered_box().unwrap();
+    let ratio = (x1 - x0) as f64 / (y1 - y0) as f64;
+    assert!((ratio - 4.0).abs() < 0.1, "aspect {ratio}");
+    // Left half one colour family, right half another.
+    let row = (y0 + y1) / 2;
+    let pixel = |x: u32| image.pixels[(row * image.width + x) as usize];
+    let (left, right) = (pixel(x0 + (x1 - x0) / 4), pixel(x0 + 3 * (x1 - x0) / 4));
+    assert_ne!(left, right, "labels 0 and 1 share a colour");
+    // Writing a PNG works and gives a valid file.
+    let path = std::env::temp_dir().join(format!("hooke-render-{}.png", std::process::id()));
+    image.write_png(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(&bytes[1..4], b"PNG");
+    let _ = std::fs::remove_file(path);
+}
+
+/// A scene body meshed from a shape, with a stiff shell picked by shape.
+#[test]
+fn scene_bodies_mesh_shapes_and_pick_regions_by_shape() {
+    let text = r#"
+[simulation]
+duration = 0.01
+time_step = 0.01
+
+[[bodies]]
+mesh = { solid = { shape = { ball = { center = [0, 0, 0], radius = 0.1 } }, edge_length = 0.02 } }
+material = { model = "stable_neo_hookean", youngs_modulus = 1e6, poisson_ratio = 0.45, density = 1000 }
+
+[[bodies.regions]]
+select = { shape = { difference = { base = { ball = { center = [0, 0, 0], radius = 1 } }, subtract = [{ ball = { center = [0, 0, 0], radius = 0.08 } }] } } }
+material = { model = "stable_neo_hookean", youngs_modulus = 1e8, poisson_ratio = 0.45, density = 1000 }
+"#;
+    let scene = hooke::scene::Scene::from_text(text, "inline", std::path::PathBuf::from(".")).unwrap();
+    let built = scene.build().unwrap();
+    let mesh = built.model.mesh();
+    assert!(mesh.tet_count() > 500);
+    let materials = built.model.materials();
+    let stiff: Vec<bool> = materials.iter().map(|m| m.lame.mu > 1e7).collect();
+    for e in 0..mesh.tet_count() {
+        let r = mesh.centroid(e).norm();
+        assert_eq!(stiff[e], r > 0.08, "element {e} at radius {r}");
+    }
+    assert!(stiff.iter().any(|&s| s) && stiff.iter().any(|&s| !s));
+    assert!(built.notes.iter().any(|n| n.contains("dihedral")), "{:?}", built.notes);
+}

@@ -1,7 +1,7 @@
-//! Choosing vertices and elements: by half-space, box, explicit list or label.
+//! Choosing vertices and elements: by half-space, box, shape, explicit list or label.
 
 use crate::error::{HookeError, Result};
-use crate::mesh::TetMesh;
+use crate::mesh::{Shape, TetMesh};
 use nalgebra::Vector3;
 
 /// A set of vertices or elements of a mesh, as a scene describes it.
@@ -22,6 +22,8 @@ pub enum Selection {
     Vertices(Vec<usize>),
     /// Elements with this label (and, for vertex selection, their vertices).
     Label(i32),
+    /// Points inside a shape (elements by their centroid): `{ shape = { ball = { ... } } }`.
+    Shape(Shape),
     /// Everything.
     All,
 }
@@ -43,8 +45,17 @@ impl Selection {
                 (p - Vector3::from(*point)).dot(&n) >= -own.unwrap_or(tolerance)
             }
             Selection::Box { min, max } => (0..3).all(|a| p[a] >= min[a] - tolerance && p[a] <= max[a] + tolerance),
+            Selection::Shape(shape) => shape.distance(p) <= tolerance,
             Selection::All => true,
             Selection::Vertices(_) | Selection::Label(_) => false,
+        }
+    }
+
+    /// Checks a shape's numbers and loads the surface files it names (relative to `base`).
+    pub fn prepare(&mut self, base: &std::path::Path, key: &str) -> Result<()> {
+        match self {
+            Selection::Shape(shape) => shape.prepare(base, &format!("{key}.shape")),
+            _ => Ok(()),
         }
     }
 

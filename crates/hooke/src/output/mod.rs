@@ -2,12 +2,16 @@
 //! a plot of the energies.
 
 mod energies;
+mod frame_reader;
 mod plot;
+mod render;
 mod vtk_series;
 
 pub use energies::EnergiesCsvWriter;
+pub use frame_reader::{read_frame, FrameData};
 pub use plot::plot_energies;
-pub use vtk_series::{Frame, VtkSeriesWriter};
+pub use render::{render, Image, RenderField, RenderInput, RenderSettings};
+pub use vtk_series::{write_vtu, Frame, VtkSeriesWriter};
 
 /// One row of the energies table.
 #[derive(Clone, Debug, Default, serde::Serialize)]

@@ -126,6 +126,12 @@ impl VtkSeriesWriter {
 }
 
 /// Rejects frames whose arrays do not match the mesh, before anything is written.
+/// Writes one frame as a single `.vtu` file (no series).
+pub fn write_vtu(path: &Path, frame: &Frame) -> Result<()> {
+    check_frame(frame)?;
+    frame_to_vtk(frame).export(path).map_err(|error| vtk_error(path, error))
+}
+
 fn check_frame(frame: &Frame) -> Result<()> {
     let mesh = frame.mesh;
     let vertex_count = mesh.vertices.len();

@@ -7,7 +7,7 @@ use crate::fem::{Spring, SpringNetwork};
 use crate::integrate::Integrator;
 use crate::io::read_mesh;
 use crate::mesh::spring_networks::{chain, cloth, helix_rope, straight_rope, ClothStiffness, NetworkPart};
-use crate::mesh::{box_mesh, BoxMeshOptions, TetMesh};
+use crate::mesh::{box_mesh, stuff_shape, BoxMeshOptions, TetMesh};
 use crate::model::{Model, Pin, RegionForce, State};
 use nalgebra::Vector3;
 
@@ -58,6 +58,26 @@ impl Scene {
                             &report.reoriented[..report.reoriented.len().min(5)]
                         ));
                     }
+                    part
+                }
+                MeshSource::Solid(section) => {
+                    let (part, report) = stuff_shape(&section.shape, section.edge_length)
+                        .map_err(|e| HookeError::scene(format!("{key}.mesh.solid"), e.to_string()))?;
+                    if part.tet_count() == 0 {
+                        return Err(HookeError::scene(
+                            format!("{key}.mesh.solid"),
+                            "the shape is empty at this edge length (no tetrahedron inside it)",
+                        ));
+                    }
+                    let quality = crate::mesh::mesh_quality(&part);
+                    notes.push(format!(
+                        "{key}: meshed {} tets, {} vertices, dihedral angles {:.1}° to {:.1}° ({} vertices snapped to the surface)",
+                        part.tet_count(),
+                        part.vertex_count(),
+                        quality.min_dihedral_degrees,
+                        quality.max_dihedral_degrees,
+                        report.warped_vertices
+                    ));
                     part
                 }
             };

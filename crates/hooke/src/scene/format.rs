@@ -5,7 +5,7 @@ use crate::error::{HookeError, Result};
 use crate::fem::MassKind;
 use crate::integrate::IntegratorConfig;
 use crate::material::{MaterialModel, MaterialParameters};
-use crate::mesh::TetsPerHex;
+use crate::mesh::{Shape, TetsPerHex};
 use crate::model::{Damping, Motion, Obstacle, ObstacleShape, Selection};
 use crate::solve::NewtonSettings;
 
@@ -127,6 +127,17 @@ pub enum MeshSource {
     Box(BoxMeshSection),
     /// A TetGen (.node/.ele), MEDIT (.mesh) or Gmsh (.msh) file, relative to the scene.
     File(String),
+    /// A solid (a shape, a combination of shapes, or a closed surface file)
+    /// meshed by isosurface stuffing.
+    Solid(SolidMeshSection),
+}
+
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolidMeshSection {
+    pub shape: Shape,
+    /// Lattice spacing, m (the longest edges are about this long).
+    pub edge_length: f64,
 }
 
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
@@ -219,6 +230,10 @@ pub struct OutputSection {
     pub vtk_every: usize,
     pub energies: bool,
     pub plot: bool,
+    /// Draw a PNG picture (render_0000.png, ...) every this many steps (0: none).
+    pub render_every: usize,
+    /// Field, view and size of those pictures.
+    pub render: Option<crate::output::RenderSettings>,
 }
 
 impl Default for OutputSection {
@@ -228,6 +243,8 @@ impl Default for OutputSection {
             vtk_every: 1,
             energies: true,
             plot: true,
+            render_every: 0,
+            render: None,
         }
     }
 }
@@ -422,5 +439,35 @@ impl SceneFile {
             }
         }
         self.integrator.validate()
+    }
+}
+
+impl SceneFile {
+    /// Checks every shape (in solid meshes and in selections) and loads the
+    /// surface files they name, relative to the scene's folder.
+    pub fn prepare_shapes(&mut self, base: &std::path::Path) -> Result<()> {
+        for (b, body) in self.bodies.iter_mut().enumerate() {
+            if let MeshSource::Solid(section) = &mut body.mesh {
+                section.shape.prepare(base, &format!("bodies[{b}].mesh.solid.shape"))?;
+                if !(section.edge_length > 0.0 && section.edge_length.is_finite()) {
+                    return Err(HookeError::scene(
+                        format!("bodies[{b}].mesh.solid.edge_length"),
+                        format!("must be positive, got {}", section.edge_length),
+                    ));
+                }
+            }
+            for (r, region) in body.regions.iter_mut().enumerate() {
+                region
+                    .select
+                    .prepare(base, &format!("bodies[{b}].regions[{r}].select"))?;
+            }
+        }
+        for (p, pin) in self.pins.iter_mut().enumerate() {
+            pin.select.prepare(base, &format!("pins[{p}].select"))?;
+        }
+        for (f, force) in self.forces.iter_mut().enumerate() {
+            force.select.prepare(base, &format!("forces[{f}].select"))?;
+        }
+        Ok(())
     }
 }

@@ -34,7 +34,7 @@ impl Scene {
 
     /// Parses scene text; `origin` names it in errors.
     pub fn from_text(text: &str, origin: &str, base_directory: PathBuf) -> Result<Scene> {
-        let file: SceneFile = toml::from_str(text).map_err(|e| {
+        let mut file: SceneFile = toml::from_str(text).map_err(|e| {
             let line = e
                 .span()
                 // Count the newlines before the error, so a key at the start of its line gets that line.
@@ -42,6 +42,7 @@ impl Scene {
             HookeError::parse(origin, line, e.message().to_string())
         })?;
         file.validate()?;
+        file.prepare_shapes(&base_directory)?;
         Ok(Scene {
             file,
             text: text.to_string(),
@@ -78,6 +79,8 @@ impl Scene {
             vtk_every: output.vtk_every,
             energies: output.energies,
             plot: output.plot,
+            render_every: output.render_every,
+            render: output.render.unwrap_or_default(),
         }
     }
 }

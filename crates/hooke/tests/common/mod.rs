@@ -148,6 +148,8 @@ pub fn run_quietly(
         vtk_every: 0,
         energies: false,
         plot: false,
+        render_every: 0,
+        render: Default::default(),
     };
     let outcome = hooke::simulation::run(model, integrator, start, &settings, Vec::new(), None, &mut |_, _| {})
         .unwrap()

@@ -1,0 +1,97 @@
+//! Reads back a frame that a run wrote (`frame_XXXX.vtu`), so it can be drawn
+//! or post-processed without the scene.
+
+use crate::error::{HookeError, Result};
+use crate::mesh::TetMesh;
+use nalgebra::Vector3;
+use std::path::Path;
+use vtkio::model::{Attribute, CellType, DataSet, VertexNumbers, Vtk};
+
+/// A frame: the mesh at rest (positions minus displacement), its current
+/// positions, the element fields and the springs.
+#[derive(Clone, Debug)]
+pub struct FrameData {
+    pub mesh: TetMesh,
+    pub positions: Vec<Vector3<f64>>,
+    pub strain_energy_density: Vec<f64>,
+    pub edges: Vec<[usize; 2]>,
+}
+
+fn error(path: &Path, reason: impl Into<String>) -> HookeError {
+    HookeError::parse(path, None, reason)
+}
+
+/// Reads a `.vtu` frame written by Hooke.
+pub fn read_frame(path: &Path) -> Result<FrameData> {
+    let vtk = Vtk::import(path).map_err(|e| error(path, format!("not a readable VTK file: {e}")))?;
+    let DataSet::UnstructuredGrid { pieces, .. } = vtk.data else {
+        return Err(error(path, "expected an unstructured grid"));
+    };
+    let piece = pieces
+        .into_iter()
+        .next()
+        .ok_or_else(|| error(path, "the file has no piece"))?
+        .into_loaded_piece_data(None)
+        .map_err(|e| error(path, format!("cannot load the piece: {e}")))?;
+    let points: Vec<f64> = piece
+        .points
+        .cast_into::<f64>()
+        .ok_or_else(|| error(path, "points are not numeric"))?;
+    let positions: Vec<Vector3<f64>> = points.chunks(3).map(|p| Vector3::new(p[0], p[1], p[2])).collect();
+    let array = |attributes: &[Attribute], name: &str| -> Option<Vec<f64>> {
+        attributes.iter().find_map(|attribute| match attribute {
+            Attribute::DataArray(array) if array.name == name => array.data.clone().cast_into::<f64>(),
+            _ => None,
+        })
+    };
+    let displacement = array(&piece.data.point, "displacement").unwrap_or_else(|| vec![0.0; points.len()]);
+    if displacement.len() != points.len() {
+        return Err(error(path, "displacement and points differ in length"));
+    }
+    let (connectivity, offsets) = match piece.cells.cell_verts {
+        VertexNumbers::XML { connectivity, offsets } => (connectivity, offsets),
+        VertexNumbers::Legacy { .. } => return Err(error(path, "unexpected legacy cell layout")),
+    };
+    let labels_in = array(&piece.data.cell, "label").unwrap_or_default();
+    let densities_in = array(&piece.data.cell, "strain_energy_density").unwrap_or_default();
+    let (mut tets, mut labels, mut densities, mut edges) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut start = 0usize;
+    for (c, (&kind, &end)) in piece.cells.types.iter().zip(&offsets).enumerate() {
+        let end = end as usize;
+        let vertices: Vec<usize> = connectivity
+            .get(start..end)
+            .ok_or_else(|| error(path, format!("cell {c} has offsets beyond the connectivity")))?
+            .iter()
+            .map(|&v| v as usize)
+            .collect();
+        if vertices.iter().any(|&v| v >= positions.len()) {
+            return Err(error(path, format!("cell {c} refers to a missing point")));
+        }
+        match (kind, vertices.len()) {
+            (CellType::Tetra, 4) => {
+                tets.push([vertices[0], vertices[1], vertices[2], vertices[3]]);
+                labels.push(labels_in.get(c).copied().unwrap_or(0.0) as i32);
+                densities.push(densities_in.get(c).copied().unwrap_or(0.0));
+            }
+            (CellType::Line, 2) => edges.push([vertices[0], vertices[1]]),
+            _ => {
+                return Err(error(
+                    path,
+                    format!("cell {c} is a {kind:?}; only tets and lines are read"),
+                ))
+            }
+        }
+        start = end;
+    }
+    let rest: Vec<Vector3<f64>> = positions
+        .iter()
+        .zip(displacement.chunks(3))
+        .map(|(p, d)| p - Vector3::new(d[0], d[1], d[2]))
+        .collect();
+    Ok(FrameData {
+        mesh: TetMesh::new(rest, tets, labels)?,
+        positions,
+        strain_energy_density: densities,
+        edges,
+    })
+}

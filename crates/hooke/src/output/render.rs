@@ -1,0 +1,404 @@
+//! Pictures without a viewer: a small software rasterizer that draws a body's
+//! boundary surface (and its springs) as a shaded, coloured PNG.
+//!
+//! Orthographic camera from an azimuth and elevation, fitted to the body; a
+//! z-buffer; flat Lambert shading with a headlight; colour by element label
+//! (a categorical palette) or by a scalar field (a perceptually ordered map,
+//! its range printed by the caller). No GPU or display is needed.
+
+use crate::error::{HookeError, Result};
+use crate::mesh::{boundary_faces, TetMesh};
+use nalgebra::Vector3;
+use std::path::Path;
+
+/// What colours the surface.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RenderField {
+    /// Element label (material region).
+    #[default]
+    Label,
+    /// Strain energy density of the element, J/m³.
+    EnergyDensity,
+    /// Distance of each vertex from its rest position, m.
+    Displacement,
+    /// One colour for everything.
+    Plain,
+}
+
+impl std::str::FromStr for RenderField {
+    type Err = String;
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        Ok(match text {
+            "label" => RenderField::Label,
+            "energy_density" | "energy" => RenderField::EnergyDensity,
+            "displacement" => RenderField::Displacement,
+            "plain" => RenderField::Plain,
+            other => {
+                return Err(format!(
+                    "unknown field {other:?}: expected label, energy_density, displacement or plain"
+                ))
+            }
+        })
+    }
+}
+
+/// Camera and image size.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenderSettings {
+    #[serde(default)]
+    pub field: RenderField,
+    /// Camera direction around the vertical (z) axis, degrees from +x toward +y.
+    #[serde(default = "default_azimuth")]
+    pub azimuth_degrees: f64,
+    /// Camera height above the horizontal plane, degrees (90: from the top).
+    #[serde(default = "default_elevation")]
+    pub elevation_degrees: f64,
+    #[serde(default = "default_width")]
+    pub width: u32,
+    #[serde(default = "default_height")]
+    pub height: u32,
+}
+
+fn default_azimuth() -> f64 {
+    -60.0
+}
+fn default_elevation() -> f64 {
+    25.0
+}
+fn default_width() -> u32 {
+    800
+}
+fn default_height() -> u32 {
+    600
+}
+
+impl Default for RenderSettings {
+    fn default() -> Self {
+        RenderSettings {
+            field: RenderField::default(),
+            azimuth_degrees: default_azimuth(),
+            elevation_degrees: default_elevation(),
+            width: default_width(),
+            height: default_height(),
+        }
+    }
+}
+
+impl RenderSettings {
+    /// Named views: front (from −y), back, left (from −x), right, top, iso.
+    pub fn with_view(mut self, view: &str) -> std::result::Result<Self, String> {
+        let (azimuth, elevation) = match view {
+            "front" => (-90.0, 0.0),
+            "back" => (90.0, 0.0),
+            "left" => (180.0, 0.0),
+            "right" => (0.0, 0.0),
+            "top" => (-90.0, 90.0),
+            "iso" => (default_azimuth(), default_elevation()),
+            other => {
+                return Err(format!(
+                    "unknown view {other:?}: expected front, back, left, right, top or iso"
+                ))
+            }
+        };
+        self.azimuth_degrees = azimuth;
+        self.elevation_degrees = elevation;
+        Ok(self)
+    }
+
+    fn validate(&self) -> Result<()> {
+        if self.width < 16 || self.height < 16 || self.width > 16384 || self.height > 16384 {
+            return Err(HookeError::scene(
+                "render",
+                format!("image size {}×{} must lie within 16..16384", self.width, self.height),
+            ));
+        }
+        if !self.azimuth_degrees.is_finite() || !self.elevation_degrees.is_finite() {
+            return Err(HookeError::scene("render", "view angles must be finite"));
+        }
+        Ok(())
+    }
+}
+
+/// What to draw: the mesh with current positions and the fields it may be coloured by.
+#[derive(Clone, Copy, Debug)]
+pub struct RenderInput<'a> {
+    pub mesh: &'a TetMesh,
+    pub positions: &'a [Vector3<f64>],
+    /// Per element (for `EnergyDensity`); may be empty otherwise.
+    pub element_values: &'a [f64],
+    /// Springs drawn as lines.
+    pub edges: &'a [[usize; 2]],
+}
+
+/// An RGB image and what was drawn.
+#[derive(Clone, Debug)]
+pub struct Image {
+    pub width: u32,
+    pub height: u32,
+    pub pixels: Vec<[u8; 3]>,
+    /// Range of the colouring field (min, max), when it is a scalar field.
+    pub field_range: Option<(f64, f64)>,
+}
+
+const BACKGROUND: [u8; 3] = [255, 255, 255];
+
+impl Image {
+    /// Pixels that show the body (not background).
+    pub fn covered_pixels(&self) -> usize {
+        self.pixels.iter().filter(|p| **p != BACKGROUND).count()
+    }
+
+    /// The bounding box (x0, y0, x1, y1) of the covered pixels, if any.
+    pub fn covered_box(&self) -> Option<(u32, u32, u32, u32)> {
+        let mut found: Option<(u32, u32, u32, u32)> = None;
+        for (i, p) in self.pixels.iter().enumerate() {
+            if *p != BACKGROUND {
+                let (x, y) = (i as u32 % self.width, i as u32 / self.width);
+                found = Some(match found {
+                    None => (x, y, x, y),
+                    Some((a, b, c, d)) => (a.min(x), b.min(y), c.max(x), d.max(y)),
+                });
+            }
+        }
+        found
+    }
+
+    pub fn write_png(&self, path: &Path) -> Result<()> {
+        let file = std::fs::File::create(path).map_err(|e| HookeError::io(path, e))?;
+        let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), self.width, self.height);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let to_io = |e: png::EncodingError| HookeError::io(path, std::io::Error::other(e.to_string()));
+        let mut writer = encoder.write_header().map_err(to_io)?;
+        let bytes: Vec<u8> = self.pixels.iter().flatten().copied().collect();
+        writer.write_image_data(&bytes).map_err(to_io)?;
+        writer.finish().map_err(to_io)
+    }
+}
+
+/// A perceptually ordered map from 0 (dark blue) to 1 (yellow), close to viridis.
+fn colour_map(t: f64) -> [f64; 3] {
+    const STOPS: [[f64; 3]; 6] = [
+        [0.267, 0.005, 0.329],
+        [0.254, 0.265, 0.530],
+        [0.164, 0.471, 0.558],
+        [0.134, 0.659, 0.518],
+        [0.478, 0.821, 0.320],
+        [0.993, 0.906, 0.144],
+    ];
+    let x = t.clamp(0.0, 1.0) * (STOPS.len() - 1) as f64;
+    let i = (x.floor() as usize).min(STOPS.len() - 2);
+    let f = x - i as f64;
+    [0, 1, 2].map(|c| STOPS[i][c] * (1.0 - f) + STOPS[i + 1][c] * f)
+}
+
+fn label_colour(label: i32) -> [f64; 3] {
+    const PALETTE: [[f64; 3]; 8] = [
+        [0.35, 0.55, 0.85],
+        [0.90, 0.45, 0.25],
+        [0.35, 0.70, 0.40],
+        [0.80, 0.30, 0.55],
+        [0.95, 0.80, 0.25],
+        [0.55, 0.40, 0.75],
+        [0.40, 0.75, 0.80],
+        [0.60, 0.60, 0.60],
+    ];
+    PALETTE[label.rem_euclid(PALETTE.len() as i32) as usize]
+}
+
+/// Draws the body.
+pub fn render(input: &RenderInput, settings: &RenderSettings) -> Result<Image> {
+    settings.validate()?;
+    let mesh = input.mesh;
+    if input.positions.len() != mesh.vertex_count() {
+        return Err(HookeError::Mesh {
+            reason: format!(
+                "{} positions for {} vertices",
+                input.positions.len(),
+                mesh.vertex_count()
+            ),
+        });
+    }
+    if settings.field == RenderField::EnergyDensity && input.element_values.len() != mesh.tet_count() {
+        return Err(HookeError::Mesh {
+            reason: format!(
+                "{} energy densities for {} elements",
+                input.element_values.len(),
+                mesh.tet_count()
+            ),
+        });
+    }
+    let (azimuth, elevation) = (
+        settings.azimuth_degrees.to_radians(),
+        settings.elevation_degrees.to_radians(),
+    );
+    let toward_camera = Vector3::new(
+        elevation.cos() * azimuth.cos(),
+        elevation.cos() * azimuth.sin(),
+        elevation.sin(),
+    );
+    let right = {
+        let r = Vector3::z().cross(&toward_camera);
+        if r.norm() < 1e-9 {
+            Vector3::new(-azimuth.sin(), azimuth.cos(), 0.0)
+        } else {
+            r.normalize()
+        }
+    };
+    let up = toward_camera.cross(&right);
+    let light = (toward_camera + 0.4 * up + 0.3 * right).normalize();
+
+    let faces = boundary_faces(mesh);
+    let mut used: Vec<usize> = faces.iter().flat_map(|(f, _)| f.iter().copied()).collect();
+    used.extend(input.edges.iter().flatten().copied());
+    if used.is_empty() {
+        used = (0..mesh.vertex_count()).collect();
+    }
+    let (w, h) = (settings.width as usize, settings.height as usize);
+    let mut image = Image {
+        width: settings.width,
+        height: settings.height,
+        pixels: vec![BACKGROUND; w * h],
+        field_range: None,
+    };
+    if used.is_empty() {
+        return Ok(image);
+    }
+    // Fit the projected body into the image with a margin.
+    let project = |p: &Vector3<f64>| (p.dot(&right), p.dot(&up), p.dot(&toward_camera));
+    let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+    for &v in &used {
+        let (x, y, _) = project(&input.positions[v]);
+        lo = [lo[0].min(x), lo[1].min(y)];
+        hi = [hi[0].max(x), hi[1].max(y)];
+    }
+    let margin = 0.06 * w.min(h) as f64;
+    let span = [(hi[0] - lo[0]).max(1e-300), (hi[1] - lo[1]).max(1e-300)];
+    let scale = ((w as f64 - 2.0 * margin) / span[0]).min((h as f64 - 2.0 * margin) / span[1]);
+    let centre = [(lo[0] + hi[0]) * 0.5, (lo[1] + hi[1]) * 0.5];
+    let to_screen = |p: &Vector3<f64>| {
+        let (x, y, depth) = project(p);
+        (
+            w as f64 * 0.5 + (x - centre[0]) * scale,
+            h as f64 * 0.5 - (y - centre[1]) * scale,
+            depth,
+        )
+    };
+
+    // Per-face base colour.
+    let displacement: Vec<f64> = match settings.field {
+        RenderField::Displacement => (0..mesh.vertex_count())
+            .map(|v| (input.positions[v] - mesh.vertices[v]).norm())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let face_value = |face: &[usize; 3], element: usize| match settings.field {
+        RenderField::EnergyDensity => Some(input.element_values[element]),
+        RenderField::Displacement => Some(face.iter().map(|&v| displacement[v]).sum::<f64>() / 3.0),
+        _ => None,
+    };
+    let values: Vec<f64> = faces.iter().filter_map(|(f, e)| face_value(f, *e)).collect();
+    let range = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    if !values.is_empty() {
+        image.field_range = Some(range);
+    }
+    let normalise = |v: f64| {
+        if range.1 > range.0 {
+            (v - range.0) / (range.1 - range.0)
+        } else {
+            0.5
+        }
+    };
+
+    let mut depth = vec![f64::NEG_INFINITY; w * h];
+    for (face, element) in &faces {
+        let [a, b, c] = face.map(|v| input.positions[v]);
+        let normal = (b - a).cross(&(c - a));
+        let length = normal.norm();
+        if length == 0.0 {
+            continue;
+        }
+        let shade = 0.3 + 0.7 * (normal / length).dot(&light).abs();
+        let base = match face_value(face, *element) {
+            Some(v) => colour_map(normalise(v)),
+            None if settings.field == RenderField::Label => label_colour(mesh.labels[*element]),
+            None => [0.7, 0.72, 0.75],
+        };
+        let colour = base.map(|c| (255.0 * (c * shade).clamp(0.0, 1.0)).round() as u8);
+        let corners = [a, b, c].map(|p| to_screen(&p));
+        fill_triangle(&corners, colour, &mut image.pixels, &mut depth, w, h);
+    }
+    // Springs: dark lines, depth-tested against the surface.
+    let line_colour = [40, 40, 48];
+    for edge in input.edges {
+        let [p, q] = edge.map(|v| to_screen(&input.positions[v]));
+        draw_line(p, q, line_colour, &mut image.pixels, &mut depth, w, h);
+    }
+    Ok(image)
+}
+
+/// Fills a screen-space triangle (x, y, depth) with a z-test (larger depth is nearer).
+fn fill_triangle(
+    corners: &[(f64, f64, f64); 3],
+    colour: [u8; 3],
+    pixels: &mut [[u8; 3]],
+    depth: &mut [f64],
+    w: usize,
+    h: usize,
+) {
+    let [(x0, y0, z0), (x1, y1, z1), (x2, y2, z2)] = *corners;
+    let area = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0);
+    if area.abs() < 1e-12 {
+        return;
+    }
+    let min_x = x0.min(x1).min(x2).floor().max(0.0) as usize;
+    let max_x = (x0.max(x1).max(x2).ceil() as usize).min(w.saturating_sub(1));
+    let min_y = y0.min(y1).min(y2).floor().max(0.0) as usize;
+    let max_y = (y0.max(y1).max(y2).ceil() as usize).min(h.saturating_sub(1));
+    for py in min_y..=max_y {
+        for px in min_x..=max_x {
+            let (x, y) = (px as f64 + 0.5, py as f64 + 0.5);
+            let b0 = ((x1 - x) * (y2 - y) - (x2 - x) * (y1 - y)) / area;
+            let b1 = ((x2 - x) * (y0 - y) - (x0 - x) * (y2 - y)) / area;
+            let b2 = 1.0 - b0 - b1;
+            if b0 < -1e-9 || b1 < -1e-9 || b2 < -1e-9 {
+                continue;
+            }
+            let z = b0 * z0 + b1 * z1 + b2 * z2;
+            let k = py * w + px;
+            if z > depth[k] {
+                depth[k] = z;
+                pixels[k] = colour;
+            }
+        }
+    }
+}
+
+fn draw_line(
+    p: (f64, f64, f64),
+    q: (f64, f64, f64),
+    colour: [u8; 3],
+    pixels: &mut [[u8; 3]],
+    depth: &mut [f64],
+    w: usize,
+    h: usize,
+) {
+    let steps = ((q.0 - p.0).abs().max((q.1 - p.1).abs()).ceil() as usize).max(1);
+    for s in 0..=steps {
+        let t = s as f64 / steps as f64;
+        let (x, y, z) = (p.0 + (q.0 - p.0) * t, p.1 + (q.1 - p.1) * t, p.2 + (q.2 - p.2) * t);
+        if x < 0.0 || y < 0.0 || x >= w as f64 || y >= h as f64 {
+            continue;
+        }
+        let k = y as usize * w + x as usize;
+        // A small bias keeps lines on a surface visible.
+        if z + 1e-9 * z.abs().max(1.0) >= depth[k] {
+            depth[k] = z;
+            pixels[k] = colour;
+        }
+    }
+}
