@@ -8,6 +8,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// Prints a line to standard output; a closed pipe (`hooke mesh ... | head`)
+/// ends the output quietly instead of panicking.
+macro_rules! say {
+    ($($argument:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($argument)*);
+    }};
+}
+
 /// The demo run by `hooke run` without a scene.
 const DEMO_SCENE: &str = include_str!("../../../scenes/twisting_bar.toml");
 
@@ -216,12 +225,17 @@ fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -
         bar.set_position(step as u64);
     })?;
     bar.finish_and_clear();
-    println!(
+    say!(
         "{:<30} {:>10} {:>8} {:>10} {:>14} {:>14}",
-        "integrator", "status", "steps", "seconds", "E(0) [J]", "E(end) [J]"
+        "integrator",
+        "status",
+        "steps",
+        "seconds",
+        "E(0) [J]",
+        "E(end) [J]"
     );
     for run in &runs {
-        println!(
+        say!(
             "{:<30} {:>10} {:>8} {:>10.2} {:>14.6e} {:>14}",
             run.integrator,
             run.status,
@@ -231,10 +245,10 @@ fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -
             run.final_total_energy.map_or("-".to_string(), |e| format!("{e:.6e}"))
         );
         if let Some(error) = &run.error {
-            println!("    stopped: {error}");
+            say!("    stopped: {error}");
         }
     }
-    println!("plot: {}", directory.join("comparison.png").display());
+    say!("plot: {}", directory.join("comparison.png").display());
     Ok(())
 }
 
@@ -246,9 +260,12 @@ fn modes(scene: &Path, count: usize, output: Option<&Path>) -> Result<(), HookeE
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-modes", scene.name())));
     let modes = hooke::modal::lowest_modes(&built.model, &built.initial_state, count, &Default::default())?;
     hooke::modal::write_modes(&built.model, &built.initial_state, &modes, &directory)?;
-    println!(
+    say!(
         "{:>5} {:>16} {:>14} {:>10}",
-        "mode", "frequency [Hz]", "ω² [rad²/s²]", "residual"
+        "mode",
+        "frequency [Hz]",
+        "ω² [rad²/s²]",
+        "residual"
     );
     for (i, ((f, l), r)) in modes
         .frequencies()
@@ -257,9 +274,9 @@ fn modes(scene: &Path, count: usize, output: Option<&Path>) -> Result<(), HookeE
         .zip(&modes.residuals)
         .enumerate()
     {
-        println!("{:>5} {:>16.6} {:>14.6e} {:>10.1e}", i + 1, f, l, r);
+        say!("{:>5} {:>16.6} {:>14.6e} {:>10.1e}", i + 1, f, l, r);
     }
-    println!("written to {}", directory.display());
+    say!("written to {}", directory.display());
     Ok(())
 }
 
@@ -270,7 +287,7 @@ fn export(scene: &Path, output: Option<&Path>) -> Result<(), HookeError> {
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-matrices", scene.name())));
     for path in hooke::modal::export_matrices(&built.model, &built.initial_state, &directory)? {
-        println!("{}", path.display());
+        say!("{}", path.display());
     }
     Ok(())
 }
@@ -279,10 +296,10 @@ fn check(scene: &Path) -> Result<(), HookeError> {
     let scene = Scene::from_file(scene)?;
     let built = scene.build()?;
     for note in &built.notes {
-        println!("note: {note}");
+        say!("note: {note}");
     }
     let model = &built.model;
-    println!(
+    say!(
         "{}: {} vertices, {} tetrahedra, {} free DOFs at t = 0, integrator {}, {} steps",
         scene.name(),
         model.mesh().vertex_count(),
@@ -297,16 +314,18 @@ fn check(scene: &Path) -> Result<(), HookeError> {
 fn mesh(input: &Path, output: &Path, edge_length: Option<f64>) -> Result<(), HookeError> {
     let meshed = hooke::meshing::mesh_input(input, edge_length)?;
     hooke::meshing::write_mesh(output, &meshed.mesh)?;
-    println!("{}", meshed.quality);
-    println!(
+    say!("{}", meshed.quality);
+    say!(
         "lattice {:?} cells, {} cut points, {} vertices snapped to the surface",
-        meshed.stuffing.lattice_cells, meshed.stuffing.cut_points, meshed.stuffing.warped_vertices
+        meshed.stuffing.lattice_cells,
+        meshed.stuffing.cut_points,
+        meshed.stuffing.warped_vertices
     );
     let mut labels: Vec<i32> = meshed.mesh.labels.clone();
     labels.sort_unstable();
     labels.dedup();
-    println!("labels             {labels:?}");
-    println!("written to {}", output.display());
+    say!("labels             {labels:?}");
+    say!("written to {}", output.display());
     Ok(())
 }
 
@@ -372,8 +391,8 @@ fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), Ho
     };
     image.write_png(output)?;
     match image.field_range {
-        Some((lo, hi)) => println!("{}: {:?} from {lo:.4e} to {hi:.4e}", output.display(), options.field),
-        None => println!("{}", output.display()),
+        Some((lo, hi)) => say!("{}: {:?} from {lo:.4e} to {hi:.4e}", output.display(), options.field),
+        None => say!("{}", output.display()),
     }
     Ok(())
 }
