@@ -30,7 +30,7 @@ fn eigen(c: &mut Criterion) {
     });
     group.finish();
     let pairs = smallest_eigenpairs(&pattern, &k, &m, 10, &EigenSettings::default()).expect("converged");
-    eprintln!("eigenvalues: {:?}", pairs.values);
+    eprintln!("eigenvalues: {:?}; {} solves", pairs.values, pairs.solves);
 }
 
 criterion_group!(benches, eigen);

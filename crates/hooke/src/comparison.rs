@@ -26,7 +26,8 @@ pub struct ComparedRun {
 
 /// Runs `scene` once per integrator into `<output>/<integrator>/`, then writes
 /// `<output>/comparison.png` (total energy of each) and `<output>/comparison.json`.
-/// Newton-based integrators take the scene's own Newton settings when it has some.
+/// The integrator the scene names keeps all its settings; the other Newton-based
+/// ones take the scene's Newton settings when it has some.
 pub fn compare(
     scene: &Scene,
     integrators: &[IntegratorConfig],
@@ -43,7 +44,10 @@ pub fn compare(
     let scene_newton = scene.file.integrator.newton_settings().copied();
     let mut runs = Vec::new();
     for config in integrators {
+        // The scene's own integrator keeps all its settings (SIERE's mode count, say).
+        let same_kind = std::mem::discriminant(config) == std::mem::discriminant(&scene.file.integrator);
         let config = match (config.clone(), scene_newton) {
+            _ if same_kind => scene.file.integrator.clone(),
             (IntegratorConfig::BackwardEuler { .. }, Some(newton)) => IntegratorConfig::BackwardEuler { newton },
             (IntegratorConfig::ImplicitMidpoint { .. }, Some(newton)) => IntegratorConfig::ImplicitMidpoint { newton },
             (IntegratorConfig::Bdf2 { .. }, Some(newton)) => IntegratorConfig::Bdf2 { newton },

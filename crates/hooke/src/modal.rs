@@ -19,13 +19,15 @@ pub struct Modes {
 }
 
 impl Modes {
-    /// Frequencies in Hz (negative eigenvalues, an unstable state, give NaN).
+    /// Frequencies in Hz (negative eigenvalues, an unstable state, give NaN;
+    /// rounding-level negatives of rigid modes, within 1e-6 of the largest |λ|, give 0).
     pub fn frequencies(&self) -> Vec<f64> {
+        let largest = self.eigenvalues.iter().fold(0.0f64, |a, l| a.max(l.abs()));
         self.eigenvalues
             .iter()
             .map(|l| {
-                if *l >= 0.0 {
-                    l.sqrt() / (2.0 * std::f64::consts::PI)
+                if *l >= -1e-6 * largest {
+                    l.max(0.0).sqrt() / (2.0 * std::f64::consts::PI)
                 } else {
                     f64::NAN
                 }
