@@ -103,7 +103,7 @@ enum Command {
         /// The PNG to write.
         #[arg(short, long)]
         output: PathBuf,
-        /// Colour by: label, energy_density, displacement or plain.
+        /// Colour by: label, material (scenes), energy_density, displacement or plain.
         #[arg(short, long, default_value = "label")]
         field: hooke::output::RenderField,
         /// Named view: iso, front, back, left, right or top (overridden by --azimuth/--elevation).

@@ -116,10 +116,24 @@ pub fn render_state(
     settings: &crate::output::RenderSettings,
 ) -> Result<crate::output::Image> {
     let positions = as_points(&state.positions);
-    let densities = if settings.field == crate::output::RenderField::EnergyDensity {
-        model.energy_densities(&state.positions)
-    } else {
-        Vec::new()
+    let densities = match settings.field {
+        crate::output::RenderField::EnergyDensity => model.energy_densities(&state.positions),
+        // Each distinct material a number, in order of first appearance.
+        crate::output::RenderField::Material => {
+            let mut seen: Vec<crate::fem::ElementMaterial> = Vec::new();
+            model
+                .materials()
+                .iter()
+                .map(|m| match seen.iter().position(|s| s == m) {
+                    Some(i) => i as f64,
+                    None => {
+                        seen.push(*m);
+                        (seen.len() - 1) as f64
+                    }
+                })
+                .collect()
+        }
+        _ => Vec::new(),
     };
     crate::output::render(
         &crate::output::RenderInput {

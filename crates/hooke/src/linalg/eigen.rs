@@ -25,7 +25,8 @@ pub struct EigenSettings {
     /// positive definite). None: automatic, −10⁻⁶ × (mean diag K / mean diag M)
     /// (that ratio is near the top of the spectrum, so this lies just below
     /// zero on the scale of the lowest modes, which keeps them well separated),
-    /// stepped down to −10⁻⁴, −10⁻², ... × the ratio while K − σM is indefinite.
+    /// stepped down (−10⁻⁵, −10⁻⁴, −3·10⁻⁴, ... × the ratio) while K − σM is
+    /// indefinite, so that it stays close below the most negative eigenvalue.
     pub shift: Option<f64>,
     /// Relative residual at which a pair is accepted.
     pub tolerance: f64,
@@ -215,7 +216,10 @@ pub fn smallest_eigenpairs_reusing(
     // positive definite: the first such σ keeps the wanted θ = 1/(λ − σ) well separated.
     let candidates: Vec<f64> = match settings.shift {
         Some(shift) => vec![shift],
-        None => [1e-6, 1e-4, 1e-2, 1e-1, 1.0, 10.0].iter().map(|f| -f * scale).collect(),
+        None => [1e-6, 1e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 10.0]
+            .iter()
+            .map(|f| -f * scale)
+            .collect(),
     };
     let mut shift = None;
     for &candidate in &candidates {

@@ -158,13 +158,16 @@ impl Shape {
                 count,
                 stagger,
             } => {
-                // The nearest copy and its neighbours (a copy must fit in its cell).
+                // The nearest copy and its neighbours (a copy must fit in its cell),
+                // measured from the original's centre.
+                let (lo, hi) = shape.bounds();
+                let centre = (lo + hi) * 0.5;
                 let index = |axis: usize, coordinate: f64| -> i64 {
                     let last = count[axis] as i64 - 1;
                     if last <= 0 || spacing[axis] == 0.0 {
                         0
                     } else {
-                        ((coordinate / spacing[axis]).round() as i64).clamp(0, last)
+                        (((coordinate - centre[axis]) / spacing[axis]).round() as i64).clamp(0, last)
                     }
                 };
                 let (j0, k0) = (index(1, p.y), index(2, p.z));

@@ -15,9 +15,12 @@ use std::path::Path;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RenderField {
-    /// Element label (material region).
+    /// Element label (from the mesh file or `hooke mesh` regions).
     #[default]
     Label,
+    /// Material (each distinct material of a scene its own colour; labels
+    /// where no scene is known).
+    Material,
     /// Strain energy density of the element, J/m³.
     EnergyDensity,
     /// Distance of each vertex from its rest position, m.
@@ -31,12 +34,13 @@ impl std::str::FromStr for RenderField {
     fn from_str(text: &str) -> std::result::Result<Self, String> {
         Ok(match text {
             "label" => RenderField::Label,
+            "material" => RenderField::Material,
             "energy_density" | "energy" => RenderField::EnergyDensity,
             "displacement" => RenderField::Displacement,
             "plain" => RenderField::Plain,
             other => {
                 return Err(format!(
-                    "unknown field {other:?}: expected label, energy_density, displacement or plain"
+                    "unknown field {other:?}: expected label, material, energy_density, displacement or plain"
                 ))
             }
         })
@@ -126,7 +130,8 @@ impl RenderSettings {
 pub struct RenderInput<'a> {
     pub mesh: &'a TetMesh,
     pub positions: &'a [Vector3<f64>],
-    /// Per element (for `EnergyDensity`); may be empty otherwise.
+    /// Per element: the energy density (for `EnergyDensity`) or a material
+    /// number (for `Material`); may be empty otherwise.
     pub element_values: &'a [f64],
     /// Springs drawn as lines.
     pub edges: &'a [[usize; 2]],
@@ -325,7 +330,12 @@ pub fn render(input: &RenderInput, settings: &RenderSettings) -> Result<Image> {
         let shade = 0.3 + 0.7 * (normal / length).dot(&light).abs();
         let base = match face_value(face, *element) {
             Some(v) => colour_map(normalise(v)),
-            None if settings.field == RenderField::Label => label_colour(mesh.labels[*element]),
+            None if settings.field == RenderField::Material && input.element_values.len() == mesh.tet_count() => {
+                label_colour(input.element_values[*element] as i32)
+            }
+            None if matches!(settings.field, RenderField::Label | RenderField::Material) => {
+                label_colour(mesh.labels[*element])
+            }
             None => [0.7, 0.72, 0.75],
         };
         let colour = base.map(|c| (255.0 * (c * shade).clamp(0.0, 1.0)).round() as u8);
