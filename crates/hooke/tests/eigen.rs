@@ -207,3 +207,51 @@ fn cantilever_modes_and_matrix_export() {
         "{total} vs {consistent_total}"
     );
 }
+
+/// Started from the previous state's eigenvectors (as SIERE does every step),
+/// the solver finds the same pairs at a nearby state with fewer solves.
+#[test]
+fn warm_start_from_nearby_eigenvectors_saves_solves() {
+    let mut model = uniform_model(
+        bar([0.6, 0.1, 0.12], [12, 2, 3], TetsPerHex::Six),
+        MaterialModel::StableNeoHookean,
+        parameters(1e5, 0.4),
+        MassKind::Lumped,
+    );
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
+    let rest = model.rest_positions();
+    let (pattern, k0, m, _) = problem(&model, &rest);
+    let settings = EigenSettings {
+        verify_complete: false,
+        krylov_dimension: 20,
+        ..EigenSettings::default()
+    };
+    let before = smallest_eigenpairs(&pattern, &k0, &m, 6, &settings).unwrap();
+    // A slightly bent state.
+    let bent: Vec<f64> = rest
+        .chunks(3)
+        .flat_map(|p| [p[0], p[1], p[2] - 0.01 * p[0] * p[0]])
+        .collect();
+    let (_, k1, _, reference) = problem(&model, &bent);
+    let cold = smallest_eigenpairs(&pattern, &k1, &m, 6, &settings).unwrap();
+    let warm_settings = EigenSettings {
+        warm_start: before.vectors.clone(),
+        ..settings.clone()
+    };
+    let warm = smallest_eigenpairs(&pattern, &k1, &m, 6, &warm_settings).unwrap();
+    for (i, expected) in reference.iter().take(6).enumerate() {
+        for (what, pairs) in [("cold", &cold), ("warm", &warm)] {
+            assert!(
+                (pairs.values[i] - expected).abs() < 1e-8 * expected.abs(),
+                "{what}: λ{i} = {} vs {expected}",
+                pairs.values[i]
+            );
+        }
+    }
+    assert!(
+        warm.solves < cold.solves,
+        "warm start took {} solves, cold {}",
+        warm.solves,
+        cold.solves
+    );
+}
