@@ -255,3 +255,64 @@ fn warm_start_from_nearby_eigenvectors_saves_solves() {
         cold.solves
     );
 }
+
+/// Numerical stiffening (seed 003 §2.1, seed 000 §2.2.2, with the printed typos
+/// corrected): the 1D wave equation u_tt = c²u_xx on [0, 1], fixed ends, linear
+/// elements of length l. With consistent mass the lowest eigenvalue is
+/// (6c²/l²)(1 − cos πl)/(2 + cos πl), above π²c² and falling toward it as the
+/// mesh is refined; with lumped mass it is (4c²/l²) sin²(πl/2), below π²c².
+#[test]
+fn one_dimensional_stiffening_matches_its_closed_form() {
+    use hooke::linalg::LowerPattern;
+    let c2 = 2.0; // c²
+    let mut previous_consistent = f64::INFINITY;
+    for elements in [4usize, 8, 16, 32, 64] {
+        let l = 1.0 / elements as f64;
+        let n = elements - 1; // interior nodes
+        let columns: Vec<Vec<usize>> = (0..n)
+            .map(|j| if j + 1 < n { vec![j, j + 1] } else { vec![j] })
+            .collect();
+        let pattern = LowerPattern::from_columns(columns);
+        let mut k = vec![0.0; pattern.nonzeros()];
+        let mut consistent = vec![0.0; pattern.nonzeros()];
+        let mut lumped = vec![0.0; pattern.nonzeros()];
+        for j in 0..n {
+            let diagonal = pattern.position(j, j).unwrap();
+            k[diagonal] = 2.0 * c2 / l;
+            consistent[diagonal] = 4.0 * l / 6.0;
+            lumped[diagonal] = l;
+            if j + 1 < n {
+                let off = pattern.position(j + 1, j).unwrap();
+                k[off] = -c2 / l;
+                consistent[off] = l / 6.0;
+            }
+        }
+        let settings = EigenSettings::default();
+        let found_consistent = smallest_eigenpairs(&pattern, &k, &consistent, 1, &settings)
+            .unwrap()
+            .values[0];
+        let found_lumped = smallest_eigenpairs(&pattern, &k, &lumped, 1, &settings).unwrap().values[0];
+        let pi_l = std::f64::consts::PI * l;
+        let closed_consistent = 6.0 * c2 / (l * l) * (1.0 - pi_l.cos()) / (2.0 + pi_l.cos());
+        let closed_lumped = 4.0 * c2 / (l * l) * (0.5 * pi_l).sin().powi(2);
+        let exact = std::f64::consts::PI.powi(2) * c2;
+        assert!(
+            (found_consistent - closed_consistent).abs() < 1e-10 * exact,
+            "l = {l}: {found_consistent} vs {closed_consistent}"
+        );
+        assert!(
+            (found_lumped - closed_lumped).abs() < 1e-10 * exact,
+            "l = {l}: {found_lumped} vs {closed_lumped}"
+        );
+        assert!(
+            found_consistent > exact && found_consistent < previous_consistent,
+            "stiffening from above at l = {l}"
+        );
+        assert!(found_lumped < exact, "lumped mass approaches from below at l = {l}");
+        previous_consistent = found_consistent;
+        if elements == 4 {
+            // The seed's figure for l = 1/4 with c = 1: 10.3866.
+            assert!((closed_consistent / c2 - 10.3866).abs() < 1e-4);
+        }
+    }
+}

@@ -483,3 +483,52 @@ material = { model = "stable_neo_hookean", youngs_modulus = 1e8, poisson_ratio =
     assert!(stiff.iter().any(|&s| s) && stiff.iter().any(|&s| !s));
     assert!(built.notes.iter().any(|n| n.contains("dihedral")), "{:?}", built.notes);
 }
+
+/// `output.render_every` draws a picture every n steps (and the last), each a
+/// PNG showing the body.
+#[test]
+fn runs_render_every_nth_step() {
+    let directory = std::env::temp_dir().join(format!("hooke-render-run-{}", std::process::id()));
+    let text = r#"
+gravity = [0, 0, -9.81]
+[simulation]
+duration = 0.05
+time_step = 0.01
+[[bodies]]
+mesh = { solid = { shape = { capsule = { start = [0, 0, 0], end = [0.2, 0, 0], radius = 0.03 } }, edge_length = 0.02 } }
+material = { model = "stable_neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.4, density = 1000 }
+[[pins]]
+select = { plane = { point = [0, 0, 0], normal = [-1, 0, 0] } }
+[integrator]
+kind = "semi_implicit_backward_euler"
+[output]
+vtk_every = 0
+energies = false
+plot = false
+render_every = 2
+render = { field = "displacement", width = 160, height = 120 }
+"#;
+    let scene = hooke::scene::Scene::from_text(text, "inline", std::path::PathBuf::from(".")).unwrap();
+    let mut built = scene.build().unwrap();
+    let settings = scene.run_settings(Some(&directory));
+    hooke::simulation::run(
+        &built.model,
+        built.integrator.as_mut(),
+        built.initial_state.clone(),
+        &settings,
+        Vec::new(),
+        None,
+        &mut |_, _| {},
+    )
+    .unwrap()
+    .into_result()
+    .unwrap();
+    // Steps 0, 2, 4 and the last (5).
+    for index in 0..4 {
+        let path = directory.join(format!("render_{index:04}.png"));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(bytes.starts_with(b"\x89PNG"));
+    }
+    assert!(!directory.join("render_0004.png").exists());
+    let _ = std::fs::remove_dir_all(directory);
+}
