@@ -66,6 +66,9 @@ pub fn compare(
             (IntegratorConfig::TimeReversibleAdaptive { step_size, .. }, Some(newton)) => {
                 IntegratorConfig::TimeReversibleAdaptive { step_size, newton }
             }
+            (IntegratorConfig::SymplecticAdaptive { step_size, .. }, Some(newton)) => {
+                IntegratorConfig::SymplecticAdaptive { step_size, newton }
+            }
             (IntegratorConfig::Static { .. }, Some(newton)) => IntegratorConfig::Static { newton },
             (other, _) => other,
         };

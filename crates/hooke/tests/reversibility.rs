@@ -4,31 +4,13 @@
 
 mod common;
 
-use common::{bar, parameters, uniform_model};
+use common::{bar, parameters, tumbling_rod, uniform_model};
 use hooke::fem::MassKind;
 use hooke::integrate::{Integrator, IntegratorConfig, StepSizeRule, TimeReversibleAdaptive};
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
 use hooke::model::{Model, State};
 use hooke::solve::NewtonSettings;
-use nalgebra::Vector3;
-
-fn tumbling_rod() -> (Model, State) {
-    let model = uniform_model(
-        bar([0.4, 0.05, 0.05], [8, 2, 2], TetsPerHex::Five),
-        MaterialModel::NeoHookean,
-        parameters(1e5, 0.3),
-        MassKind::Lumped,
-    );
-    let mut state = model.initial_state();
-    let center = Vector3::new(0.2, 0.025, 0.025);
-    for (v, p) in model.mesh().vertices.iter().enumerate() {
-        let r = p - center;
-        let velocity = Vector3::new(1.0, 6.0, 10.0).cross(&r) + Vector3::new(0.0, 0.0, 20.0 * r.x * r.x);
-        state.velocities[3 * v..3 * v + 3].copy_from_slice(velocity.as_slice());
-    }
-    (model, state)
-}
 
 fn tight() -> NewtonSettings {
     NewtonSettings {

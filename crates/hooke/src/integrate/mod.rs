@@ -16,6 +16,7 @@ mod runge_kutta4;
 mod semi_implicit_euler;
 mod siere;
 mod static_equilibrium;
+mod symplectic_adaptive;
 mod symplectic_euler;
 mod time_reversible_adaptive;
 mod variational_midpoint;
@@ -33,6 +34,7 @@ pub use runge_kutta4::RungeKutta4;
 pub use semi_implicit_euler::SemiImplicitBackwardEuler;
 pub use siere::{undamped_modal_phi1, ModeRefresh, Siere};
 pub use static_equilibrium::StaticEquilibrium;
+pub use symplectic_adaptive::SymplecticAdaptive;
 pub use symplectic_euler::SymplecticEuler;
 pub use time_reversible_adaptive::{StepSizeRule, TimeReversibleAdaptive};
 pub use variational_midpoint::VariationalMidpoint;
@@ -156,6 +158,14 @@ pub enum IntegratorConfig {
         #[serde(flatten)]
         newton: NewtonSettings,
     },
+    /// Seed 001's symplectic time-adaptive variational integrator (§3.3): real
+    /// steps h σ(midpoint) imposed by a Lagrange multiplier, so the energy error
+    /// stays bounded with varying steps; conservative motion only.
+    SymplecticAdaptive {
+        step_size: StepSizeRule,
+        #[serde(flatten)]
+        newton: NewtonSettings,
+    },
     /// Seed 001's time-reversible co-rotational scheme (eq. 3.33): one linear solve
     /// per step; needs the corotational material.
     CorotationalReversible {},
@@ -274,6 +284,7 @@ impl IntegratorConfig {
             | IntegratorConfig::Newmark { newton, .. }
             | IntegratorConfig::VariationalMidpoint { newton, .. }
             | IntegratorConfig::TimeReversibleAdaptive { newton, .. }
+            | IntegratorConfig::SymplecticAdaptive { newton, .. }
             | IntegratorConfig::Static { newton } => Some(newton),
             _ => None,
         }
@@ -327,7 +338,9 @@ impl IntegratorConfig {
                 }
             }
         }
-        if let IntegratorConfig::TimeReversibleAdaptive { step_size, .. } = self {
+        if let IntegratorConfig::TimeReversibleAdaptive { step_size, .. }
+        | IntegratorConfig::SymplecticAdaptive { step_size, .. } = self
+        {
             step_size.validate("integrator.step_size")?;
         }
         match self.newton_settings() {
@@ -356,6 +369,9 @@ impl IntegratorConfig {
             } => Box::new(VariationalMidpoint::new(*newton, *residual_reinjection)),
             IntegratorConfig::TimeReversibleAdaptive { step_size, newton } => {
                 Box::new(TimeReversibleAdaptive::new(*step_size, *newton))
+            }
+            IntegratorConfig::SymplecticAdaptive { step_size, newton } => {
+                Box::new(SymplecticAdaptive::new(*step_size, *newton))
             }
             IntegratorConfig::CorotationalReversible {} => Box::new(CorotationalReversible::default()),
             IntegratorConfig::ExponentialRosenbrockEuler {

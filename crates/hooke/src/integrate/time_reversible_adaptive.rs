@@ -35,9 +35,17 @@ pub enum StepSizeRule {
 
 impl StepSizeRule {
     pub fn sigma(&self, model: &Model, positions: &[f64]) -> f64 {
+        self.of_energy(model.elastic_energy(positions)).0
+    }
+
+    /// σ and dσ/dW as functions of the elastic energy W.
+    pub fn of_energy(&self, energy: f64) -> (f64, f64) {
         match self {
-            StepSizeRule::Constant => 1.0,
-            StepSizeRule::ElasticEnergy { scale } => 1.0 / (model.elastic_energy(positions) / scale + 1.0),
+            StepSizeRule::Constant => (1.0, 0.0),
+            StepSizeRule::ElasticEnergy { scale } => {
+                let denominator = energy / scale + 1.0;
+                (1.0 / denominator, -1.0 / (scale * denominator * denominator))
+            }
         }
     }
 
@@ -52,11 +60,38 @@ impl StepSizeRule {
     }
 }
 
+/// Refuses what would break the conservative setting of the adaptive
+/// variational integrators: external forces, damping, obstacles, moving or
+/// released pins.
+pub(crate) fn require_conservative(model: &Model, state: &State, integrator: &str) -> Result<()> {
+    let time_dependent = !model
+        .pins()
+        .iter()
+        .all(|p| matches!(p.motion, crate::model::Motion::Fixed {}) && p.release_time.is_none());
+    let mut force = vec![0.0; model.dof_count()];
+    model.external_force(state.time, &mut force);
+    if time_dependent
+        || force.iter().any(|f| *f != 0.0)
+        || model
+            .damping()
+            .is_some_and(|d| d.has_rayleigh() || d.viscoelastic_coefficient > 0.0)
+        || !model.obstacles().is_empty()
+    {
+        return Err(HookeError::Scene {
+            key: "integrator".to_string(),
+            reason: format!(
+                "{integrator} handles conservative elastic motion only: no gravity, forces, damping, obstacles or moving/released pins"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// The fixed point ĥ = h σ(midpoint) is accepted when σ changes by less than this
 /// many Newton tolerances (relatively): σ cannot settle more finely than the
 /// positions it is computed from.
-const STEP_SIZE_TOLERANCE_FACTOR: f64 = 100.0;
-const MAX_STEP_SIZE_ITERATIONS: usize = 50;
+pub(crate) const STEP_SIZE_TOLERANCE_FACTOR: f64 = 100.0;
+pub(crate) const MAX_STEP_SIZE_ITERATIONS: usize = 50;
 
 pub struct TimeReversibleAdaptive {
     rule: StepSizeRule,
@@ -85,24 +120,7 @@ impl Integrator for TimeReversibleAdaptive {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        let time_dependent = !model
-            .pins()
-            .iter()
-            .all(|p| matches!(p.motion, crate::model::Motion::Fixed {}) && p.release_time.is_none());
-        let mut force = vec![0.0; model.dof_count()];
-        model.external_force(state.time, &mut force);
-        if time_dependent
-            || force.iter().any(|f| *f != 0.0)
-            || model
-                .damping()
-                .is_some_and(|d| d.has_rayleigh() || d.viscoelastic_coefficient > 0.0)
-            || !model.obstacles().is_empty()
-        {
-            return Err(HookeError::Scene {
-                key: "integrator".to_string(),
-                reason: "time_reversible_adaptive handles conservative elastic motion only: no gravity, forces, damping, obstacles or moving/released pins".to_string(),
-            });
-        }
+        require_conservative(model, state, self.name())?;
         let p = self.inner.momentum_of(model, state);
         let (rule, tolerance, inner) = (self.rule, self.step_size_tolerance, &mut self.inner);
         let mut sigma = self.last_sigma.unwrap_or_else(|| rule.sigma(model, &state.positions));

@@ -4,7 +4,7 @@
 use hooke::fem::{ElementMaterial, MassKind};
 use hooke::material::{MaterialModel, MaterialParameters};
 use hooke::mesh::{box_mesh, BoxMeshOptions, TetMesh, TetsPerHex};
-use hooke::model::{Model, Motion, Pin, Selection};
+use hooke::model::{Model, Motion, Pin, Selection, State};
 use nalgebra::{Matrix3, Rotation3, Vector3};
 
 /// A small deterministic pseudo-random generator (tests must not depend on an RNG crate's stream).
@@ -157,4 +157,23 @@ pub fn run_quietly(
         .unwrap();
     let _ = std::fs::remove_dir_all(directory);
     outcome
+}
+
+/// A free Neo-Hookean rod (8 × 2 × 2 cells) spinning and bending: the
+/// conservative test case of the adaptive variational integrators.
+pub fn tumbling_rod() -> (Model, State) {
+    let model = uniform_model(
+        bar([0.4, 0.05, 0.05], [8, 2, 2], TetsPerHex::Five),
+        MaterialModel::NeoHookean,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    );
+    let mut state = model.initial_state();
+    let center = Vector3::new(0.2, 0.025, 0.025);
+    for (v, p) in model.mesh().vertices.iter().enumerate() {
+        let r = p - center;
+        let velocity = Vector3::new(1.0, 6.0, 10.0).cross(&r) + Vector3::new(0.0, 0.0, 20.0 * r.x * r.x);
+        state.velocities[3 * v..3 * v + 3].copy_from_slice(velocity.as_slice());
+    }
+    (model, state)
 }
