@@ -193,6 +193,15 @@ pub fn run(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<RunOutcome> {
     let started = Instant::now();
+    if !model.constraints().is_empty() && !integrator.supports_constraints() {
+        return Err(HookeError::scene(
+            "constraints",
+            format!(
+                "{} does not enforce surface constraints; use variational_midpoint",
+                integrator.name()
+            ),
+        ));
+    }
     let directory = &settings.output_directory;
     std::fs::create_dir_all(directory).map_err(|e| HookeError::io(directory, e))?;
     let steps = settings.step_count();

@@ -187,3 +187,112 @@ fn variational_midpoint_halves_failing_steps() {
     assert!(report.halvings > 0);
     assert!((state.time - 0.02).abs() < 1e-15);
 }
+
+/// Holonomic surface constraints (seed 001 §3.2.7): the rod's end face slides
+/// on a plane, or on a sphere, while the rod spins and bends. The constraint
+/// holds to the solver tolerance every step, it does no work (energy bounded,
+/// no drift), and on the plane x = 0 the momentum along y and z, which its
+/// impulses never touch, is conserved exactly.
+#[test]
+fn surface_constraints_hold_without_work_and_keep_tangential_momentum() {
+    use hooke::model::{ObstacleShape, SurfaceConstraint};
+    let surfaces = [
+        ObstacleShape::Plane {
+            point: [0.0; 3],
+            normal: [1.0, 0.0, 0.0],
+        },
+        ObstacleShape::Sphere {
+            center: [1.0, 0.025, 0.025],
+            radius: (1.0f64 + 2.0 * 0.025 * 0.025).sqrt(),
+        },
+    ];
+    for surface in surfaces {
+        let mut model = rod(MaterialModel::StableNeoHookean);
+        let end: Vec<usize> = (0..model.mesh().vertex_count())
+            .filter(|&v| model.mesh().vertices[v].x.abs() < 1e-12)
+            .collect();
+        assert_eq!(end.len(), 4);
+        model
+            .add_constraint(SurfaceConstraint {
+                vertices: end.clone(),
+                shape: surface.clone(),
+            })
+            .unwrap();
+        let mut state = model.initial_state();
+        for (v, p) in model.mesh().vertices.iter().enumerate() {
+            let r = p - Vector3::new(0.0, 0.025, 0.025);
+            // Spin about the x axis, drift along y and z, and bend: tangential at x = 0.
+            let velocity = Vector3::new(3.0, 0.0, 0.0).cross(&r) + Vector3::new(0.0, 0.2, 0.1 + 2.0 * p.x * p.x);
+            state.velocities[3 * v..3 * v + 3].copy_from_slice(velocity.as_slice());
+        }
+        let energy = |s: &State| model.kinetic_energy(&s.velocities) + model.elastic_energy(&s.positions);
+        let initial = energy(&state);
+        let (p0, _) = model.momentum(&state.positions, &state.velocities);
+        let mut integrator = VariationalMidpoint::new(settings(1e-12), true);
+        let (mut worst_energy, mut worst_g) = (0.0f64, 0.0f64);
+        let mut errors = Vec::new();
+        for _ in 0..600 {
+            integrator.step(&model, &mut state, 4e-3).unwrap();
+            for &v in &end {
+                let x = Vector3::new(
+                    state.positions[3 * v],
+                    state.positions[3 * v + 1],
+                    state.positions[3 * v + 2],
+                );
+                worst_g = worst_g.max(surface.proximity(&x).distance.abs());
+            }
+            let error = (energy(&state) - initial).abs() / initial;
+            worst_energy = worst_energy.max(error);
+            errors.push(error);
+        }
+        assert!(worst_g < 1e-10, "{surface:?}: constraint violated by {worst_g:e}");
+        // The spinning rod's energy oscillates by a few per cent at this step (bounded, below).
+        assert!(
+            worst_energy < 0.05,
+            "{surface:?}: energy strayed by {:.3}%",
+            100.0 * worst_energy
+        );
+        let third = errors.len() / 3;
+        let early = errors[..third].iter().fold(0.0f64, |a, &b| a.max(b));
+        let late = errors[2 * third..].iter().fold(0.0f64, |a, &b| a.max(b));
+        assert!(
+            late < 1.5 * early + 1e-6,
+            "{surface:?}: drift, early {early:e}, late {late:e}"
+        );
+        if let ObstacleShape::Plane { .. } = surface {
+            let (p1, _) = model.momentum(&state.positions, &state.velocities);
+            assert!(
+                (p1.y - p0.y).abs() < 1e-12 && (p1.z - p0.z).abs() < 1e-12,
+                "{p0} → {p1}"
+            );
+        }
+    }
+}
+
+/// Integrators that cannot enforce surface constraints refuse a constrained model.
+#[test]
+fn constraints_are_refused_by_other_integrators() {
+    let text = r#"
+[simulation]
+duration = 0.02
+time_step = 0.01
+[[bodies]]
+mesh = { box = { size = [0.2, 0.05, 0.05], cells = [4, 1, 1] } }
+material = { model = "stable_neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000 }
+[[constraints]]
+select = { plane = { point = [0, 0, 0], normal = [-1, 0, 0] } }
+surface = { plane = { point = [0, 0, 0], normal = [1, 0, 0] } }
+[integrator]
+kind = "backward_euler"
+"#;
+    let scene = hooke::scene::Scene::from_text(text, "inline", ".".into()).unwrap();
+    let error = scene.build().err().expect("refused").to_string();
+    assert!(
+        error.contains("constraints[0]") && error.contains("variational_midpoint"),
+        "{error}"
+    );
+    let accepted = text.replace("kind = \"backward_euler\"", "kind = \"variational_midpoint\"");
+    let scene = hooke::scene::Scene::from_text(&accepted, "inline", ".".into()).unwrap();
+    let built = scene.build().unwrap();
+    assert_eq!(built.model.constraints()[0].vertices.len(), 4);
+}

@@ -96,6 +96,12 @@ pub trait Integrator {
 
     /// Advances `state` by `dt`. On failure the state is left as it was.
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport>;
+
+    /// Whether the integrator enforces the model's surface constraints
+    /// (`Model::constraints`); the run refuses a constrained model otherwise.
+    fn supports_constraints(&self) -> bool {
+        false
+    }
 }
 
 /// The integrators a scene can ask for, with their settings. Variants without

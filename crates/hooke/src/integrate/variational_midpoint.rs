@@ -8,7 +8,8 @@
 //! With u as the unknown this is Φ(u) = (2/h²)‖u − q_k‖²_M + W(u) − ((2/h)p_k + f)ᵀu,
 //! an incremental potential like backward Euler's. External forces enter as the
 //! discrete Lagrange–d'Alembert impulses F^{d±} = (h/2) f(t_{k+½}) (§3.2.9);
-//! pins are holonomic constraints removed from the unknowns (§3.2.7).
+//! pins are holonomic constraints removed from the unknowns, and vertices kept
+//! on a plane or sphere are holonomic constraints with multipliers (§3.2.7).
 //!
 //! Residual reinjection (§3.2.11): feeding the solver's residual r into the next
 //! step, p_{k+1} = M v − (h/2)∇W + (h/2)f − r, is the same as taking the momentum
@@ -27,6 +28,9 @@ use super::{axpy, commit_step, same_time, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
 use crate::solve::{FreeSystem, NewtonSettings};
+
+/// Multiplier iterations per step for surface constraints.
+const MAX_CONSTRAINT_ITERATIONS: usize = 50;
 
 pub struct VariationalMidpoint {
     settings: NewtonSettings,
@@ -157,6 +161,77 @@ impl VariationalMidpoint {
         ))
     }
 
+    /// [`Self::trial`] with the model's surface constraints g(q) = 0 (seed 001
+    /// §3.2.7, eq. 3.14): the constraint impulse h Σ λ ∇g(q_k) joins p_k, and the
+    /// multipliers λ are found so that q_{k+1} lies on the surfaces (SHAKE-like:
+    /// directions known at q_k, magnitudes implicit). Each λ iteration is a full
+    /// trial; the update is a per-constraint secant, started from h²|∇g|²/m.
+    pub(crate) fn constrained_trial(
+        &mut self,
+        model: &Model,
+        s: &State,
+        p: &[f64],
+        dt: f64,
+    ) -> Result<(State, Vec<f64>, StepReport)> {
+        if model.constraints().is_empty() {
+            return self.trial(model, s, p, dt);
+        }
+        let dofs = model.dof_map(s.time + dt);
+        let point = |x: &[f64], v: usize| nalgebra::Vector3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2]);
+        // (vertex, constraint, ∇g at q_k) for every constrained free vertex.
+        let entries: Vec<(usize, &crate::model::SurfaceConstraint, nalgebra::Vector3<f64>)> = model
+            .constraints()
+            .iter()
+            .flat_map(|c| c.vertices.iter().map(move |&v| (v, c)))
+            .filter(|(v, _)| dofs.free_index[3 * v].is_some())
+            .map(|(v, c)| (v, c, c.value_and_gradient(&point(&s.positions, v)).1))
+            .collect();
+        let masses = model.lumped_masses();
+        let mut slopes: Vec<f64> = entries.iter().map(|(v, _, _)| dt * dt / masses[*v]).collect();
+        let mut lambda = vec![0.0; entries.len()];
+        let mut previous: Option<(Vec<f64>, Vec<f64>)> = None;
+        let tolerance = self.settings.tolerance * model.length_scale();
+        let mut total = StepReport::default();
+        let mut worst = f64::INFINITY;
+        for _ in 0..MAX_CONSTRAINT_ITERATIONS {
+            let mut pushed = p.to_vec();
+            for ((v, _, gradient), l) in entries.iter().zip(&lambda) {
+                for a in 0..3 {
+                    pushed[3 * v + a] += dt * l * gradient[a];
+                }
+            }
+            let (next, momentum, report) = self.trial(model, s, &pushed, dt)?;
+            total.absorb(&report);
+            let residuals: Vec<f64> = entries
+                .iter()
+                .map(|(v, c, _)| c.value_and_gradient(&point(&next.positions, *v)).0)
+                .collect();
+            worst = residuals.iter().fold(0.0f64, |a, r| a.max(r.abs()));
+            if worst <= tolerance {
+                return Ok((next, momentum, total));
+            }
+            // Per-constraint secant slopes dg/dλ once two iterates exist.
+            if let Some((old_lambda, old_residuals)) = &previous {
+                for e in 0..entries.len() {
+                    let change = lambda[e] - old_lambda[e];
+                    let slope = (residuals[e] - old_residuals[e]) / change;
+                    if change != 0.0 && slope.is_finite() && slope.abs() > 1e-3 * slopes[e].abs() {
+                        slopes[e] = slope;
+                    }
+                }
+            }
+            previous = Some((lambda.clone(), residuals.clone()));
+            for e in 0..entries.len() {
+                lambda[e] -= residuals[e] / slopes[e];
+            }
+        }
+        Err(crate::error::HookeError::Solver {
+            reason: format!(
+                "the surface constraints were not met after {MAX_CONSTRAINT_ITERATIONS} multiplier iterations (largest |g| = {worst:e}); reduce time_step"
+            ),
+        })
+    }
+
     /// Makes `momentum` the stored momentum of the state at `time`.
     pub(crate) fn remember(&mut self, time: f64, momentum: Vec<f64>) {
         self.momentum = Some((time, momentum));
@@ -166,6 +241,10 @@ impl VariationalMidpoint {
 impl Integrator for VariationalMidpoint {
     fn name(&self) -> &'static str {
         "variational_midpoint"
+    }
+
+    fn supports_constraints(&self) -> bool {
+        true
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
@@ -180,7 +259,7 @@ impl Integrator for VariationalMidpoint {
                     .find(|(time, _)| same_time(*time, sub.time))
                     .map(|(_, p)| p.clone())
                     .unwrap_or_else(|| self.momentum_of(model, sub));
-                let (next, momentum, report) = self.trial(model, sub, &p, h)?;
+                let (next, momentum, report) = self.constrained_trial(model, sub, &p, h)?;
                 momenta.push((next.time, momentum));
                 Ok((next, report))
             })

@@ -1,6 +1,7 @@
 //! The simulated system: mesh, materials, mass, pins, forces and damping, with
 //! the energy, gradient and Hessian that every integrator and solver uses.
 
+mod constraints;
 mod contact;
 mod damping;
 mod dofs;
@@ -9,6 +10,7 @@ mod pins;
 mod selection;
 mod state;
 
+pub use constraints::SurfaceConstraint;
 pub use contact::{Obstacle, ObstacleShape};
 pub use damping::{Damping, DampingStiffness};
 pub use dofs::DofMap;
@@ -35,6 +37,7 @@ pub struct Model {
     gravity: Vector3<f64>,
     forces: Vec<RegionForce>,
     obstacles: Vec<Obstacle>,
+    constraints: Vec<SurfaceConstraint>,
     damping: Option<Damping>,
     /// β K(rest) + α M on the pattern, when damping uses the rest stiffness.
     rest_damping_values: Option<Vec<f64>>,
@@ -93,6 +96,7 @@ impl Model {
             gravity: Vector3::zeros(),
             forces: Vec::new(),
             obstacles: Vec::new(),
+            constraints: Vec::new(),
             damping: None,
             rest_damping_values: None,
         })
@@ -282,6 +286,17 @@ impl Model {
 
     pub fn add_obstacle(&mut self, obstacle: Obstacle) {
         self.obstacles.push(obstacle);
+    }
+
+    /// Adds vertices that must stay on a surface (variational midpoint only).
+    pub fn add_constraint(&mut self, constraint: SurfaceConstraint) -> Result<()> {
+        constraint.validate(self.mesh.vertex_count(), "constraint")?;
+        self.constraints.push(constraint);
+        Ok(())
+    }
+
+    pub fn constraints(&self) -> &[SurfaceConstraint] {
+        &self.constraints
     }
 
     pub fn obstacles(&self) -> &[Obstacle] {

@@ -158,6 +158,26 @@ impl Scene {
         for obstacle in &file.obstacles {
             model.add_obstacle(obstacle.clone());
         }
+        let integrator = file.integrator.build();
+        for (c, constraint) in file.constraints.iter().enumerate() {
+            let key = format!("constraints[{c}]");
+            if !integrator.supports_constraints() {
+                return Err(HookeError::scene(
+                    key,
+                    format!(
+                        "{} does not enforce surface constraints; use variational_midpoint",
+                        integrator.name()
+                    ),
+                ));
+            }
+            let vertices = constraint.select.vertices(model.mesh(), &format!("{key}.select"))?;
+            let surface = crate::model::SurfaceConstraint {
+                vertices,
+                shape: constraint.surface.clone(),
+            };
+            surface.validate(model.mesh().vertex_count(), &key)?;
+            model.add_constraint(surface)?;
+        }
 
         let mut initial_state = model.initial_state();
         initial_state.velocities = initial_velocity;
@@ -169,7 +189,7 @@ impl Scene {
             }
         }
         Ok(BuiltScene {
-            integrator: file.integrator.build(),
+            integrator,
             model,
             initial_state,
             notes,

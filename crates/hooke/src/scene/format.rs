@@ -24,6 +24,9 @@ pub struct SceneFile {
     pub networks: Vec<NetworkSection>,
     #[serde(default)]
     pub pins: Vec<PinSection>,
+    /// Vertices kept on a plane or sphere (variational midpoint only).
+    #[serde(default)]
+    pub constraints: Vec<ConstraintSection>,
     #[serde(default)]
     pub forces: Vec<ForceSection>,
     /// Gravitational acceleration, m/s².
@@ -203,6 +206,15 @@ pub struct PinSection {
     pub motion: Motion,
     /// Time at which the pinned vertices are let go, s.
     pub release_time: Option<f64>,
+}
+
+/// Holonomic constraint: the selected vertices stay on `surface` (seed 001 §3.2.7).
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConstraintSection {
+    pub select: Selection,
+    /// A plane or a sphere (the obstacle shapes; a box is refused: not smooth).
+    pub surface: ObstacleShape,
 }
 
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
@@ -467,6 +479,9 @@ impl SceneFile {
         }
         for (f, force) in self.forces.iter_mut().enumerate() {
             force.select.prepare(base, &format!("forces[{f}].select"))?;
+        }
+        for (c, constraint) in self.constraints.iter_mut().enumerate() {
+            constraint.select.prepare(base, &format!("constraints[{c}].select"))?;
         }
         Ok(())
     }

@@ -6,8 +6,8 @@ mod format;
 
 pub use build::BuiltScene;
 pub use format::{
-    BodySection, BoxMeshSection, ForceSection, MaterialSection, MeshSource, NetworkSection, NetworkShape,
-    OutputSection, PinSection, RegionSection, SceneFile, SimulationSection,
+    BodySection, BoxMeshSection, ConstraintSection, ForceSection, MaterialSection, MeshSource, NetworkSection,
+    NetworkShape, OutputSection, PinSection, RegionSection, SceneFile, SimulationSection,
 };
 
 use crate::error::{HookeError, Result};
