@@ -6,7 +6,7 @@
 //! K_s is positive semi-definite whatever the deformation, so the system never
 //! needs a shift, unlike semi-implicit Euler on compressed springs.
 
-use super::semi_implicit_euler::{semi_implicit_update, Linearisation};
+use super::semi_implicit_euler::Linearisation;
 use super::{commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
@@ -31,24 +31,13 @@ impl Integrator for MassSpringSemiImplicit {
             let mut gradient = vec![0.0; n];
             let mut stiffness = vec![0.0; model.pattern().nonzeros()];
             model.material_stiffness(&state.positions, &mut gradient, &mut stiffness)?;
-            let linearisation = Linearisation::from_parts(model, state, dt, gradient, stiffness, started)?;
-            let (change, shifted) = linearisation.solve(
+            Linearisation::from_parts(model, state, dt, gradient, stiffness, started)?.semi_implicit_step(
                 &mut self.system,
                 model,
                 state,
                 dt,
-                &linearisation.force,
-                &state.velocities,
-            )?;
-            Ok(semi_implicit_update(
-                model,
-                state,
-                dt,
-                &change,
-                &linearisation,
-                shifted,
                 started,
-            ))
+            )
         })
     }
 }

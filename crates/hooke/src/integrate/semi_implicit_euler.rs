@@ -160,8 +160,23 @@ impl Linearisation {
     }
 }
 
+impl Linearisation {
+    /// The whole semi-implicit step: solve with (f, vₙ), then update.
+    pub fn semi_implicit_step(
+        &self,
+        cache: &mut Option<FreeSystem>,
+        model: &Model,
+        state: &State,
+        dt: f64,
+        started: Instant,
+    ) -> Result<(State, StepReport)> {
+        let (change, shifted) = self.solve(cache, model, state, dt, &self.force, &state.velocities)?;
+        Ok(semi_implicit_update(model, state, dt, &change, self, shifted, started))
+    }
+}
+
 /// Commits v_{n+1} = vₙ + Δv, x_{n+1} = xₙ + h v_{n+1} (pins at their motion).
-pub(crate) fn semi_implicit_update(
+fn semi_implicit_update(
     model: &Model,
     state: &State,
     dt: f64,
@@ -203,24 +218,13 @@ impl Integrator for SemiImplicitBackwardEuler {
         super::viscoelastic_unsupported(model, self.name())?;
         commit_step(model, state, dt, |state| {
             let started = Instant::now();
-            let linearisation = Linearisation::at(model, state, dt, self.project_hessian)?;
-            let (change, shifted) = linearisation.solve(
+            Linearisation::at(model, state, dt, self.project_hessian)?.semi_implicit_step(
                 &mut self.system,
                 model,
                 state,
                 dt,
-                &linearisation.force,
-                &state.velocities,
-            )?;
-            Ok(semi_implicit_update(
-                model,
-                state,
-                dt,
-                &change,
-                &linearisation,
-                shifted,
                 started,
-            ))
+            )
         })
     }
 }

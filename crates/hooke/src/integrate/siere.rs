@@ -31,7 +31,7 @@
 //! - The eigensolver does not verify that no lower mode was missed: the
 //!   identity above holds for any set of exact eigenvectors.
 
-use super::semi_implicit_euler::{semi_implicit_update, Linearisation};
+use super::semi_implicit_euler::Linearisation;
 use super::{commit_step, Integrator, StepReport};
 use crate::error::{HookeError, Result};
 use crate::linalg::{phi1_times, smallest_eigenpairs_reusing, EigenSettings, LowerPattern, SparseCholesky};
@@ -244,23 +244,7 @@ impl Integrator for Siere {
             let dofs = &linearisation.dofs;
             let count = self.modes.min(dofs.free_count());
             if count == 0 {
-                let (change, shifted) = linearisation.solve(
-                    &mut self.system,
-                    model,
-                    state,
-                    dt,
-                    &linearisation.force,
-                    &state.velocities,
-                )?;
-                return Ok(semi_implicit_update(
-                    model,
-                    state,
-                    dt,
-                    &change,
-                    &linearisation,
-                    shifted,
-                    started,
-                ));
+                return linearisation.semi_implicit_step(&mut self.system, model, state, dt, started);
             }
             if self.basis_pins != dofs.active_pins {
                 self.basis.clear();
