@@ -190,59 +190,62 @@ fn backward_euler_and_implicit_midpoint_amplitude_factors() {
 }
 
 /// Exponential Rosenbrock–Euler integrates a linear system with constant damping
-/// and forces exactly: a few large steps match a fine RK4 reference.
+/// and forces exactly: a few large steps match a fine RK4 reference, with a
+/// lumped and with a consistent mass.
 #[test]
 fn exponential_rosenbrock_euler_is_exact_for_linear_systems() {
     use hooke::model::{Damping, DampingStiffness};
-    let mut model = uniform_model(
-        bar([0.4, 0.1, 0.1], [8, 2, 2], TetsPerHex::Six),
-        MaterialModel::Linear,
-        parameters(1e5, 0.3),
-        MassKind::Lumped,
-    );
-    clamp_left_end(&mut model, Motion::Fixed {}, None);
-    model.set_gravity(nalgebra::Vector3::new(0.0, 0.0, -9.81));
-    model
-        .set_damping(Some(Damping {
-            mass_coefficient: 2.0,
-            stiffness_coefficient: 1e-4,
-            stiffness: DampingStiffness::Rest,
-            viscoelastic_coefficient: 0.0,
-        }))
-        .unwrap();
-    let mut start = model.initial_state();
-    for (v, p) in model.mesh().vertices.iter().enumerate() {
-        start.velocities[3 * v + 1] = 0.3 * p.x;
-    }
-    let end = 0.2;
-    let run = |config: IntegratorConfig, steps: usize| {
-        let mut integrator = config.build();
-        let mut state = start.clone();
-        for _ in 0..steps {
-            integrator.step(&model, &mut state, end / steps as f64).unwrap();
+    for mass in [MassKind::Lumped, MassKind::Consistent] {
+        let mut model = uniform_model(
+            bar([0.4, 0.1, 0.1], [8, 2, 2], TetsPerHex::Six),
+            MaterialModel::Linear,
+            parameters(1e5, 0.3),
+            mass,
+        );
+        clamp_left_end(&mut model, Motion::Fixed {}, None);
+        model.set_gravity(nalgebra::Vector3::new(0.0, 0.0, -9.81));
+        model
+            .set_damping(Some(Damping {
+                mass_coefficient: 2.0,
+                stiffness_coefficient: 1e-4,
+                stiffness: DampingStiffness::Rest,
+                viscoelastic_coefficient: 0.0,
+            }))
+            .unwrap();
+        let mut start = model.initial_state();
+        for (v, p) in model.mesh().vertices.iter().enumerate() {
+            start.velocities[3 * v + 1] = 0.3 * p.x;
         }
-        state
-    };
-    let reference = run(IntegratorConfig::RungeKutta4 {}, 4000);
-    let exponential = run(
-        IntegratorConfig::ExponentialRosenbrockEuler {
-            krylov_tolerance: 1e-12,
-            krylov_dimension: 30,
-        },
-        4,
-    );
-    let displacement = reference
-        .positions
-        .iter()
-        .zip(model.rest_positions())
-        .map(|(x, r)| (x - r).abs())
-        .fold(0.0, f64::max);
-    let difference = error(&exponential, &reference);
-    assert!(
-        difference < 1e-7 * displacement,
-        "ERE off by {difference:e} (displacement {displacement:e})"
-    );
-    // Backward Euler with the same four steps is far off: the test has teeth.
-    let backward = run(IntegratorConfig::from_name("be").unwrap(), 4);
-    assert!(error(&backward, &reference) > 1e-2 * displacement);
+        let end = 0.2;
+        let run = |config: IntegratorConfig, steps: usize| {
+            let mut integrator = config.build();
+            let mut state = start.clone();
+            for _ in 0..steps {
+                integrator.step(&model, &mut state, end / steps as f64).unwrap();
+            }
+            state
+        };
+        let reference = run(IntegratorConfig::RungeKutta4 {}, 4000);
+        let exponential = run(
+            IntegratorConfig::ExponentialRosenbrockEuler {
+                krylov_tolerance: 1e-12,
+                krylov_dimension: 30,
+            },
+            4,
+        );
+        let displacement = reference
+            .positions
+            .iter()
+            .zip(model.rest_positions())
+            .map(|(x, r)| (x - r).abs())
+            .fold(0.0, f64::max);
+        let difference = error(&exponential, &reference);
+        assert!(
+            difference < 1e-7 * displacement,
+            "{mass:?}: ERE off by {difference:e} (displacement {displacement:e})"
+        );
+        // Backward Euler with the same four steps is far off: the test has teeth.
+        let backward = run(IntegratorConfig::from_name("be").unwrap(), 4);
+        assert!(error(&backward, &reference) > 1e-2 * displacement);
+    }
 }

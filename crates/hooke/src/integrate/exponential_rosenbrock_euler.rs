@@ -7,16 +7,22 @@
 //! general. K is the exact (unprojected) stiffness. Pinned vertices are removed
 //! from u (position constraints) and then set to their motion; explicit
 //! obstacles are handled by closest-point projection after the step (seed 000
-//! ch. 4). Needs a lumped mass (M⁻¹ is applied at every Krylov step).
+//! ch. 4). M⁻¹ is applied at every Krylov step: a division with a lumped mass,
+//! a solve with the free-DOF block M_ff (factorised once per step) with a
+//! consistent one; as with the explicit methods, the coupling M_fp to
+//! accelerating pins is then neglected.
 
 use super::{commit_step, Integrator, StepReport};
-use crate::error::{HookeError, Result};
+use crate::error::Result;
 use crate::fem::MassKind;
 use crate::linalg::{phi1v, KrylovSettings};
 use crate::model::{Model, State};
+use crate::solve::FreeSystem;
+use std::cell::RefCell;
 
 pub struct ExponentialRosenbrockEuler {
     settings: KrylovSettings,
+    mass_system: Option<FreeSystem>,
 }
 
 impl ExponentialRosenbrockEuler {
@@ -26,6 +32,25 @@ impl ExponentialRosenbrockEuler {
                 dimension: krylov_dimension,
                 tolerance,
             },
+            mass_system: None,
+        }
+    }
+}
+
+/// M⁻¹ on free-DOF vectors.
+enum MassInverse<'a> {
+    Lumped(Vec<f64>),
+    Consistent(&'a FreeSystem),
+}
+
+impl MassInverse<'_> {
+    fn apply(&self, x: &mut [f64]) -> Result<()> {
+        match self {
+            MassInverse::Lumped(weights) => {
+                x.iter_mut().zip(weights).for_each(|(a, w)| *a *= w);
+                Ok(())
+            }
+            MassInverse::Consistent(system) => system.solve_in_place(x),
         }
     }
 }
@@ -36,14 +61,9 @@ impl Integrator for ExponentialRosenbrockEuler {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        if model.mass_kind() != MassKind::Lumped {
-            return Err(HookeError::scene(
-                "simulation.mass",
-                "exponential_rosenbrock_euler needs mass = \"lumped\"",
-            ));
-        }
         super::viscoelastic_unsupported(model, self.name())?;
         let settings = self.settings;
+        let mass_system = &mut self.mass_system;
         commit_step(model, state, dt, |s| {
             let started = std::time::Instant::now();
             let end = s.time + dt;
@@ -62,18 +82,31 @@ impl Integrator for ExponentialRosenbrockEuler {
             if let Some(d) = &damping {
                 pattern.symmetric_multiply(d, &s.velocities, &mut damping_force);
             }
-            let masses = model.lumped_masses();
-            let inverse_mass: Vec<f64> = dofs.free_dofs.iter().map(|&d| 1.0 / masses[d / 3]).collect();
+            let inverse_mass = match model.mass_kind() {
+                MassKind::Lumped => {
+                    let masses = model.lumped_masses();
+                    MassInverse::Lumped(dofs.free_dofs.iter().map(|&d| 1.0 / masses[d / 3]).collect())
+                }
+                MassKind::Consistent => {
+                    let system = FreeSystem::for_dofs(mass_system, pattern, &dofs)?;
+                    system.load(&[(1.0, model.mass_values())]);
+                    system.factorize()?;
+                    MassInverse::Consistent(&*system)
+                }
+            };
             // b(uₙ) on the free DOFs: (v, M⁻¹(f − ∇W − Dv)).
+            let mut acceleration: Vec<f64> = dofs
+                .free_dofs
+                .iter()
+                .map(|&d| force[d] - gradient[d] - damping_force[d])
+                .collect();
+            inverse_mass.apply(&mut acceleration)?;
             let mut b = Vec::with_capacity(2 * free);
             b.extend(dofs.free_dofs.iter().map(|&d| s.velocities[d]));
-            b.extend(
-                dofs.free_dofs
-                    .iter()
-                    .zip(&inverse_mass)
-                    .map(|(&d, w)| w * (force[d] - gradient[d] - damping_force[d])),
-            );
-            // J z = (z_v, −M⁻¹(K z_x + D z_v)), with pinned entries zero.
+            b.extend(acceleration);
+            // J z = (z_v, −M⁻¹(K z_x + D z_v)), with pinned entries zero. The Krylov
+            // code takes an infallible operator, so a solve error is kept for after.
+            let failure = RefCell::new(None);
             let jacobian = |z: &[f64], y: &mut [f64]| {
                 let (zx, zv) = z.split_at(free);
                 let mut full_x = vec![0.0; n];
@@ -88,11 +121,16 @@ impl Integrator for ExponentialRosenbrockEuler {
                     kx.iter_mut().zip(&dv).for_each(|(a, b)| *a += b);
                 }
                 y[..free].copy_from_slice(zv);
-                for (i, &d) in dofs.free_dofs.iter().enumerate() {
-                    y[free + i] = -inverse_mass[i] * kx[d];
+                let mut pulled: Vec<f64> = dofs.free_dofs.iter().map(|&d| -kx[d]).collect();
+                if let Err(error) = inverse_mass.apply(&mut pulled) {
+                    failure.borrow_mut().get_or_insert(error);
                 }
+                y[free..].copy_from_slice(&pulled);
             };
             let (increment, krylov) = phi1v(dt, &jacobian, &b, &settings)?;
+            if let Some(error) = failure.into_inner() {
+                return Err(error);
+            }
             let mut positions = s.positions.clone();
             let mut velocities = s.velocities.clone();
             for (i, &d) in dofs.free_dofs.iter().enumerate() {
