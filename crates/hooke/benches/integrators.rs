@@ -26,7 +26,7 @@ fn integrators(c: &mut Criterion) {
     let tets = model.mesh().tet_count();
     let mut group = c.benchmark_group(format!("step_{tets}_tets"));
     group.sample_size(10);
-    for name in ["se", "fe", "vv", "rk4", "si", "be", "im", "bdf2", "nm", "vm"] {
+    for name in ["se", "fe", "vv", "rk4", "si", "be", "im", "bdf2", "nm", "vm", "siere"] {
         let config = IntegratorConfig::from_name(name).expect("known integrator");
         let mut integrator = config.build();
         let label = integrator.name();
@@ -44,5 +44,48 @@ fn integrators(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, integrators);
+/// The adaptive variational integrators take conservative motion only: the same
+/// bar, unclamped and without gravity, sagging and moving as above.
+fn adaptive_integrators(c: &mut Criterion) {
+    use hooke::integrate::StepSizeRule;
+    use hooke::solve::NewtonSettings;
+    let (clamped, state) = bar();
+    let material = clamped.materials()[0];
+    let mesh = clamped.mesh().clone();
+    let count = mesh.tet_count();
+    let model = Model::new(mesh, vec![material; count], hooke::fem::MassKind::Lumped).expect("model");
+    let rule = StepSizeRule::ElasticEnergy { scale: 1.0 };
+    let newton = NewtonSettings::default();
+    let mut group = c.benchmark_group(format!("free_step_{count}_tets"));
+    group.sample_size(10);
+    for config in [
+        IntegratorConfig::VariationalMidpoint {
+            residual_reinjection: true,
+            newton,
+        },
+        IntegratorConfig::TimeReversibleAdaptive {
+            step_size: rule,
+            newton,
+        },
+        IntegratorConfig::SymplecticAdaptive {
+            step_size: rule,
+            newton,
+        },
+    ] {
+        let mut integrator = config.build();
+        let label = integrator.name();
+        let mut warm = state.clone();
+        integrator.step(&model, &mut warm, 1e-3).expect("step");
+        group.bench_function(BenchmarkId::from_parameter(label), |b| {
+            b.iter(|| {
+                let mut next = state.clone();
+                integrator.step(&model, &mut next, 1e-3).expect("step");
+                next
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, integrators, adaptive_integrators);
 criterion_main!(benches);
