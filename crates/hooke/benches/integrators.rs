@@ -21,6 +21,27 @@ fn bar() -> (Model, State) {
     (model, state)
 }
 
+/// Measures one step of h = 1 ms of `config` from `state`. A first step builds
+/// the cached analysis; each measured step restarts from the same state.
+fn bench_step(
+    group: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>,
+    config: &IntegratorConfig,
+    model: &Model,
+    state: &State,
+) {
+    let mut integrator = config.build();
+    let label = integrator.name();
+    let mut warm = state.clone();
+    integrator.step(model, &mut warm, 1e-3).expect("step");
+    group.bench_function(BenchmarkId::from_parameter(label), |b| {
+        b.iter(|| {
+            let mut next = state.clone();
+            integrator.step(model, &mut next, 1e-3).expect("step");
+            next
+        })
+    });
+}
+
 fn integrators(c: &mut Criterion) {
     let (model, state) = bar();
     let tets = model.mesh().tet_count();
@@ -28,18 +49,7 @@ fn integrators(c: &mut Criterion) {
     group.sample_size(10);
     for name in ["se", "fe", "vv", "rk4", "si", "be", "im", "bdf2", "nm", "vm", "siere"] {
         let config = IntegratorConfig::from_name(name).expect("known integrator");
-        let mut integrator = config.build();
-        let label = integrator.name();
-        // A first step builds the cached analysis; each measured step restarts from the same state.
-        let mut warm = state.clone();
-        integrator.step(&model, &mut warm, 1e-3).expect("step");
-        group.bench_function(BenchmarkId::from_parameter(label), |b| {
-            b.iter(|| {
-                let mut next = state.clone();
-                integrator.step(&model, &mut next, 1e-3).expect("step");
-                next
-            })
-        });
+        bench_step(&mut group, &config, &model, &state);
     }
     group.finish();
 }
@@ -72,17 +82,7 @@ fn adaptive_integrators(c: &mut Criterion) {
             newton,
         },
     ] {
-        let mut integrator = config.build();
-        let label = integrator.name();
-        let mut warm = state.clone();
-        integrator.step(&model, &mut warm, 1e-3).expect("step");
-        group.bench_function(BenchmarkId::from_parameter(label), |b| {
-            b.iter(|| {
-                let mut next = state.clone();
-                integrator.step(&model, &mut next, 1e-3).expect("step");
-                next
-            })
-        });
+        bench_step(&mut group, &config, &model, &state);
     }
     group.finish();
 }

@@ -295,6 +295,22 @@ fn write_ply(path: &std::path::Path, soup: &TriangleSoup) {
     std::fs::write(path, text).unwrap();
 }
 
+/// Meshes the surface file `name` in `directory` and checks the volume (within 4%) and conformity.
+fn assert_surface_meshes_to(directory: &std::path::Path, name: &str, enclosed: f64) {
+    let mut shape = Shape::Surface {
+        file: name.to_string(),
+        loaded: None,
+    };
+    shape.prepare(directory, "shape").unwrap();
+    let (mesh, _) = stuff_shape(&shape, 0.12).unwrap();
+    let volume = mesh_quality(&mesh).total_volume;
+    assert!(
+        (volume - enclosed).abs() < 0.04 * enclosed,
+        "{name}: {volume} vs {enclosed}"
+    );
+    assert_consistent(&mesh, name);
+}
+
 #[test]
 fn surfaces_in_every_format_mesh_to_the_enclosed_volume() {
     let directory = std::env::temp_dir().join(format!("hooke-surfaces-{}", std::process::id()));
@@ -317,18 +333,7 @@ fn surfaces_in_every_format_mesh_to_the_enclosed_volume() {
         write(&path, &soup);
         let read = read_surface(&path).unwrap();
         assert_eq!(read.triangles.len(), soup.triangles.len(), "{name}");
-        let mut shape = Shape::Surface {
-            file: name.to_string(),
-            loaded: None,
-        };
-        shape.prepare(&directory, "shape").unwrap();
-        let (mesh, _) = stuff_shape(&shape, 0.12).unwrap();
-        let volume = mesh_quality(&mesh).total_volume;
-        assert!(
-            (volume - enclosed).abs() < 0.04 * enclosed,
-            "{name}: {volume} vs {enclosed}"
-        );
-        assert_consistent(&mesh, name);
+        assert_surface_meshes_to(&directory, name, enclosed);
     }
 
     // Small holes: three triangles removed; the winding number still sees the inside.
@@ -338,18 +343,7 @@ fn surfaces_in_every_format_mesh_to_the_enclosed_volume() {
     }
     let path = directory.join("holed.obj");
     write_obj(&path, &holed);
-    let mut shape = Shape::Surface {
-        file: "holed.obj".to_string(),
-        loaded: None,
-    };
-    shape.prepare(&directory, "shape").unwrap();
-    let (mesh, _) = stuff_shape(&shape, 0.12).unwrap();
-    let volume = mesh_quality(&mesh).total_volume;
-    assert!(
-        (volume - enclosed).abs() < 0.04 * enclosed,
-        "holed: {volume} vs {enclosed}"
-    );
-    assert_consistent(&mesh, "holed");
+    assert_surface_meshes_to(&directory, "holed.obj", enclosed);
     let _ = std::fs::remove_dir_all(directory);
 }
 
