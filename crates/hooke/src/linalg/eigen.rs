@@ -1,18 +1,21 @@
 //! The smallest eigenpairs of the generalized problem K u = λ M u (K, M sparse
-//! symmetric, M positive definite), by shift-invert Lanczos.
+//! symmetric, M positive definite), by shift-invert block Lanczos.
 //!
 //! With K − σM = LLᵀ for a shift σ below the wanted eigenvalues, the operator
 //! T = (K − σM)⁻¹M is self-adjoint in the M-inner product with eigenvalues
 //! θ = 1/(λ − σ): the smallest λ become the largest, best separated θ, which
-//! Lanczos finds first. Lanczos runs in the M-inner product with full
-//! reorthogonalisation and thick restarts: when the space is full, the best
-//! Ritz vectors are kept (with their images under T, so no solve is repeated)
-//! and the Krylov sequence continues from them. Converged pairs are locked and
-//! the space is kept M-orthogonal to them, so repeated eigenvalues (the six
-//! zero modes of a free body, symmetric shapes) are found with their
-//! multiplicity, which a single Krylov sequence cannot do; a final fresh random
-//! space checks that none was missed. Eigenvectors come out M-orthonormal;
-//! convergence is judged by the true residual ‖Ku − λMu‖ / ‖Ku‖.
+//! Lanczos finds first. The Krylov space grows a block of vectors at a time,
+//! so each pass over the Cholesky factor serves a whole block (one solve with
+//! b right-hand sides costs little more than two single solves), and a block
+//! of b random starts resolves eigenvalues of multiplicity up to b (the six
+//! zero modes of a free body, the bending pairs of a symmetric beam), which a
+//! single Krylov sequence cannot. Lanczos runs in the M-inner product with
+//! full reorthogonalisation and thick restarts: when the space is full, the
+//! best Ritz vectors are kept (with their images under T, so no solve is
+//! repeated) and the next block is their residuals. Converged pairs are
+//! locked and the space is kept M-orthogonal to them; a final fresh random
+//! block checks that no eigenvalue was missed. Eigenvectors come out
+//! M-orthonormal; convergence is judged by the true residual ‖Ku − λMu‖ / ‖Ku‖.
 
 use super::{LowerPattern, SparseCholesky};
 use crate::error::{HookeError, Result};
@@ -30,17 +33,25 @@ pub struct EigenSettings {
     pub shift: Option<f64>,
     /// Relative residual at which a pair is accepted.
     pub tolerance: f64,
-    /// Lanczos steps per restart.
+    /// Vectors in the search space before a thick restart (at least the
+    /// number of wanted pairs plus two blocks).
     pub krylov_dimension: usize,
+    /// Vectors per block; 0 chooses 4, or the number of warm-start vectors if
+    /// more. On a 54k-unknown bar a solve with 4 right-hand sides costs 2.2×
+    /// one with a single one, and blocks of 3–6 converged in the fewest solve
+    /// passes; eigenvalues of higher multiplicity (six zero modes) are still
+    /// found, through locking and restarts.
+    pub block_size: usize,
     /// Restarts at the most.
     pub max_restarts: usize,
-    /// Start vectors (for example the previous step's eigenvectors): their sum
-    /// starts Lanczos, so the first Krylov space already holds all of them.
+    /// Start vectors (for example the previous step's eigenvectors): they form
+    /// the first block (filled up with random vectors), so the first Krylov
+    /// space already holds all of them.
     pub warm_start: Vec<Vec<f64>>,
-    /// Once `count` pairs have converged, run one more Lanczos sequence to make
-    /// sure no smaller eigenvalue was missed (a second copy of a repeated one).
+    /// Once `count` pairs have converged, expand one more random block to make
+    /// sure no smaller eigenvalue was missed (a further copy of a repeated one).
     /// A caller that only needs eigenpairs near the bottom, not provably the
-    /// lowest (SIERE's per-step split), can skip it and halve the cost.
+    /// lowest (SIERE's per-step split), can skip it.
     pub verify_complete: bool,
 }
 
@@ -50,6 +61,7 @@ impl Default for EigenSettings {
             shift: None,
             tolerance: 1e-9,
             krylov_dimension: 30,
+            block_size: 0,
             max_restarts: 50,
             warm_start: Vec::new(),
             verify_complete: true,
@@ -69,22 +81,31 @@ pub struct EigenPairs {
     pub residuals: Vec<f64>,
     /// The shift used.
     pub shift: f64,
-    /// Applications of (K − σM)⁻¹M (one sparse solve each).
+    /// Vectors to which (K − σM)⁻¹M was applied.
     pub solves: usize,
+    /// Passes over the Cholesky factor (block solves, each serving up to a block of vectors).
+    pub block_solves: usize,
 }
 
 struct Problem<'a> {
     pattern: &'a LowerPattern,
     stiffness: &'a [f64],
     mass: &'a [f64],
+    /// M's diagonal when M is diagonal (a lumped mass): then M x is a scaling.
+    diagonal_mass: Option<Vec<f64>>,
     factor: &'a SparseCholesky,
 }
 
 impl Problem<'_> {
     fn mass_times(&self, x: &[f64]) -> Vec<f64> {
-        let mut y = vec![0.0; x.len()];
-        self.pattern.symmetric_multiply(self.mass, x, &mut y);
-        y
+        match &self.diagonal_mass {
+            Some(d) => x.iter().zip(d).map(|(x, d)| x * d).collect(),
+            None => {
+                let mut y = vec![0.0; x.len()];
+                self.pattern.symmetric_multiply(self.mass, x, &mut y);
+                y
+            }
+        }
     }
 
     fn stiffness_times(&self, x: &[f64]) -> Vec<f64> {
@@ -93,26 +114,43 @@ impl Problem<'_> {
         y
     }
 
-    /// T x = (K − σM)⁻¹ M x.
-    fn operator(&self, x: &[f64]) -> Result<Vec<f64>> {
-        let mut y = self.mass_times(x);
-        self.factor.solve_in_place(&mut y)?;
-        Ok(y)
+    /// T X = (K − σM)⁻¹ M X for a block, given M X: one pass over the factor.
+    fn operator(&self, mass_block: &[Vec<f64>]) -> Result<Vec<Vec<f64>>> {
+        let n = self.pattern.size;
+        let mut stacked: Vec<f64> = mass_block.iter().flatten().copied().collect();
+        self.factor.solve_columns_in_place(&mut stacked, mass_block.len())?;
+        Ok(stacked.chunks(n).map(<[f64]>::to_vec).collect())
+    }
+}
+
+/// M-orthonormal vectors with their M-images (so that M-inner products with
+/// them need no further product with M).
+#[derive(Default)]
+struct Orthonormal {
+    vectors: Vec<Vec<f64>>,
+    mass_vectors: Vec<Vec<f64>>,
+}
+
+impl Orthonormal {
+    /// Removes from `w` its M-components along these vectors.
+    fn project_out(&self, w: &mut [f64]) {
+        for (q, mass_q) in self.vectors.iter().zip(&self.mass_vectors) {
+            axpy_in_place(w, -dot(mass_q, w), q);
+        }
     }
 }
 
 /// An M-orthonormal search space Q with M Q, T Q and H = Qᵀ M T Q.
 #[derive(Default)]
 struct SearchSpace {
-    vectors: Vec<Vec<f64>>,
-    mass_vectors: Vec<Vec<f64>>,
+    basis: Orthonormal,
     images: Vec<Vec<f64>>,
     projected: DMatrix<f64>,
 }
 
 impl SearchSpace {
     fn len(&self) -> usize {
-        self.vectors.len()
+        self.basis.vectors.len()
     }
 
     /// H, symmetrised.
@@ -120,59 +158,96 @@ impl SearchSpace {
         (&self.projected + self.projected.transpose()) * 0.5
     }
 
-    /// Adds `v` made M-orthogonal to `locked` and the space and M-normalised,
-    /// with its image T v (one solve) and H's new row and column. False when `v`
-    /// lies (numerically) in the span already.
-    fn add(&mut self, problem: &Problem, mut v: Vec<f64>, locked: &[Vec<f64>], solves: &mut usize) -> Result<bool> {
-        let before = dot(&v, &problem.mass_times(&v)).sqrt();
-        orthogonalise(problem, &mut v, locked);
-        orthogonalise(problem, &mut v, &self.vectors);
-        let mass_v = problem.mass_times(&v);
-        let length = dot(&v, &mass_v).sqrt();
-        if length.is_nan() || length <= 1e-10 * before || !length.is_finite() {
-            return Ok(false);
+    /// Adds the candidates made M-orthogonal to `locked`, the space and each
+    /// other (classical Gram–Schmidt, twice) and M-normalised; a candidate that
+    /// lies (numerically) in the span is replaced once by a random vector. The
+    /// images T v of the block come from one block solve, and H gains the new
+    /// rows and columns. Returns how many vectors were added.
+    fn add_block(
+        &mut self,
+        problem: &Problem,
+        candidates: Vec<Vec<f64>>,
+        locked: &Orthonormal,
+        random: &mut dyn FnMut() -> Vec<f64>,
+        counts: &mut (usize, usize),
+    ) -> Result<usize> {
+        let mut block = Orthonormal::default();
+        for candidate in candidates {
+            for mut v in [candidate, random()] {
+                let before = dot(&v, &problem.mass_times(&v)).sqrt();
+                for _ in 0..2 {
+                    locked.project_out(&mut v);
+                    self.basis.project_out(&mut v);
+                    block.project_out(&mut v);
+                }
+                let mass_v = problem.mass_times(&v);
+                let length = dot(&v, &mass_v).sqrt();
+                if length.is_finite() && length > 1e-10 * before {
+                    block.vectors.push(v.iter().map(|x| x / length).collect());
+                    block.mass_vectors.push(mass_v.iter().map(|x| x / length).collect());
+                    break;
+                }
+            }
         }
-        v.iter_mut().for_each(|x| *x /= length);
-        let mass_v: Vec<f64> = mass_v.iter().map(|x| x / length).collect();
+        let added = block.vectors.len();
+        if added == 0 {
+            return Ok(0);
+        }
         // The deflated operator: T v without its components along the locked
         // eigenvectors, which T would amplify (a zero mode by 1/|σ|) into H.
-        let mut image = problem.operator(&v)?;
-        orthogonalise(problem, &mut image, locked);
-        *solves += 1;
-        let m = self.len();
-        let mut projected = DMatrix::zeros(m + 1, m + 1);
-        projected.view_mut((0, 0), (m, m)).copy_from(&self.projected);
-        for (i, mass_q) in self.mass_vectors.iter().enumerate() {
-            let value = dot(mass_q, &image);
-            projected[(i, m)] = value;
-            projected[(m, i)] = value;
+        let mut images = problem.operator(&block.mass_vectors)?;
+        for image in &mut images {
+            locked.project_out(image);
         }
-        projected[(m, m)] = dot(&mass_v, &image);
+        counts.0 += added;
+        counts.1 += 1;
+        let m = self.len();
+        let mut projected = DMatrix::zeros(m + added, m + added);
+        projected.view_mut((0, 0), (m, m)).copy_from(&self.projected);
+        let all_mass: Vec<&Vec<f64>> = self.basis.mass_vectors.iter().chain(&block.mass_vectors).collect();
+        for (j, image) in images.iter().enumerate() {
+            for (i, mass_q) in all_mass.iter().enumerate() {
+                let value = dot(mass_q, image);
+                projected[(i, m + j)] = value;
+                projected[(m + j, i)] = value;
+            }
+        }
         self.projected = projected;
-        self.vectors.push(v);
-        self.mass_vectors.push(mass_v);
-        self.images.push(image);
-        Ok(true)
+        self.basis.vectors.extend(block.vectors);
+        self.basis.mass_vectors.extend(block.mass_vectors);
+        self.images.extend(images);
+        Ok(added)
     }
 }
 
+/// Dot product with eight partial sums (a sequential sum cannot be vectorised).
 fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    let mut partial = [0.0; 8];
+    let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f64 = a_chunks
+        .remainder()
+        .iter()
+        .zip(b_chunks.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a_chunks.zip(b_chunks) {
+        for k in 0..8 {
+            partial[k] += x[k] * y[k];
+        }
+    }
+    partial.iter().sum::<f64>() + tail
 }
 
 fn axpy_in_place(y: &mut [f64], a: f64, x: &[f64]) {
     y.iter_mut().zip(x).for_each(|(yi, xi)| *yi += a * xi);
 }
 
-/// Makes `w` M-orthogonal to every vector of `basis` (M-normalised), twice for stability.
-fn orthogonalise(problem: &Problem, w: &mut [f64], basis: &[Vec<f64>]) {
-    for _ in 0..2 {
-        let mw = problem.mass_times(w);
-        for q in basis {
-            let c = dot(q, &mw);
-            axpy_in_place(w, -c, q);
-        }
-    }
+/// The diagonal of a lower-triangle matrix whose off-diagonal values are all zero.
+fn diagonal_if_diagonal(pattern: &LowerPattern, values: &[f64]) -> Option<Vec<f64>> {
+    let diagonal = pattern.diagonal_positions();
+    let off_diagonal =
+        values.iter().filter(|v| **v != 0.0).count() > diagonal.iter().filter(|&&k| values[k] != 0.0).count();
+    (!off_diagonal).then(|| diagonal.iter().map(|&k| values[k]).collect())
 }
 
 /// The `count` smallest eigenpairs of K u = λ M u, both given as lower-triangle
@@ -256,21 +331,10 @@ pub fn smallest_eigenpairs_reusing(
         pattern,
         stiffness,
         mass,
+        diagonal_mass: diagonal_if_diagonal(pattern, mass),
         factor: cholesky,
     };
 
-    let mut locked: Vec<(f64, Vec<f64>, f64)> = Vec::new();
-    let mut starts = settings
-        .warm_start
-        .iter()
-        .filter(|s| s.len() == n)
-        .cloned()
-        .collect::<Vec<_>>();
-    if starts.len() > 1 {
-        let sum = (0..n).map(|i| starts.iter().map(|s| s[i]).sum()).collect();
-        starts.insert(0, sum);
-    }
-    let mut starts = starts.into_iter();
     let mut seed = 0x9e3779b97f4a7c15u64;
     let mut next_random = move || -> Vec<f64> {
         (0..n)
@@ -280,55 +344,75 @@ pub fn smallest_eigenpairs_reusing(
             })
             .collect()
     };
-    let dimension = settings.krylov_dimension.max(2 * count + 10).min(n);
+    let mut next_block: Vec<Vec<f64>> = settings.warm_start.iter().filter(|s| s.len() == n).cloned().collect();
+    // Every warm-start vector goes into the first block, and all blocks are alike.
+    let block_size = match settings.block_size {
+        0 => 4,
+        b => b,
+    }
+    .max(next_block.len())
+    .min(n);
+    let dimension = settings.krylov_dimension.max(count + 2 * block_size).min(n);
+    // Locked pairs: the M-orthonormal eigenvectors, with their eigenvalues and residuals.
+    let mut locked = Orthonormal::default();
+    let mut locked_values: Vec<(f64, f64)> = Vec::new();
     let mut best_residuals = Vec::new();
     // The search space: M-orthonormal Q (orthogonal to the locked vectors), with
     // M Q, T Q and H = Qᵀ M T Q kept up to date, so that a restart keeps the best
     // Ritz vectors without any new solve (a thick restart).
-    let mut basis = SearchSpace::default();
-    let mut solves = 0;
+    let mut space = SearchSpace::default();
+    let mut counts = (0, 0); // (vectors solved, block solves)
     let mut verified = false;
     // Once `count` pairs are locked, one fresh random space checks that nothing
-    // smaller was missed (a second copy of a repeated eigenvalue that the
+    // smaller was missed (a further copy of a repeated eigenvalue that the
     // first Krylov space could not contain).
     let mut verifying = false;
     for _cycle in 0..settings.max_restarts {
-        if locked.len() >= count && (verified || !settings.verify_complete) {
+        if locked_values.len() >= count && (verified || !settings.verify_complete) {
             break;
         }
-        let locked_vectors: Vec<Vec<f64>> = locked.iter().map(|(_, v, _)| v.clone()).collect();
         // A verification space needs fewer vectors: any eigenvalue below the
         // threshold stands out after a few shift-invert steps.
         let wanted_dimension = if verifying {
-            (count + 10).min(dimension)
+            (3 * block_size).min(dimension)
         } else {
             dimension
         };
-        let limit = wanted_dimension.min(n - locked.len());
-        // Expand to `limit` vectors as a block Krylov space of block size 2: each
-        // new vector is T applied to the one added two steps before, the first two
-        // being a warm start or random. Two interleaved sequences resolve pairs of
-        // equal eigenvalues (symmetric shapes), which one sequence cannot; after a
-        // thick restart, the continuation T(kept) of both is one direction, so the
-        // second falls back to a fresh random vector, which also helps there.
-        const BLOCK: usize = 2;
-        while basis.len() < limit {
-            let candidate = if basis.len() < BLOCK {
-                starts.next().unwrap_or_else(&mut next_random)
-            } else {
-                basis.images[basis.len() - BLOCK].clone()
-            };
-            let added = basis.add(&problem, candidate, &locked_vectors, &mut solves)?
-                || basis.add(&problem, next_random(), &locked_vectors, &mut solves)?;
-            if !added {
+        let limit = wanted_dimension.min(n - locked_values.len());
+        // Grow the block Krylov space: each block is T applied to the block
+        // before (after a restart, the residuals of the kept Ritz vectors); the
+        // first is the warm start filled up with random vectors.
+        while space.len() < limit {
+            // Whole blocks only (the space may pass `limit` by less than a block):
+            // the next block must be T of everything whose image is not yet in
+            // the space, or the Ritz residuals would leave its span.
+            let room = block_size.min(n - locked_values.len() - space.len());
+            let mut candidates: Vec<Vec<f64>> = std::mem::take(&mut next_block);
+            candidates.truncate(room);
+            while candidates.len() < room {
+                candidates.push(next_random());
+            }
+            let before = space.len();
+            let added = space.add_block(&problem, candidates, &locked, &mut next_random, &mut counts)?;
+            if added == 0 {
                 break;
             }
+            next_block = space.images[before..].to_vec();
         }
-        let m = basis.len();
+        // The next Lanczos block: the last block's images made M-orthogonal to
+        // the whole space. The residuals of all Ritz vectors lie in its span,
+        // and computed this way (rather than as T y − θ y for a converging y,
+        // which cancels to rounding noise) it keeps full precision.
+        for image in &mut next_block {
+            for _ in 0..2 {
+                space.basis.project_out(image);
+            }
+        }
+        let m = space.len();
         if m == 0 {
             break;
         }
-        let eigen = SymmetricEigen::new(basis.projected());
+        let eigen = SymmetricEigen::new(space.projected());
         let mut order: Vec<usize> = (0..m).collect();
         order.sort_by(|&a, &b| eigen.eigenvalues[b].total_cmp(&eigen.eigenvalues[a]));
         let ritz = |i: usize, columns: &[Vec<f64>]| -> Vec<f64> {
@@ -339,7 +423,7 @@ pub fn smallest_eigenpairs_reusing(
             v
         };
         // The count-th smallest eigenvalue locked so far (∞ while fewer are locked).
-        let mut sorted: Vec<f64> = locked.iter().map(|(l, _, _)| *l).collect();
+        let mut sorted: Vec<f64> = locked_values.iter().map(|(l, _)| *l).collect();
         sorted.sort_by(f64::total_cmp);
         let threshold = if sorted.len() >= count {
             sorted[count - 1]
@@ -348,6 +432,7 @@ pub fn smallest_eigenpairs_reusing(
         };
         best_residuals.clear();
         let mut newly_locked = Vec::new();
+        let mut newly = Orthonormal::default();
         for &i in order.iter().take(count) {
             let theta = eigen.eigenvalues[i];
             if theta <= 0.0 {
@@ -357,9 +442,9 @@ pub fn smallest_eigenpairs_reusing(
             if lambda >= threshold - 1e-9 * threshold.abs().max(scale * 1e-12) {
                 break;
             }
-            let u = ritz(i, &basis.vectors);
+            let u = ritz(i, &space.basis.vectors);
             let ku = problem.stiffness_times(&u);
-            let mu = ritz(i, &basis.mass_vectors);
+            let mu = ritz(i, &space.basis.mass_vectors);
             let residual_norm = ku
                 .iter()
                 .zip(&mu)
@@ -376,28 +461,40 @@ pub fn smallest_eigenpairs_reusing(
             // relative residual of a low mode cannot drop below about ε λ_max / λ.
             let attainable = 100.0 * f64::EPSILON * (norm_k + lambda.abs() * norm_m) * dot(&u, &u).sqrt();
             if relative <= settings.tolerance || residual_norm <= attainable {
+                // Ritz vectors of one space are M-orthogonal already; once more
+                // against the locked ones removes the drift of many restarts.
                 let mut vector = u;
-                orthogonalise(&problem, &mut vector, &locked_vectors);
-                let length = dot(&vector, &problem.mass_times(&vector)).sqrt();
-                vector.iter_mut().for_each(|x| *x /= length);
-                locked.push((lambda, vector, relative));
+                locked.project_out(&mut vector);
+                let mass_vector = problem.mass_times(&vector);
+                let length = dot(&vector, &mass_vector).sqrt();
+                newly.vectors.push(vector.iter().map(|x| x / length).collect());
+                newly
+                    .mass_vectors
+                    .push(mass_vector.iter().map(|x| x / length).collect());
+                locked_values.push((lambda, relative));
                 newly_locked.push(i);
             } else {
                 // Pairs are taken in order; a later one cannot be trusted before this one converges.
                 break;
             }
         }
+        locked.vectors.extend(newly.vectors);
+        locked.mass_vectors.extend(newly.mass_vectors);
         if verifying && newly_locked.is_empty() {
             verified = true;
         }
-        if locked.len() >= count && settings.verify_complete && !verified {
-            // Start the check from a fresh random space.
+        if locked_values.len() >= count && settings.verify_complete && !verified {
+            // Start the check from a fresh random block.
             verifying = true;
-            basis = SearchSpace::default();
+            space = SearchSpace::default();
+            next_block.clear();
             continue;
         }
-        // Thick restart: keep the best unconverged Ritz vectors (no new solves).
-        let keep = (count.saturating_sub(locked.len()) + 5).min(m / 2).max(1);
+        // Thick restart: keep the best unconverged Ritz vectors (no new solves);
+        // the next block is their images, whose new directions are their residuals.
+        let keep = (count.saturating_sub(locked_values.len()) + block_size)
+            .min(m.saturating_sub(block_size).max(m / 2))
+            .max(1);
         let kept: Vec<usize> = order
             .iter()
             .copied()
@@ -405,30 +502,34 @@ pub fn smallest_eigenpairs_reusing(
             .take(keep)
             .collect();
         let kept_values: Vec<f64> = kept.iter().map(|&i| eigen.eigenvalues[i]).collect();
-        basis = SearchSpace {
-            vectors: kept.iter().map(|&i| ritz(i, &basis.vectors)).collect(),
-            mass_vectors: kept.iter().map(|&i| ritz(i, &basis.mass_vectors)).collect(),
-            images: kept.iter().map(|&i| ritz(i, &basis.images)).collect(),
+        space = SearchSpace {
+            basis: Orthonormal {
+                vectors: kept.iter().map(|&i| ritz(i, &space.basis.vectors)).collect(),
+                mass_vectors: kept.iter().map(|&i| ritz(i, &space.basis.mass_vectors)).collect(),
+            },
+            images: kept.iter().map(|&i| ritz(i, &space.images)).collect(),
             projected: DMatrix::from_diagonal(&nalgebra::DVector::from_vec(kept_values)),
         };
     }
-    if locked.len() < count {
+    if locked_values.len() < count {
         return Err(HookeError::LinearSolver {
             reason: format!(
                 "found {} of {count} eigenpairs; residuals of the rest reached {:?} (tolerance {:e})",
-                locked.len(),
+                locked_values.len(),
                 best_residuals,
                 settings.tolerance
             ),
         });
     }
-    locked.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
-    locked.truncate(count);
+    let mut order: Vec<usize> = (0..locked_values.len()).collect();
+    order.sort_by(|&a, &b| locked_values[a].0.total_cmp(&locked_values[b].0));
+    order.truncate(count);
     Ok(EigenPairs {
-        values: locked.iter().map(|(l, _, _)| *l).collect(),
-        residuals: locked.iter().map(|(_, _, r)| *r).collect(),
-        vectors: locked.into_iter().map(|(_, v, _)| v).collect(),
+        values: order.iter().map(|&i| locked_values[i].0).collect(),
+        residuals: order.iter().map(|&i| locked_values[i].1).collect(),
+        vectors: order.iter().map(|&i| std::mem::take(&mut locked.vectors[i])).collect(),
         shift,
-        solves,
+        solves: counts.0,
+        block_solves: counts.1,
     })
 }

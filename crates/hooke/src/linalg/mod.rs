@@ -4,6 +4,7 @@ mod cholesky;
 mod eigen;
 mod exponential;
 mod krylov_exponential;
+mod ordering;
 mod small;
 mod sparse;
 
