@@ -44,8 +44,9 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ModeRefresh {
     EveryStep,
-    /// Keep the previous step's subspace (re-diagonalised on the new K) while
-    /// every Ritz pair's step-scaled residual h²‖(M + hD + h²K)⁻¹(Ku − λMu)‖_M
+    /// Keep the previous step's subspace (re-diagonalised on the new K, and
+    /// refined by Davidson corrections with the step's semi-implicit factor)
+    /// while every Ritz pair's step-scaled residual h²‖(M + hD + h²K)⁻¹(Ku − λMu)‖_M
     /// (about the phase error per step it causes) stays below this tolerance.
     RitzResidual(f64),
 }
@@ -63,6 +64,11 @@ pub struct Siere {
     eigen_solves: usize,
 }
 
+/// Davidson corrections tried on the previous modes before a fresh eigen solve.
+/// Modes that drift smoothly pass after one or two; more rarely help, and a
+/// mode that was overtaken by a lower one needs the fresh solve anyway.
+const REFINEMENT_ROUNDS: usize = 2;
+
 /// Modes: eigenvalues and M-orthonormal free-DOF eigenvectors.
 type Modes = (Vec<f64>, Vec<Vec<f64>>);
 
@@ -72,6 +78,8 @@ struct FreeMatrices {
     stiffness: Vec<f64>,
     mass: Vec<f64>,
     damping: Option<Vec<f64>>,
+    /// M's diagonal when M is diagonal.
+    diagonal_mass: Option<Vec<f64>>,
 }
 
 impl FreeMatrices {
@@ -79,6 +87,14 @@ impl FreeMatrices {
         let mut y = vec![0.0; x.len()];
         self.pattern.symmetric_multiply(values, x, &mut y);
         y
+    }
+
+    /// M x; a lumped (diagonal) mass is applied as a scaling.
+    fn mass_times(&self, x: &[f64]) -> Vec<f64> {
+        match &self.diagonal_mass {
+            Some(d) => x.iter().zip(d).map(|(x, d)| x * d).collect(),
+            None => self.times(&self.mass, x),
+        }
     }
 }
 
@@ -132,13 +148,15 @@ impl Siere {
         self.eigen_solves
     }
 
-    /// The s modes at the current K: the previous ones re-diagonalised if the
-    /// refresh policy allows and their residuals pass, else a warm-started solve.
+    /// The s modes at the current K: the previous ones refined with the
+    /// semi-implicit factor if the refresh policy allows and their residuals
+    /// then pass, else a warm-started eigen solve.
     /// The semi-implicit matrix must already be factorised in `self.system`.
     fn modes_for(&mut self, matrices: &FreeMatrices, count: usize, h: f64) -> Result<Modes> {
         if let (ModeRefresh::RitzResidual(tolerance), true) = (self.refresh, self.basis.len() == count) {
             let system = self.system.as_ref().expect("factorised before the modes");
-            if let Some(ritz) = rayleigh_ritz(matrices, &self.basis, h, |r| system.solve_in_place(r), tolerance)? {
+            let solve = |r: &mut [f64], columns: usize| system.solve_columns_in_place(r, columns);
+            if let Some(ritz) = refine_modes(matrices, &self.basis, h, solve, tolerance, REFINEMENT_ROUNDS)? {
                 self.basis = ritz.1.clone();
                 return Ok(ritz);
             }
@@ -168,9 +186,14 @@ impl Siere {
     }
 }
 
-/// Rayleigh–Ritz on span(basis) with the current K: Some((Λ, U)) if every Ritz
-/// pair's step-scaled residual h²‖A⁻¹(Ku − λMu)‖_M, with A = M + hD + h²K the
-/// semi-implicit matrix (applied by `solve`), is below `tolerance`.
+/// Refines the previous step's modes on the current K, reusing the
+/// semi-implicit factorisation: Rayleigh–Ritz on span(basis), then, while some
+/// Ritz pair's step-scaled residual h²‖A⁻¹(Ku − λMu)‖_M (A = M + hD + h²K,
+/// applied by `solve_block`) is above `tolerance`, Rayleigh–Ritz again on the
+/// Ritz vectors and their corrections A⁻¹(Ku − λMu) (a Davidson step with A as
+/// preconditioner: one block solve with the factor already at hand, no new
+/// factorisation). Some((Λ, U)) once every pair passes; None after `rounds`
+/// corrections, when the caller recomputes the modes from scratch.
 ///
 /// The plain relative residual ‖Ku − λMu‖/‖Ku‖ is useless here: a low mode
 /// carried over from the last step picks up a tiny high-frequency error, which
@@ -178,56 +201,106 @@ impl Siere {
 /// through A⁻¹, high frequencies count as little as the semi-implicit solve lets
 /// them matter, and an eigenvalue error δλ reads h²δλ/(1 + h²λ): the phase error
 /// per step of that mode.
-fn rayleigh_ritz(
+fn refine_modes(
     matrices: &FreeMatrices,
     basis: &[Vec<f64>],
     h: f64,
-    solve: impl Fn(&mut [f64]) -> Result<()>,
+    solve_block: impl Fn(&mut [f64], usize) -> Result<()>,
     tolerance: f64,
+    rounds: usize,
 ) -> Result<Option<Modes>> {
-    let s = basis.len();
+    let count = basis.len();
+    let n = basis[0].len();
+    let mut space = basis.to_vec();
+    for round in 0..=rounds {
+        let Some(ritz) = rayleigh_ritz(matrices, &space, count) else {
+            return Ok(None);
+        };
+        let mut corrections: Vec<f64> = Vec::with_capacity(count * n);
+        for i in 0..count {
+            let lambda = ritz.values[i];
+            corrections.extend(
+                ritz.stiffness_vectors[i]
+                    .iter()
+                    .zip(&ritz.mass_vectors[i])
+                    .map(|(k, m)| k - lambda * m),
+            );
+        }
+        solve_block(&mut corrections, count)?;
+        let corrections: Vec<Vec<f64>> = corrections.chunks(n).map(<[f64]>::to_vec).collect();
+        let worst = corrections
+            .iter()
+            .map(|c| h * h * dot(c, &matrices.mass_times(c)).max(0.0).sqrt())
+            .fold(0.0, f64::max);
+        if worst <= tolerance {
+            return Ok(Some((ritz.values, ritz.vectors)));
+        }
+        if round == rounds {
+            break;
+        }
+        space = ritz.vectors;
+        space.extend(corrections);
+    }
+    Ok(None)
+}
+
+/// Ritz pairs, with K and M applied to the Ritz vectors.
+struct RitzPairs {
+    values: Vec<f64>,
+    vectors: Vec<Vec<f64>>,
+    stiffness_vectors: Vec<Vec<f64>>,
+    mass_vectors: Vec<Vec<f64>>,
+}
+
+/// The `count` lowest Ritz pairs of (K, M) on span(space), M-orthonormal, or
+/// None if the space is (numerically) degenerate. The space is first made
+/// M-orthonormal by Gram–Schmidt (twice), dropping vectors already in the span.
+fn rayleigh_ritz(matrices: &FreeMatrices, space: &[Vec<f64>], count: usize) -> Option<RitzPairs> {
+    let mut basis: Vec<Vec<f64>> = Vec::with_capacity(space.len());
+    let mut mass_basis: Vec<Vec<f64>> = Vec::with_capacity(space.len());
+    for v in space {
+        let mut w = v.clone();
+        let before = dot(&w, &matrices.mass_times(&w)).sqrt();
+        for _ in 0..2 {
+            for (q, mq) in basis.iter().zip(&mass_basis) {
+                let c = dot(mq, &w);
+                w.iter_mut().zip(q).for_each(|(x, y)| *x -= c * y);
+            }
+        }
+        let mw = matrices.mass_times(&w);
+        let length = dot(&w, &mw).sqrt();
+        if length.is_finite() && length > 1e-10 * before {
+            basis.push(w.iter().map(|x| x / length).collect());
+            mass_basis.push(mw.iter().map(|x| x / length).collect());
+        }
+    }
+    let m = basis.len();
+    if m < count {
+        return None;
+    }
     let k_basis: Vec<Vec<f64>> = basis.iter().map(|u| matrices.times(&matrices.stiffness, u)).collect();
-    let m_basis: Vec<Vec<f64>> = basis.iter().map(|u| matrices.times(&matrices.mass, u)).collect();
-    let kr = DMatrix::from_fn(s, s, |i, j| {
+    let kr = DMatrix::from_fn(m, m, |i, j| {
         0.5 * (dot(&basis[i], &k_basis[j]) + dot(&basis[j], &k_basis[i]))
     });
-    let mr = DMatrix::from_fn(s, s, |i, j| {
-        0.5 * (dot(&basis[i], &m_basis[j]) + dot(&basis[j], &m_basis[i]))
-    });
-    // Mr = LLᵀ; eigenvectors Z of L⁻¹ Kr L⁻ᵀ give Mr-orthonormal Y = L⁻ᵀ Z.
-    let Some(l_inverse) = mr.cholesky().and_then(|c| c.l().try_inverse()) else {
-        return Ok(None);
-    };
-    let reduced = &l_inverse * kr * l_inverse.transpose();
-    let eigen = nalgebra::SymmetricEigen::new((&reduced + reduced.transpose()) * 0.5);
-    let y = l_inverse.transpose() * &eigen.eigenvectors;
-    let mut order: Vec<usize> = (0..s).collect();
+    let eigen = nalgebra::SymmetricEigen::new(kr);
+    let mut order: Vec<usize> = (0..m).collect();
     order.sort_by(|&a, &b| eigen.eigenvalues[a].total_cmp(&eigen.eigenvalues[b]));
     let n = basis[0].len();
-    let mut values = Vec::with_capacity(s);
-    let mut vectors = Vec::with_capacity(s);
-    for &c in &order {
-        let lambda = eigen.eigenvalues[c];
-        let combine = |columns: &[Vec<f64>]| -> Vec<f64> {
-            (0..n)
-                .map(|i| (0..s).map(|r| y[(r, c)] * columns[r][i]).sum())
-                .collect()
-        };
-        let (u, ku, mu) = (combine(basis), combine(&k_basis), combine(&m_basis));
-        let mut residual: Vec<f64> = ku.iter().zip(&mu).map(|(k, m)| k - lambda * m).collect();
-        solve(&mut residual)?;
-        let scaled = h
-            * h
-            * dot(&residual, &matrices.times(&matrices.mass, &residual))
-                .max(0.0)
-                .sqrt();
-        if scaled > tolerance {
-            return Ok(None);
+    let combine = |c: usize, columns: &[Vec<f64>]| -> Vec<f64> {
+        let mut u = vec![0.0; n];
+        for (r, q) in columns.iter().enumerate() {
+            let y = eigen.eigenvectors[(r, c)];
+            u.iter_mut().zip(q).for_each(|(x, q)| *x += y * q);
         }
-        values.push(lambda);
-        vectors.push(u);
-    }
-    Ok(Some((values, vectors)))
+        u
+    };
+    let chosen = &order[..count];
+    Some(RitzPairs {
+        values: chosen.iter().map(|&c| eigen.eigenvalues[c]).collect(),
+        vectors: chosen.iter().map(|&c| combine(c, &basis)).collect(),
+        stiffness_vectors: chosen.iter().map(|&c| combine(c, &k_basis)).collect(),
+        mass_vectors: chosen.iter().map(|&c| combine(c, &mass_basis)).collect(),
+    })
 }
 
 impl Integrator for Siere {
@@ -252,9 +325,11 @@ impl Integrator for Siere {
             }
             let (pattern, source) = model.pattern().restrict(&dofs.free_index);
             let restrict = |values: &[f64]| source.iter().map(|&k| values[k]).collect::<Vec<f64>>();
+            let mass = restrict(model.mass_values());
             let matrices = FreeMatrices {
                 stiffness: restrict(&linearisation.stiffness),
-                mass: restrict(model.mass_values()),
+                diagonal_mass: pattern.diagonal_if_diagonal(&mass),
+                mass,
                 damping: linearisation.damping.as_deref().map(restrict),
                 pattern,
             };
@@ -264,7 +339,7 @@ impl Integrator for Siere {
             // Modal coordinates of v and f, and the exact modal update δ_G.
             let velocity = dofs.gather(&state.velocities);
             let force = dofs.gather(&linearisation.force);
-            let mass_velocity = matrices.times(&matrices.mass, &velocity);
+            let mass_velocity = matrices.mass_times(&velocity);
             let free = dofs.free_count();
             let (mut delta_x, mut delta_v) = (vec![0.0; free], vec![0.0; free]);
             let (mut modal_velocity, mut modal_force) = (vec![0.0; free], vec![0.0; free]);
@@ -283,7 +358,7 @@ impl Integrator for Siere {
                 }
             }
             // The complement: v_H = v − U a, f_H = f − M U g (pinned DOFs keep theirs).
-            let modal_force = matrices.times(&matrices.mass, &modal_force);
+            let modal_force = matrices.mass_times(&modal_force);
             let mut velocity_rest = state.velocities.clone();
             let mut force_rest = linearisation.force.clone();
             for (k, &d) in dofs.free_dofs.iter().enumerate() {

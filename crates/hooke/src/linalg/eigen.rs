@@ -242,14 +242,6 @@ fn axpy_in_place(y: &mut [f64], a: f64, x: &[f64]) {
     y.iter_mut().zip(x).for_each(|(yi, xi)| *yi += a * xi);
 }
 
-/// The diagonal of a lower-triangle matrix whose off-diagonal values are all zero.
-fn diagonal_if_diagonal(pattern: &LowerPattern, values: &[f64]) -> Option<Vec<f64>> {
-    let diagonal = pattern.diagonal_positions();
-    let off_diagonal =
-        values.iter().filter(|v| **v != 0.0).count() > diagonal.iter().filter(|&&k| values[k] != 0.0).count();
-    (!off_diagonal).then(|| diagonal.iter().map(|&k| values[k]).collect())
-}
-
 /// The `count` smallest eigenpairs of K u = λ M u, both given as lower-triangle
 /// values on `pattern`.
 pub fn smallest_eigenpairs(
@@ -331,7 +323,7 @@ pub fn smallest_eigenpairs_reusing(
         pattern,
         stiffness,
         mass,
-        diagonal_mass: diagonal_if_diagonal(pattern, mass),
+        diagonal_mass: pattern.diagonal_if_diagonal(mass),
         factor: cholesky,
     };
 

@@ -46,6 +46,15 @@ impl LowerPattern {
             .collect()
     }
 
+    /// The diagonal of the matrix with these values, if every off-diagonal value
+    /// is zero (a lumped mass), so that products can be plain scalings.
+    pub fn diagonal_if_diagonal(&self, values: &[f64]) -> Option<Vec<f64>> {
+        let diagonal = self.diagonal_positions();
+        let nonzero = values.iter().filter(|v| **v != 0.0).count();
+        let nonzero_diagonal = diagonal.iter().filter(|&&k| values[k] != 0.0).count();
+        (nonzero == nonzero_diagonal).then(|| diagonal.iter().map(|&k| values[k]).collect())
+    }
+
     /// y = A x for the symmetric matrix whose lower triangle holds `values`.
     pub fn symmetric_multiply(&self, values: &[f64], x: &[f64], y: &mut [f64]) {
         y.iter_mut().for_each(|v| *v = 0.0);

@@ -60,4 +60,9 @@ impl FreeSystem {
     pub fn solve_in_place(&self, rhs: &mut [f64]) -> Result<()> {
         self.cholesky.solve_in_place(rhs)
     }
+
+    /// Solves for `columns` right-hand sides stored one after the other, in one pass.
+    pub fn solve_columns_in_place(&self, rhs: &mut [f64], columns: usize) -> Result<()> {
+        self.cholesky.solve_columns_in_place(rhs, columns)
+    }
 }
