@@ -48,7 +48,7 @@ enum Command {
     Compare {
         /// The scene file (TOML).
         scene: PathBuf,
-        /// Comma-separated integrators by name or alias: fe, se, vv, rk4, be, si, im, bdf2, nm, vm.
+        /// Comma-separated integrators by name or alias: fe, se, vv, rk4, be, si, si_exact, im, bdf2, nm, vm.
         /// (The adaptive integrator needs a step-size rule, so it runs only from a scene.)
         #[arg(short, long, value_delimiter = ',', default_value = "be,im,bdf2")]
         integrators: Vec<String>,
@@ -209,7 +209,7 @@ fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -
                 HookeError::scene(
                     "--integrators",
                     format!(
-                        "unknown integrator '{name}' (use fe, se, vv, rk4, be, si, im, bdf2, nm, vm, or their full names)"
+                        "unknown integrator '{name}' (use fe, se, vv, rk4, be, si, si_exact, im, bdf2, nm, vm, or their full names)"
                     ),
                 )
             })

@@ -245,7 +245,8 @@ fn reusing_modes_by_ritz_residual_saves_eigen_solves_and_stays_close() {
         reuse.step(&model, &mut b, 0.005).unwrap();
     }
     assert_eq!(every.eigen_solves(), 20);
-    assert!(reuse.eigen_solves() < 10, "{} eigen solves", reuse.eigen_solves());
+    // Davidson corrections with the step's own factor keep the modes: only the first step solves.
+    assert!(reuse.eigen_solves() <= 2, "{} eigen solves", reuse.eigen_solves());
     let difference = a
         .positions
         .iter()

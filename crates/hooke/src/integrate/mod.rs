@@ -42,7 +42,7 @@ pub use velocity_verlet::VelocityVerlet;
 
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
-use crate::solve::{NewtonReport, NewtonSettings};
+use crate::solve::{IndefiniteSystem, NewtonReport, NewtonSettings};
 
 /// What one step did.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -128,6 +128,10 @@ pub enum IntegratorConfig {
     SemiImplicitBackwardEuler {
         #[serde(default = "default_true")]
         project_hessian: bool,
+        /// An indefinite A (possible only with the exact Hessian): `shift` it
+        /// (default) or solve it `exact`ly, as seed 000's semi-implicit Euler does.
+        #[serde(default)]
+        indefinite: IndefiniteSystem,
     },
     /// Implicit midpoint by Newton: order 2, symplectic, no artificial damping.
     ImplicitMidpoint {
@@ -241,7 +245,7 @@ fn default_newmark_gamma() -> f64 {
 
 impl IntegratorConfig {
     /// The configuration for an integrator name (scene `kind`) or its short alias
-    /// (fe, se, vv, rk4, be, si, im, bdf2, nm, vm, cr, ere, siere, mssi, static), with default settings.
+    /// (fe, se, vv, rk4, be, si, si_exact, im, bdf2, nm, vm, cr, ere, siere, mssi, static), with default settings.
     pub fn from_name(name: &str) -> Option<IntegratorConfig> {
         let newton = NewtonSettings::default();
         Some(match name {
@@ -250,9 +254,16 @@ impl IntegratorConfig {
             "velocity_verlet" | "vv" => IntegratorConfig::VelocityVerlet {},
             "runge_kutta4" | "rk4" => IntegratorConfig::RungeKutta4 {},
             "backward_euler" | "be" => IntegratorConfig::BackwardEuler { newton },
-            "semi_implicit_backward_euler" | "si" => {
-                IntegratorConfig::SemiImplicitBackwardEuler { project_hessian: true }
-            }
+            "semi_implicit_backward_euler" | "si" => IntegratorConfig::SemiImplicitBackwardEuler {
+                project_hessian: true,
+                indefinite: IndefiniteSystem::Shift,
+            },
+            // Seed 000's plain semi-implicit Euler: the exact Hessian, and an
+            // indefinite A solved as it is.
+            "semi_implicit_exact" | "si_exact" => IntegratorConfig::SemiImplicitBackwardEuler {
+                project_hessian: false,
+                indefinite: IndefiniteSystem::Exact,
+            },
             "implicit_midpoint" | "im" => IntegratorConfig::ImplicitMidpoint { newton },
             "bdf2" => IntegratorConfig::Bdf2 { newton },
             "newmark" | "nm" => IntegratorConfig::Newmark {
@@ -363,9 +374,13 @@ impl IntegratorConfig {
             IntegratorConfig::VelocityVerlet {} => Box::new(VelocityVerlet::default()),
             IntegratorConfig::RungeKutta4 {} => Box::new(RungeKutta4::default()),
             IntegratorConfig::BackwardEuler { newton } => Box::new(BackwardEuler::new(*newton)),
-            IntegratorConfig::SemiImplicitBackwardEuler { project_hessian } => {
-                Box::new(SemiImplicitBackwardEuler::new(*project_hessian))
-            }
+            IntegratorConfig::SemiImplicitBackwardEuler {
+                project_hessian,
+                indefinite,
+            } => Box::new(SemiImplicitBackwardEuler::with_indefinite(
+                *project_hessian,
+                *indefinite,
+            )),
             IntegratorConfig::ImplicitMidpoint { newton } => Box::new(ImplicitMidpoint::new(*newton)),
             IntegratorConfig::Bdf2 { newton } => Box::new(Bdf2::new(*newton)),
             IntegratorConfig::Newmark { beta, gamma, newton } => Box::new(Newmark::new(*beta, *gamma, *newton)),

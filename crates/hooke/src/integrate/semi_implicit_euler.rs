@@ -10,18 +10,28 @@ use super::{axpy, commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::linalg::FactorizationOutcome;
 use crate::model::{DofMap, Model, State};
-use crate::solve::FreeSystem;
+use crate::solve::{FreeSystem, IndefiniteSystem};
 use std::time::Instant;
 
 pub struct SemiImplicitBackwardEuler {
     project_hessian: bool,
+    indefinite: IndefiniteSystem,
     system: Option<FreeSystem>,
 }
 
 impl SemiImplicitBackwardEuler {
+    /// With an indefinite A (exact K of a compressed or inverted region), a diagonal shift.
     pub fn new(project_hessian: bool) -> Self {
+        Self::with_indefinite(project_hessian, IndefiniteSystem::Shift)
+    }
+
+    /// `IndefiniteSystem::Exact` solves an indefinite A as it is (LBLᵀ), as
+    /// seed 000's semi-implicit Euler does, and can then blow up where the
+    /// shifted default is only damped.
+    pub fn with_indefinite(project_hessian: bool, indefinite: IndefiniteSystem) -> Self {
         SemiImplicitBackwardEuler {
             project_hessian,
+            indefinite,
             system: None,
         }
     }
@@ -33,6 +43,8 @@ pub(crate) struct Linearisation {
     /// K(xₙ) (or the part of it the method treats implicitly), full pattern.
     pub stiffness: Vec<f64>,
     pub damping: Option<Vec<f64>>,
+    /// How an indefinite A = M + hD + h²K is factorised.
+    pub indefinite: IndefiniteSystem,
     /// f = f_ext(t_{n+1}) − ∇W(xₙ) − D vₙ over all DOFs.
     pub force: Vec<f64>,
     pub assembly_seconds: f64,
@@ -76,6 +88,7 @@ impl Linearisation {
             dofs: model.dof_map(next_time),
             stiffness,
             damping,
+            indefinite: IndefiniteSystem::Shift,
             force,
             assembly_seconds: started.elapsed().as_secs_f64(),
         })
@@ -93,11 +106,11 @@ impl Linearisation {
     }
 
     /// Factorises A = M + hD + h²K on the free DOFs into `cache`; returns whether
-    /// it needed a diagonal shift (A indefinite).
+    /// A was indefinite (and so shifted, or factorised as LBLᵀ, per `self.indefinite`).
     pub fn factorize(&self, cache: &mut Option<FreeSystem>, model: &Model, dt: f64) -> Result<bool> {
         let system = FreeSystem::for_dofs(cache, model.pattern(), &self.dofs)?;
         system.load(&[(1.0, &self.system_values(model, dt))]);
-        Ok(matches!(system.factorize()?, FactorizationOutcome::Shifted { .. }))
+        Ok(system.factorize_with(self.indefinite)? != FactorizationOutcome::PositiveDefinite)
     }
 
     /// Solves A Δv = h (force − h K velocity) on the free DOFs with the
@@ -211,20 +224,19 @@ fn semi_implicit_update(
 
 impl Integrator for SemiImplicitBackwardEuler {
     fn name(&self) -> &'static str {
-        "semi_implicit_backward_euler"
+        match self.indefinite {
+            IndefiniteSystem::Shift => "semi_implicit_backward_euler",
+            IndefiniteSystem::Exact => "semi_implicit_exact",
+        }
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
         super::viscoelastic_unsupported(model, self.name())?;
         commit_step(model, state, dt, |state| {
             let started = Instant::now();
-            Linearisation::at(model, state, dt, self.project_hessian)?.semi_implicit_step(
-                &mut self.system,
-                model,
-                state,
-                dt,
-                started,
-            )
+            let mut linearisation = Linearisation::at(model, state, dt, self.project_hessian)?;
+            linearisation.indefinite = self.indefinite;
+            linearisation.semi_implicit_step(&mut self.system, model, state, dt, started)
         })
     }
 }

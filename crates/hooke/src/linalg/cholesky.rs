@@ -8,7 +8,7 @@ use crate::error::{HookeError, Result};
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::perm::PermRef;
 use faer::sparse::linalg::cholesky::{
-    factorize_symbolic_cholesky, CholeskySymbolicParams, LltRef, SymbolicCholesky, SymmetricOrdering,
+    factorize_symbolic_cholesky, CholeskySymbolicParams, IntranodeLbltRef, LltRef, SymbolicCholesky, SymmetricOrdering,
 };
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Side};
@@ -22,15 +22,30 @@ pub enum FactorizationOutcome {
         shift: f64,
         attempts: usize,
     },
+    /// The matrix was not positive definite and was factorised as it is, by
+    /// LBLᵀ with Bunch–Kaufman pivoting inside each supernode.
+    Indefinite,
+}
+
+/// The numeric factor held: none, LLᵀ, or LBLᵀ (B block diagonal with 1×1 and
+/// 2×2 blocks, stored as L's diagonal and `subdiagonal`, with the pivoting permutation).
+enum Factor {
+    None,
+    Cholesky,
+    BunchKaufman {
+        subdiagonal: Vec<f64>,
+        forward: Vec<usize>,
+        inverse: Vec<usize>,
+    },
 }
 
 /// A reusable LLᵀ factorisation of a fixed lower-triangle pattern.
 pub struct SparseCholesky {
     pattern: LowerPattern,
     symbolic: SymbolicCholesky<usize>,
-    /// The factor's values, valid when `factorized`.
+    /// The factor's values, valid unless `kind` is `Factor::None`.
     factor: Vec<f64>,
-    factorized: bool,
+    kind: Factor,
 }
 
 impl SparseCholesky {
@@ -54,7 +69,7 @@ impl SparseCholesky {
             pattern: pattern.clone(),
             factor: Vec::new(),
             symbolic,
-            factorized: false,
+            kind: Factor::None,
         })
     }
 
@@ -70,7 +85,7 @@ impl SparseCholesky {
     /// Factorises the matrix with these values; fails if it is not positive definite.
     pub fn factorize(&mut self, values: &[f64]) -> Result<()> {
         let parallelism = faer::get_global_parallelism();
-        self.factorized = false;
+        self.kind = Factor::None;
         self.factor.resize(self.symbolic.len_val(), 0.0);
         let scratch = self
             .symbolic
@@ -90,7 +105,7 @@ impl SparseCholesky {
         );
         match outcome {
             Ok(_) => {
-                self.factorized = true;
+                self.kind = Factor::Cholesky;
                 Ok(())
             }
             Err(e) => Err(HookeError::LinearSolver {
@@ -127,6 +142,47 @@ impl SparseCholesky {
         })
     }
 
+    /// Factorises as LLᵀ, or where the matrix is indefinite factorises it as it
+    /// is (LBLᵀ): for solves that must be exact on an indefinite matrix, where a
+    /// shift would change the answer.
+    pub fn factorize_or_indefinite(&mut self, values: &[f64]) -> Result<FactorizationOutcome> {
+        if self.factorize(values).is_ok() {
+            return Ok(FactorizationOutcome::PositiveDefinite);
+        }
+        let n = self.pattern.size;
+        let parallelism = faer::get_global_parallelism();
+        self.factor.resize(self.symbolic.len_val(), 0.0);
+        let (mut subdiagonal, mut forward, mut inverse) = (vec![0.0; n], vec![0usize; n], vec![0usize; n]);
+        let scratch = self
+            .symbolic
+            .factorize_numeric_intranode_lblt_scratch::<f64>(parallelism, Default::default());
+        let mut buffer = MemBuffer::try_new(scratch).map_err(|_| HookeError::LinearSolver {
+            reason: "out of memory for the factorisation workspace".to_string(),
+        })?;
+        self.symbolic.factorize_numeric_intranode_lblt(
+            &mut self.factor,
+            &mut subdiagonal,
+            &mut forward,
+            &mut inverse,
+            SparseColMatRef::new(symbolic_view(&self.pattern), values),
+            Side::Lower,
+            parallelism,
+            MemStack::new(&mut buffer),
+            Default::default(),
+        );
+        if !self.factor.iter().chain(&subdiagonal).all(|v| v.is_finite()) {
+            return Err(HookeError::LinearSolver {
+                reason: "the indefinite matrix is singular (LBLᵀ produced non-finite values)".to_string(),
+            });
+        }
+        self.kind = Factor::BunchKaufman {
+            subdiagonal,
+            forward,
+            inverse,
+        };
+        Ok(FactorizationOutcome::Indefinite)
+    }
+
     /// Solves A x = b in place with the last successful factorisation.
     pub fn solve_in_place(&self, rhs: &mut [f64]) -> Result<()> {
         self.solve_columns_in_place(rhs, 1)
@@ -136,12 +192,12 @@ impl SparseCholesky {
     /// the other (column-major). One pass over the factor serves them all, so
     /// a block of k costs far less than k single solves.
     pub fn solve_columns_in_place(&self, rhs: &mut [f64], columns: usize) -> Result<()> {
-        if !self.factorized {
+        let n = self.pattern.size;
+        if matches!(self.kind, Factor::None) {
             return Err(HookeError::LinearSolver {
                 reason: "solve requested before a successful factorisation".to_string(),
             });
         }
-        let n = self.pattern.size;
         if rhs.len() != n * columns {
             return Err(HookeError::LinearSolver {
                 reason: format!("{} right-hand-side values for {columns} columns of size {n}", rhs.len()),
@@ -156,12 +212,24 @@ impl SparseCholesky {
                 reason: "out of memory for the solve workspace".to_string(),
             })?;
         let block = MatMut::from_column_major_slice_mut(rhs, n, columns);
-        LltRef::new(&self.symbolic, &self.factor).solve_in_place_with_conj(
-            Conj::No,
-            block,
-            parallelism,
-            MemStack::new(&mut buffer),
-        );
+        let stack = MemStack::new(&mut buffer);
+        match &self.kind {
+            Factor::None => unreachable!("checked above"),
+            Factor::Cholesky => {
+                LltRef::new(&self.symbolic, &self.factor).solve_in_place_with_conj(Conj::No, block, parallelism, stack)
+            }
+            Factor::BunchKaufman {
+                subdiagonal,
+                forward,
+                inverse,
+            } => IntranodeLbltRef::new(
+                &self.symbolic,
+                &self.factor,
+                subdiagonal,
+                PermRef::new_checked(forward, inverse, n),
+            )
+            .solve_in_place_with_conj(Conj::No, block, parallelism, stack),
+        }
         Ok(())
     }
 }
@@ -254,5 +322,35 @@ mod tests {
             assert!(residual(&pattern, &values, &x[range.clone()], &b[range]) < 1e-12);
         }
         assert!(cholesky.solve_columns_in_place(&mut x[..n + 1], 1).is_err());
+    }
+
+    #[test]
+    fn an_indefinite_matrix_is_solved_exactly_by_lblt() {
+        for n in [20, 4000] {
+            // Eigenvalues 1 − 2cos(kπ/(n+1)): about a third of them negative.
+            let (pattern, values) = tridiagonal(n, 1.0);
+            let mut cholesky = SparseCholesky::analyse(&pattern).unwrap();
+            assert_eq!(
+                cholesky.factorize_or_indefinite(&values).unwrap(),
+                FactorizationOutcome::Indefinite
+            );
+            let b: Vec<f64> = (0..2 * n).map(|i| ((i * 5) % 7) as f64 - 3.0).collect();
+            let mut x = b.clone();
+            cholesky.solve_columns_in_place(&mut x, 2).unwrap();
+            for c in 0..2 {
+                let range = c * n..(c + 1) * n;
+                let scale = x[range.clone()].iter().fold(1.0f64, |m, v| m.max(v.abs()));
+                assert!(
+                    residual(&pattern, &values, &x[range.clone()], &b[range]) < 1e-10 * scale,
+                    "n = {n}"
+                );
+            }
+            // A positive definite matrix still goes to LLᵀ.
+            let (_, definite) = tridiagonal(n, 2.5);
+            assert_eq!(
+                cholesky.factorize_or_indefinite(&definite).unwrap(),
+                FactorizationOutcome::PositiveDefinite
+            );
+        }
     }
 }

@@ -6,6 +6,18 @@ use crate::error::Result;
 use crate::linalg::{FactorizationOutcome, LowerPattern, SparseCholesky};
 use crate::model::DofMap;
 
+/// What to do when the matrix turns out indefinite.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IndefiniteSystem {
+    /// Add a growing diagonal shift until LLᵀ succeeds (robust, but the solve
+    /// is then of another matrix).
+    #[default]
+    Shift,
+    /// Solve the matrix as it is, by LBLᵀ (exact, as an indefinite solve is).
+    Exact,
+}
+
 pub struct FreeSystem {
     active_pins: Vec<bool>,
     full_nonzeros: usize,
@@ -53,7 +65,15 @@ impl FreeSystem {
 
     /// Factorises the loaded matrix (with a reported diagonal shift if it is indefinite).
     pub fn factorize(&mut self) -> Result<FactorizationOutcome> {
-        self.cholesky.factorize_or_shift(&self.values)
+        self.factorize_with(IndefiniteSystem::Shift)
+    }
+
+    /// Factorises the loaded matrix, treating an indefinite one as `policy` says.
+    pub fn factorize_with(&mut self, policy: IndefiniteSystem) -> Result<FactorizationOutcome> {
+        match policy {
+            IndefiniteSystem::Shift => self.cholesky.factorize_or_shift(&self.values),
+            IndefiniteSystem::Exact => self.cholesky.factorize_or_indefinite(&self.values),
+        }
     }
 
     /// Solves with the last factorisation.
