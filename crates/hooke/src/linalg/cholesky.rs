@@ -87,12 +87,10 @@ impl SparseCholesky {
         let parallelism = faer::get_global_parallelism();
         self.kind = Factor::None;
         self.factor.resize(self.symbolic.len_val(), 0.0);
-        let scratch = self
-            .symbolic
-            .factorize_numeric_llt_scratch::<f64>(parallelism, Default::default());
-        let mut buffer = MemBuffer::try_new(scratch).map_err(|_| HookeError::LinearSolver {
-            reason: "out of memory for the factorisation workspace".to_string(),
-        })?;
+        let mut buffer = workspace(
+            self.symbolic
+                .factorize_numeric_llt_scratch::<f64>(parallelism, Default::default()),
+        )?;
         let matrix = SparseColMatRef::new(symbolic_view(&self.pattern), values);
         let outcome = self.symbolic.factorize_numeric_llt(
             &mut self.factor,
@@ -153,12 +151,10 @@ impl SparseCholesky {
         let parallelism = faer::get_global_parallelism();
         self.factor.resize(self.symbolic.len_val(), 0.0);
         let (mut subdiagonal, mut forward, mut inverse) = (vec![0.0; n], vec![0usize; n], vec![0usize; n]);
-        let scratch = self
-            .symbolic
-            .factorize_numeric_intranode_lblt_scratch::<f64>(parallelism, Default::default());
-        let mut buffer = MemBuffer::try_new(scratch).map_err(|_| HookeError::LinearSolver {
-            reason: "out of memory for the factorisation workspace".to_string(),
-        })?;
+        let mut buffer = workspace(
+            self.symbolic
+                .factorize_numeric_intranode_lblt_scratch::<f64>(parallelism, Default::default()),
+        )?;
         self.symbolic.factorize_numeric_intranode_lblt(
             &mut self.factor,
             &mut subdiagonal,
@@ -207,10 +203,7 @@ impl SparseCholesky {
             return Ok(());
         }
         let parallelism = faer::get_global_parallelism();
-        let mut buffer = MemBuffer::try_new(self.symbolic.solve_in_place_scratch::<f64>(columns, parallelism))
-            .map_err(|_| HookeError::LinearSolver {
-                reason: "out of memory for the solve workspace".to_string(),
-            })?;
+        let mut buffer = workspace(self.symbolic.solve_in_place_scratch::<f64>(columns, parallelism))?;
         let block = MatMut::from_column_major_slice_mut(rhs, n, columns);
         let stack = MemStack::new(&mut buffer);
         match &self.kind {
@@ -232,6 +225,13 @@ impl SparseCholesky {
         }
         Ok(())
     }
+}
+
+/// Scratch memory for a factorisation or solve.
+fn workspace(requirement: faer::dyn_stack::StackReq) -> Result<MemBuffer> {
+    MemBuffer::try_new(requirement).map_err(|_| HookeError::LinearSolver {
+        reason: "out of memory for the sparse factorisation's workspace".to_string(),
+    })
 }
 
 fn symbolic_view(pattern: &LowerPattern) -> SymbolicSparseColMatRef<'_, usize> {
