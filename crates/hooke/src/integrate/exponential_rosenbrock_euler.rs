@@ -75,6 +75,7 @@ impl Integrator for ExponentialRosenbrockEuler {
             let mut gradient = vec![0.0; n];
             let mut stiffness = vec![0.0; pattern.nonzeros()];
             model.potential_hessian(&s.positions, false, Some(&mut gradient), &mut stiffness)?;
+            model.add_resting_contact_stiffness(&s.positions, &mut stiffness);
             let damping = model.damping_values(&s.positions)?;
             let mut force = vec![0.0; n];
             model.external_force(s.time, &mut force);

@@ -388,6 +388,35 @@ impl Model {
         Ok(energy)
     }
 
+    /// Adds the contact stiffness κ m n nᵀ of the vertices that rest on the
+    /// surface of a projecting obstacle (within 1e-9 of it, outside), where the
+    /// penalty itself is zero. Closest-point projection leaves vertices exactly
+    /// there, so a linearised step that ignored them would let the cloth's
+    /// compressed springs buckle freely into the obstacle: the exponential
+    /// integrator then grows those unstable modes over the whole step and the
+    /// projection pumps energy in (seed 000's cloth on a sphere). Counting them
+    /// as in contact for the step keeps its Jacobian honest.
+    pub fn add_resting_contact_stiffness(&self, x: &[f64], values: &mut [f64]) {
+        let pattern = self.pattern();
+        for obstacle in self.obstacles.iter().filter(|o| o.project) {
+            for (v, p) in x.chunks(3).enumerate() {
+                let proximity = obstacle.shape.proximity(&Vector3::new(p[0], p[1], p[2]));
+                if !(0.0..=1e-9).contains(&proximity.distance) {
+                    continue;
+                }
+                let k = obstacle.stiffness * self.lumped_mass[v];
+                let n = proximity.normal;
+                for a in 0..3 {
+                    for b in 0..=a {
+                        if let Some(position) = pattern.position(3 * v + a, 3 * v + b) {
+                            values[position] += k * n[a] * n[b];
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// MSSI's implicit stiffness (seed 000 ch. 5): the springs' material part
     /// Σ k ŝŝᵀ plus the contact penalty Hessian, into `values`; the full potential
     /// gradient into `gradient`. Tetrahedra have no such split and are refused.
