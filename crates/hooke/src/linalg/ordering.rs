@@ -208,4 +208,27 @@ mod tests {
             "nested dissection {dissected} against minimum degree {minimum_degree}"
         );
     }
+
+    #[test]
+    fn isolated_unknowns_and_separate_components_are_ordered_too() {
+        // Two disconnected grids and a run of unknowns coupled to nothing (free
+        // particles): METIS must still return a complete permutation.
+        let grid = grid_pattern(10);
+        let (size, isolated) = (grid.size, 1500);
+        let mut columns: Vec<Vec<usize>> = Vec::new();
+        for offset in [0, size] {
+            for j in 0..size {
+                let rows = &grid.row_indices[grid.column_starts[j]..grid.column_starts[j + 1]];
+                columns.push(rows.iter().map(|r| r + offset).collect());
+            }
+        }
+        for j in 0..isolated {
+            columns.push(vec![2 * size + j]);
+        }
+        let pattern = LowerPattern::from_columns(columns);
+        let permutation = nested_dissection(&pattern).expect("large enough");
+        let mut sorted = permutation.forward.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..pattern.size).collect::<Vec<_>>());
+    }
 }
