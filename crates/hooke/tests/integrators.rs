@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{bar, clamp_left_end, parameters, uniform_model};
+use common::{bar, clamp_left_end, dense, parameters, uniform_model, Lcg};
 use hooke::fem::MassKind;
 use hooke::integrate::{BackwardEuler, Integrator, SemiImplicitBackwardEuler, StaticEquilibrium, SymplecticEuler};
 use hooke::material::MaterialModel;
@@ -444,4 +444,74 @@ fn newton_failure_triggers_step_halving() {
     assert!(report.halvings > 0, "{report:?}");
     assert!((state.time - 0.02).abs() < 1e-15);
     assert!(model.elastic_energy(&state.positions).is_finite());
+}
+
+/// On a strongly compressed bar with a step so long that A = M + h²K is
+/// indefinite, `indefinite = exact` solves A Δv = h f as it is (LBLᵀ), as
+/// seed 000's semi-implicit Euler does, while the default shifts A and solves
+/// another system.
+#[test]
+fn semi_implicit_euler_solves_an_indefinite_system_exactly_on_request() {
+    use hooke::solve::IndefiniteSystem;
+    let mut model = uniform_model(
+        bar([0.4, 0.1, 0.1], [6, 2, 2], TetsPerHex::Six),
+        MaterialModel::StableNeoHookean,
+        parameters(1e5, 0.45),
+        MassKind::Lumped,
+    );
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
+    let mut rng = Lcg::new(2);
+    let mut start = model.initial_state();
+    start.positions = model
+        .rest_positions()
+        .chunks(3)
+        // The clamped end (x = 0) stays where its pins hold it.
+        .flat_map(|p| [p[0] * (0.6 + 0.01 * rng.next()), p[1], p[2]])
+        .collect();
+    // Dense K and M on the free DOFs; the step makes 1 + h²λ_min negative.
+    let dofs = model.dof_map(0.0);
+    let mut stiffness = vec![0.0; model.pattern().nonzeros()];
+    let mut gradient = vec![0.0; model.dof_count()];
+    model
+        .potential_hessian(&start.positions, false, Some(&mut gradient), &mut stiffness)
+        .unwrap();
+    let (pattern, source) = model.pattern().restrict(&dofs.free_index);
+    let k = dense(&pattern, &source.iter().map(|&i| stiffness[i]).collect::<Vec<_>>());
+    let m = dense(
+        &pattern,
+        &source.iter().map(|&i| model.mass_values()[i]).collect::<Vec<_>>(),
+    );
+    // The lumped M is diagonal: the eigenvalues of M⁻¹K are those of M^-½ K M^-½.
+    let scaling = nalgebra::DMatrix::from_diagonal(&m.diagonal().map(|v| 1.0 / v.sqrt()));
+    let lowest = (&scaling * &k * &scaling).symmetric_eigenvalues().min();
+    assert!(lowest < 0.0, "the test needs an indefinite K ({lowest})");
+    let h = 2.0 / (-lowest).sqrt();
+    let a = &m + &k * (h * h);
+    let mut external = vec![0.0; model.dof_count()];
+    model.external_force(h, &mut external);
+    let rhs = nalgebra::DVector::from_iterator(
+        dofs.free_count(),
+        dofs.free_dofs.iter().map(|&d| h * (external[d] - gradient[d])),
+    );
+    let residual = |integrator: &mut SemiImplicitBackwardEuler| {
+        let mut state = start.clone();
+        integrator.step(&model, &mut state, h).unwrap();
+        let change = nalgebra::DVector::from_iterator(
+            dofs.free_count(),
+            dofs.free_dofs
+                .iter()
+                .map(|&d| state.velocities[d] - start.velocities[d]),
+        );
+        (&a * change - &rhs).norm() / rhs.norm()
+    };
+    let exact = residual(&mut SemiImplicitBackwardEuler::with_indefinite(
+        false,
+        IndefiniteSystem::Exact,
+    ));
+    let shifted = residual(&mut SemiImplicitBackwardEuler::new(false));
+    assert!(exact < 1e-8, "exact solve residual {exact}");
+    assert!(
+        shifted > 1e-3,
+        "the shifted solve should answer another system ({shifted})"
+    );
 }
