@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{bar, clamp_left_end, dense, parameters, uniform_model, Lcg};
+use common::{bar, clamp_left_end, dense, parameters, uniform_model};
 use hooke::fem::MassKind;
 use hooke::linalg::{smallest_eigenpairs, EigenSettings};
 use hooke::material::MaterialModel;
@@ -109,20 +109,8 @@ fn free_body_has_six_zero_modes_and_repeated_eigenvalues_are_found() {
 
 #[test]
 fn indefinite_stiffness_needs_and_accepts_a_shift_below_the_spectrum() {
-    let mut model = uniform_model(
-        bar([0.4, 0.1, 0.1], [6, 2, 2], TetsPerHex::Six),
-        MaterialModel::StableNeoHookean,
-        parameters(1e5, 0.45),
-        MassKind::Lumped,
-    );
-    clamp_left_end(&mut model, Motion::Fixed {}, None);
     // Strongly compressed: K is indefinite.
-    let mut rng = Lcg::new(2);
-    let x: Vec<f64> = model
-        .rest_positions()
-        .chunks(3)
-        .flat_map(|p| [0.6 * p[0] + 0.002 * rng.next(), p[1], p[2]])
-        .collect();
+    let (model, x) = common::compressed_clamped_bar();
     let (pattern, k, m, reference) = problem(&model, &x);
     assert!(reference[0] < 0.0, "the test needs an indefinite K ({})", reference[0]);
     // A shift above the negative eigenvalues is a clear error.

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{bar, clamp_left_end, dense, parameters, uniform_model, Lcg};
+use common::{bar, clamp_left_end, compressed_clamped_bar, dense, parameters, uniform_model};
 use hooke::fem::MassKind;
 use hooke::integrate::{BackwardEuler, Integrator, SemiImplicitBackwardEuler, StaticEquilibrium, SymplecticEuler};
 use hooke::material::MaterialModel;
@@ -453,21 +453,9 @@ fn newton_failure_triggers_step_halving() {
 #[test]
 fn semi_implicit_euler_solves_an_indefinite_system_exactly_on_request() {
     use hooke::solve::IndefiniteSystem;
-    let mut model = uniform_model(
-        bar([0.4, 0.1, 0.1], [6, 2, 2], TetsPerHex::Six),
-        MaterialModel::StableNeoHookean,
-        parameters(1e5, 0.45),
-        MassKind::Lumped,
-    );
-    clamp_left_end(&mut model, Motion::Fixed {}, None);
-    let mut rng = Lcg::new(2);
+    let (model, compressed) = compressed_clamped_bar();
     let mut start = model.initial_state();
-    start.positions = model
-        .rest_positions()
-        .chunks(3)
-        // The clamped end (x = 0) stays where its pins hold it.
-        .flat_map(|p| [p[0] * (0.6 + 0.01 * rng.next()), p[1], p[2]])
-        .collect();
+    start.positions = compressed;
     // Dense K and M on the free DOFs; the step makes 1 + h²λ_min negative.
     let dofs = model.dof_map(0.0);
     let mut stiffness = vec![0.0; model.pattern().nonzeros()];

@@ -177,3 +177,23 @@ pub fn tumbling_rod() -> (Model, State) {
     }
     (model, state)
 }
+
+/// A clamped Stable Neo-Hookean bar (0.4 m, 6×2×2 cells) and positions that
+/// compress it to about 60% of its length, with a little noise; the clamped end
+/// (x = 0) stays where its pins hold it. K is indefinite there.
+pub fn compressed_clamped_bar() -> (Model, Vec<f64>) {
+    let mut model = uniform_model(
+        bar([0.4, 0.1, 0.1], [6, 2, 2], TetsPerHex::Six),
+        MaterialModel::StableNeoHookean,
+        parameters(1e5, 0.45),
+        MassKind::Lumped,
+    );
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
+    let mut rng = Lcg::new(2);
+    let positions = model
+        .rest_positions()
+        .chunks(3)
+        .flat_map(|p| [p[0] * (0.6 + 0.01 * rng.next()), p[1], p[2]])
+        .collect();
+    (model, positions)
+}
