@@ -45,7 +45,9 @@ pub fn compare(
     let mut runs = Vec::new();
     for config in integrators {
         // The scene's own integrator keeps all its settings (SIERE's mode count, say).
-        let same_kind = std::mem::discriminant(config) == std::mem::discriminant(&scene.file.integrator);
+        // Compared by name, so that variants of one kind (si and si_exact) stay apart.
+        let same_kind = std::mem::discriminant(config) == std::mem::discriminant(&scene.file.integrator)
+            && config.build().name() == scene.file.integrator.build().name();
         let config = match (config.clone(), scene_newton) {
             _ if same_kind => scene.file.integrator.clone(),
             (IntegratorConfig::BackwardEuler { .. }, Some(newton)) => IntegratorConfig::BackwardEuler { newton },
@@ -113,4 +115,38 @@ pub fn compare(
     let text = serde_json::to_string_pretty(&runs).map_err(|e| HookeError::io(&path, std::io::Error::other(e)))?;
     std::fs::write(&path, text).map_err(|e| HookeError::io(&path, e))?;
     Ok(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scene's own integrator keeps its settings, and another variant of
+    /// the same kind (si_exact beside a scene's si) keeps its own.
+    #[test]
+    fn variants_of_the_scene_integrator_keep_their_own_settings() {
+        let text = r#"
+name = "tiny"
+gravity = [0.0, 0.0, -9.81]
+[simulation]
+duration = 0.02
+time_step = 0.01
+[[bodies]]
+mesh = { box = { size = [0.1, 0.02, 0.02], cells = [2, 1, 1] } }
+material = { model = "stable_neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.4, density = 1000.0 }
+[integrator]
+kind = "semi_implicit_backward_euler"
+project_hessian = false
+"#;
+        let scene = Scene::from_text(text, "tiny", ".".into()).unwrap();
+        let output = std::env::temp_dir().join(format!("hooke-compare-variants-{}", std::process::id()));
+        let configs: Vec<IntegratorConfig> = ["si", "si_exact"]
+            .iter()
+            .map(|name| IntegratorConfig::from_name(name).unwrap())
+            .collect();
+        let runs = compare(&scene, &configs, &output, &mut |_, _, _| {}).unwrap();
+        let names: Vec<&str> = runs.iter().map(|r| r.integrator.as_str()).collect();
+        assert_eq!(names, ["semi_implicit_backward_euler", "semi_implicit_exact"]);
+        std::fs::remove_dir_all(&output).ok();
+    }
 }
