@@ -42,12 +42,12 @@ pub fn compare(
     }
     let built = scene.build()?;
     let scene_newton = scene.file.integrator.newton_settings().copied();
+    let scene_integrator = scene.file.integrator.build().name();
     let mut runs = Vec::new();
     for config in integrators {
         // The scene's own integrator keeps all its settings (SIERE's mode count, say).
         // Compared by name, so that variants of one kind (si and si_exact) stay apart.
-        let same_kind = std::mem::discriminant(config) == std::mem::discriminant(&scene.file.integrator)
-            && config.build().name() == scene.file.integrator.build().name();
+        let same_kind = config.build().name() == scene_integrator;
         let config = match (config.clone(), scene_newton) {
             _ if same_kind => scene.file.integrator.clone(),
             (IntegratorConfig::BackwardEuler { .. }, Some(newton)) => IntegratorConfig::BackwardEuler { newton },

@@ -174,6 +174,17 @@ impl Linearisation {
 }
 
 impl Linearisation {
+    /// The report of a one-solve step that began at `started` (assembly included).
+    pub fn step_report(&self, shifted: bool, started: Instant) -> StepReport {
+        StepReport {
+            iterations: 1,
+            shifted_factorizations: usize::from(shifted),
+            assembly_seconds: self.assembly_seconds,
+            solve_seconds: started.elapsed().as_secs_f64() - self.assembly_seconds,
+            ..StepReport::default()
+        }
+    }
+
     /// The whole semi-implicit step: solve with (f, vₙ), then update.
     pub fn semi_implicit_step(
         &self,
@@ -212,13 +223,7 @@ fn semi_implicit_update(
             positions,
             velocities,
         },
-        StepReport {
-            iterations: 1,
-            shifted_factorizations: usize::from(shifted),
-            assembly_seconds: linearisation.assembly_seconds,
-            solve_seconds: started.elapsed().as_secs_f64() - linearisation.assembly_seconds,
-            ..StepReport::default()
-        },
+        linearisation.step_report(shifted, started),
     )
 }
 

@@ -34,7 +34,9 @@
 use super::semi_implicit_euler::Linearisation;
 use super::{commit_step, Integrator, StepReport};
 use crate::error::{HookeError, Result};
-use crate::linalg::{phi1_times, smallest_eigenpairs_reusing, EigenSettings, LowerPattern, SparseCholesky};
+use crate::linalg::{
+    dot, phi1_times, smallest_eigenpairs_reusing, EigenSettings, LowerPattern, MOrthonormal, SparseCholesky,
+};
 use crate::model::{Model, State};
 use crate::solve::FreeSystem;
 use nalgebra::{DMatrix, DVector, Matrix2, Vector2};
@@ -96,10 +98,6 @@ impl FreeMatrices {
             None => self.times(&self.mass, x),
         }
     }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// h φ₁(hB) for B = [[0, 1], [−λ, 0]]: ∫₀ʰ exp(sB) ds in closed form. Half-angle
@@ -256,24 +254,14 @@ struct RitzPairs {
 /// None if the space is (numerically) degenerate. The space is first made
 /// M-orthonormal by Gram–Schmidt (twice), dropping vectors already in the span.
 fn rayleigh_ritz(matrices: &FreeMatrices, space: &[Vec<f64>], count: usize) -> Option<RitzPairs> {
-    let mut basis: Vec<Vec<f64>> = Vec::with_capacity(space.len());
-    let mut mass_basis: Vec<Vec<f64>> = Vec::with_capacity(space.len());
+    let mut orthonormal = MOrthonormal::default();
     for v in space {
-        let mut w = v.clone();
-        let before = dot(&w, &matrices.mass_times(&w)).sqrt();
-        for _ in 0..2 {
-            for (q, mq) in basis.iter().zip(&mass_basis) {
-                let c = dot(mq, &w);
-                w.iter_mut().zip(q).for_each(|(x, y)| *x -= c * y);
-            }
-        }
-        let mw = matrices.mass_times(&w);
-        let length = dot(&w, &mw).sqrt();
-        if length.is_finite() && length > 1e-10 * before {
-            basis.push(w.iter().map(|x| x / length).collect());
-            mass_basis.push(mw.iter().map(|x| x / length).collect());
-        }
+        orthonormal.append(v.clone(), &[], |x| matrices.mass_times(x));
     }
+    let MOrthonormal {
+        vectors: basis,
+        mass_vectors: mass_basis,
+    } = orthonormal;
     let m = basis.len();
     if m < count {
         return None;
@@ -383,16 +371,7 @@ impl Integrator for Siere {
                 positions,
                 velocities,
             };
-            Ok((
-                next,
-                StepReport {
-                    iterations: 1,
-                    shifted_factorizations: usize::from(shifted),
-                    assembly_seconds: linearisation.assembly_seconds,
-                    solve_seconds: started.elapsed().as_secs_f64() - linearisation.assembly_seconds,
-                    ..StepReport::default()
-                },
-            ))
+            Ok((next, linearisation.step_report(shifted, started)))
         })
     }
 }

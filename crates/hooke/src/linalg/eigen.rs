@@ -17,6 +17,7 @@
 //! block checks that no eigenvalue was missed. Eigenvectors come out
 //! M-orthonormal; convergence is judged by the true residual ‖Ku − λMu‖ / ‖Ku‖.
 
+use super::orthonormal::{axpy_in_place, dot, MOrthonormal};
 use super::{LowerPattern, SparseCholesky};
 use crate::error::{HookeError, Result};
 use nalgebra::{DMatrix, SymmetricEigen};
@@ -123,27 +124,10 @@ impl Problem<'_> {
     }
 }
 
-/// M-orthonormal vectors with their M-images (so that M-inner products with
-/// them need no further product with M).
-#[derive(Default)]
-struct Orthonormal {
-    vectors: Vec<Vec<f64>>,
-    mass_vectors: Vec<Vec<f64>>,
-}
-
-impl Orthonormal {
-    /// Removes from `w` its M-components along these vectors.
-    fn project_out(&self, w: &mut [f64]) {
-        for (q, mass_q) in self.vectors.iter().zip(&self.mass_vectors) {
-            axpy_in_place(w, -dot(mass_q, w), q);
-        }
-    }
-}
-
 /// An M-orthonormal search space Q with M Q, T Q and H = Qᵀ M T Q.
 #[derive(Default)]
 struct SearchSpace {
-    basis: Orthonormal,
+    basis: MOrthonormal,
     images: Vec<Vec<f64>>,
     projected: DMatrix<f64>,
 }
@@ -167,26 +151,15 @@ impl SearchSpace {
         &mut self,
         problem: &Problem,
         candidates: Vec<Vec<f64>>,
-        locked: &Orthonormal,
+        locked: &MOrthonormal,
         random: &mut dyn FnMut() -> Vec<f64>,
         counts: &mut (usize, usize),
     ) -> Result<usize> {
-        let mut block = Orthonormal::default();
+        let mut block = MOrthonormal::default();
+        let mass_times = |x: &[f64]| problem.mass_times(x);
         for candidate in candidates {
-            for mut v in [candidate, random()] {
-                let before = dot(&v, &problem.mass_times(&v)).sqrt();
-                for _ in 0..2 {
-                    locked.project_out(&mut v);
-                    self.basis.project_out(&mut v);
-                    block.project_out(&mut v);
-                }
-                let mass_v = problem.mass_times(&v);
-                let length = dot(&v, &mass_v).sqrt();
-                if length.is_finite() && length > 1e-10 * before {
-                    block.vectors.push(v.iter().map(|x| x / length).collect());
-                    block.mass_vectors.push(mass_v.iter().map(|x| x / length).collect());
-                    break;
-                }
+            if !block.append(candidate, &[locked, &self.basis], mass_times) {
+                block.append(random(), &[locked, &self.basis], mass_times);
             }
         }
         let added = block.vectors.len();
@@ -218,28 +191,6 @@ impl SearchSpace {
         self.images.extend(images);
         Ok(added)
     }
-}
-
-/// Dot product with eight partial sums (a sequential sum cannot be vectorised).
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let mut partial = [0.0; 8];
-    let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f64 = a_chunks
-        .remainder()
-        .iter()
-        .zip(b_chunks.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in a_chunks.zip(b_chunks) {
-        for k in 0..8 {
-            partial[k] += x[k] * y[k];
-        }
-    }
-    partial.iter().sum::<f64>() + tail
-}
-
-fn axpy_in_place(y: &mut [f64], a: f64, x: &[f64]) {
-    y.iter_mut().zip(x).for_each(|(yi, xi)| *yi += a * xi);
 }
 
 /// The `count` smallest eigenpairs of K u = λ M u, both given as lower-triangle
@@ -346,7 +297,7 @@ pub fn smallest_eigenpairs_reusing(
     .min(n);
     let dimension = settings.krylov_dimension.max(count + 2 * block_size).min(n);
     // Locked pairs: the M-orthonormal eigenvectors, with their eigenvalues and residuals.
-    let mut locked = Orthonormal::default();
+    let mut locked = MOrthonormal::default();
     let mut locked_values: Vec<(f64, f64)> = Vec::new();
     let mut best_residuals = Vec::new();
     // The search space: M-orthonormal Q (orthogonal to the locked vectors), with
@@ -424,7 +375,7 @@ pub fn smallest_eigenpairs_reusing(
         };
         best_residuals.clear();
         let mut newly_locked = Vec::new();
-        let mut newly = Orthonormal::default();
+        let mut newly = MOrthonormal::default();
         for &i in order.iter().take(count) {
             let theta = eigen.eigenvalues[i];
             if theta <= 0.0 {
@@ -495,7 +446,7 @@ pub fn smallest_eigenpairs_reusing(
             .collect();
         let kept_values: Vec<f64> = kept.iter().map(|&i| eigen.eigenvalues[i]).collect();
         space = SearchSpace {
-            basis: Orthonormal {
+            basis: MOrthonormal {
                 vectors: kept.iter().map(|&i| ritz(i, &space.basis.vectors)).collect(),
                 mass_vectors: kept.iter().map(|&i| ritz(i, &space.basis.mass_vectors)).collect(),
             },

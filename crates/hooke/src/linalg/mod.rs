@@ -5,6 +5,7 @@ mod eigen;
 mod exponential;
 mod krylov_exponential;
 mod ordering;
+mod orthonormal;
 mod small;
 mod sparse;
 
@@ -12,5 +13,7 @@ pub use cholesky::{FactorizationOutcome, SparseCholesky};
 pub use eigen::{smallest_eigenpairs, smallest_eigenpairs_reusing, EigenPairs, EigenSettings};
 pub use exponential::{expm, phi1_times};
 pub use krylov_exponential::{dense_operator, expv, phi1v, KrylovReport, KrylovSettings};
+pub(crate) use orthonormal::dot;
+pub use orthonormal::MOrthonormal;
 pub use small::{signed_svd3, symmetric_eigen3};
 pub use sparse::LowerPattern;
