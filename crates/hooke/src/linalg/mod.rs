@@ -8,6 +8,7 @@ mod ordering;
 mod orthonormal;
 mod small;
 mod sparse;
+mod system;
 
 pub use cholesky::{FactorizationOutcome, SparseCholesky};
 pub use eigen::{smallest_eigenpairs, smallest_eigenpairs_reusing, EigenPairs, EigenSettings};
@@ -17,3 +18,4 @@ pub(crate) use orthonormal::dot;
 pub use orthonormal::MOrthonormal;
 pub use small::{signed_svd3, symmetric_eigen3};
 pub use sparse::LowerPattern;
+pub use system::{IndefiniteSystem, LowRank, SystemMatrix, SystemSolver};

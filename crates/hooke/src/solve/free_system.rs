@@ -3,20 +3,8 @@
 //! (for example when a pin is released).
 
 use crate::error::Result;
-use crate::linalg::{FactorizationOutcome, LowerPattern, SparseCholesky};
+use crate::linalg::{FactorizationOutcome, IndefiniteSystem, LowerPattern, SparseCholesky};
 use crate::model::DofMap;
-
-/// What to do when the matrix turns out indefinite.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IndefiniteSystem {
-    /// Add a growing diagonal shift until LLᵀ succeeds (robust, but the solve
-    /// is then of another matrix).
-    #[default]
-    Shift,
-    /// Solve the matrix as it is, by LBLᵀ (exact, as an indefinite solve is).
-    Exact,
-}
 
 pub struct FreeSystem {
     active_pins: Vec<bool>,

@@ -5,6 +5,7 @@ mod free_system;
 mod incremental_potential;
 mod newton;
 
-pub use free_system::{FreeSystem, IndefiniteSystem};
+pub use crate::linalg::IndefiniteSystem;
+pub use free_system::FreeSystem;
 pub use incremental_potential::{IncrementalPotential, ViscoelasticTerm};
 pub use newton::{minimize, NewtonReport, NewtonSettings};
