@@ -120,14 +120,14 @@ pub fn render_state(
         crate::output::RenderField::EnergyDensity => model.energy_densities(&state.positions),
         // Each distinct material a number, in order of first appearance.
         crate::output::RenderField::Material => {
-            let mut seen: Vec<crate::fem::ElementMaterial> = Vec::new();
+            let mut seen: Vec<&crate::material::MaterialRef> = Vec::new();
             model
                 .materials()
                 .iter()
-                .map(|m| match seen.iter().position(|s| s == m) {
+                .map(|m| match seen.iter().position(|s| std::sync::Arc::ptr_eq(s, m)) {
                     Some(i) => i as f64,
                     None => {
-                        seen.push(*m);
+                        seen.push(m);
                         (seen.len() - 1) as f64
                     }
                 })

@@ -1,8 +1,8 @@
 //! The benchmark body: a Stable Neo-Hookean bar (E = 1e6 Pa, ν = 0.45, lumped
 //! mass) of hexahedral cells split into 6 tets, clamped at x = 0, under gravity.
 
-use hooke::fem::{ElementMaterial, MassKind};
-use hooke::material::{MaterialModel, MaterialParameters};
+use hooke::fem::MassKind;
+use hooke::material::{IsotropicMaterial, MaterialModel, MaterialParameters};
 use hooke::mesh::{box_mesh, BoxMeshOptions, TetsPerHex};
 use hooke::model::{Model, Motion, Pin, Selection};
 use nalgebra::Vector3;
@@ -20,11 +20,7 @@ pub fn clamped_bar(size: Vector3<f64>, cells: [usize; 3]) -> Model {
         poisson_ratio: 0.45,
         density: 1000.0,
     };
-    let material = ElementMaterial {
-        model: MaterialModel::StableNeoHookean,
-        lame: parameters.lame(),
-        density: parameters.density,
-    };
+    let material = IsotropicMaterial::shared(MaterialModel::StableNeoHookean, &parameters);
     let count = mesh.tet_count();
     let mut model = Model::new(mesh, vec![material; count], MassKind::Lumped).expect("valid model");
     let clamped = Selection::Plane {

@@ -10,19 +10,11 @@ use super::mass::consistent_entry;
 use super::spring::Spring;
 use crate::error::{HookeError, Result};
 use crate::linalg::LowerPattern;
-use crate::material::{self, Lame, MaterialModel, Want};
+use crate::material::{MaterialRef, Want};
 use crate::mesh::TetMesh;
 use nalgebra::Vector3;
 use rayon::prelude::*;
 use std::sync::Mutex;
-
-/// The material of one element.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ElementMaterial {
-    pub model: MaterialModel,
-    pub lame: Lame,
-    pub density: f64,
-}
 
 /// Per-element results, kept between calls to avoid reallocating.
 #[derive(Default)]
@@ -41,7 +33,7 @@ pub struct Assembler {
     spring_blocks: Vec<SpringBlocks>,
     tets: Vec<[usize; 4]>,
     geometry: Vec<ElementGeometry>,
-    materials: Vec<ElementMaterial>,
+    materials: Vec<MaterialRef>,
     pattern: LowerPattern,
     /// For Hessian entry k: sources[source_starts[k]..source_starts[k+1]] are
     /// indices e·78 + packed local index into the element Hessians.
@@ -55,7 +47,7 @@ pub struct Assembler {
 
 impl Assembler {
     /// Precomputes geometry and the sparsity pattern. The mesh must be oriented.
-    pub fn new(mesh: &TetMesh, materials: Vec<ElementMaterial>, springs: Vec<Spring>) -> Result<Self> {
+    pub fn new(mesh: &TetMesh, materials: Vec<MaterialRef>, springs: Vec<Spring>) -> Result<Self> {
         if materials.len() != mesh.tet_count() {
             return Err(HookeError::Mesh {
                 reason: format!("{} materials for {} elements", materials.len(), mesh.tet_count()),
@@ -198,7 +190,7 @@ impl Assembler {
         &self.springs
     }
 
-    pub fn materials(&self) -> &[ElementMaterial] {
+    pub fn materials(&self) -> &[MaterialRef] {
         &self.materials
     }
 
@@ -207,7 +199,7 @@ impl Assembler {
         self.geometry
             .iter()
             .zip(&self.materials)
-            .map(|(g, m)| g.rest_volume * m.density)
+            .map(|(g, m)| g.rest_volume * m.density())
             .collect()
     }
 
@@ -222,8 +214,7 @@ impl Assembler {
             .with_min_len(PARALLEL_MIN_ELEMENTS)
             .map(|e| {
                 let f = self.geometry[e].deformation_gradient(&self.corners(e, x));
-                let m = &self.materials[e];
-                material::energy_density(m.model, &f, &m.lame)
+                self.materials[e].evaluate(&f, Want::Energy).energy_density
             })
             .collect()
     }
@@ -327,8 +318,7 @@ impl Assembler {
         let compute = |e: usize, energy: &mut f64, element_gradient: &mut [f64; 12]| {
             let geometry = &geometry_of[e];
             let f = geometry.deformation_gradient(&self.corners(e, x));
-            let m = &self.materials[e];
-            let evaluation = material::evaluate(m.model, &f, &m.lame, want);
+            let evaluation = self.materials[e].evaluate(&f, want);
             *energy = evaluation.energy_density * geometry.rest_volume;
             if !evaluation.is_undefined() {
                 *element_gradient = geometry.gradient(&evaluation.first_piola);
@@ -367,7 +357,7 @@ impl Assembler {
                 element: e,
                 reason: format!(
                     "{} energy is not finite at this deformation (det F = {:.3e}): {}",
-                    self.materials[e].model.name(),
+                    self.materials[e].name(),
                     f.determinant(),
                     if f.determinant() <= 0.0 && f.determinant() > -1e100 {
                         "the element is inverted and this model is undefined there"
@@ -411,9 +401,8 @@ impl Assembler {
             .into_par_iter()
             .with_min_len(PARALLEL_MIN_ELEMENTS)
             .map(|e| {
-                let m = &self.materials[e];
                 let f = geometry[e].deformation_gradient(&self.corners(e, x));
-                material::energy_density(m.model, &f, &m.lame) * geometry[e].rest_volume
+                self.materials[e].evaluate(&f, Want::Energy).energy_density * geometry[e].rest_volume
             })
             .collect::<Vec<f64>>()
             .iter()

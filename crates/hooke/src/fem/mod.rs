@@ -6,7 +6,7 @@ mod element;
 mod mass;
 mod spring;
 
-pub use assembly::{Assembler, ElementMaterial};
+pub use assembly::Assembler;
 pub use element::{ElementGeometry, PACKED_HESSIAN_LEN};
 pub use mass::{lumped_masses, MassKind};
 pub use spring::{Spring, SpringNetwork};

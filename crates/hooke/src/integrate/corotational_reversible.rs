@@ -21,7 +21,7 @@ use super::{commit_step, same_time, Integrator, StepReport};
 use crate::error::{HookeError, Result};
 use crate::fem::PACKED_HESSIAN_LEN;
 use crate::linalg::signed_svd3;
-use crate::material::{first_piola_derivative, MaterialModel};
+use crate::material::derivative_matrix;
 use crate::model::{Model, State};
 use crate::solve::FreeSystem;
 use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
@@ -73,12 +73,13 @@ impl CorotationalReversible {
         if let Some(e) = model
             .materials()
             .iter()
-            .position(|m| m.model != MaterialModel::Corotational)
+            .position(|m| !m.capabilities().corotated_quadratic)
         {
             return Err(HookeError::Scene {
                 key: "bodies.material.model".to_string(),
                 reason: format!(
-                    "corotational_reversible needs the corotational material everywhere (element {e} is not)"
+                    "corotational_reversible needs a co-rotated quadratic material everywhere (corotational, or anisotropic_linear with corotated = true); element {e} is {}",
+                    model.materials()[e].name()
                 ),
             });
         }
@@ -88,7 +89,8 @@ impl CorotationalReversible {
             .iter()
             .zip(model.materials())
             .map(|(geometry, material)| {
-                let c = first_piola_derivative(MaterialModel::Linear, &Matrix3::identity(), &material.lame, false);
+                // The material's linearisation at rest.
+                let c = derivative_matrix(material.as_ref(), &Matrix3::identity(), false);
                 unpack(&geometry.hessian(&c))
             })
             .collect();

@@ -1,25 +1,93 @@
 //! Hyperelastic materials: energy density ψ(F), first Piola–Kirchhoff stress
-//! P = ∂ψ/∂F and its derivative ∂P/∂F (9×9, column-major vec(F)).
+//! P = ∂ψ/∂F and its derivative ∂P/∂F (9×9, column-major vec(F)), behind the
+//! [`Material`] trait. A material value carries its own parameters, so every
+//! element can have its own (elements of one region share one value).
 //!
-//! Every model takes the same user parameters (Young's modulus, Poisson ratio,
-//! density); each converts the Lamé pair so that all models linearise to the same
-//! Hooke's law at F = I (tested in `tests/materials.rs`).
+//! The isotropic models ([`MaterialModel`]) take the same user parameters
+//! (Young's modulus, Poisson ratio, density); each converts the Lamé pair so that
+//! all of them linearise to the same Hooke's law at F = I (tested in
+//! `tests/materials.rs`). Beside them: a linear anisotropic material with a full
+//! 6×6 elasticity tensor, optionally co-rotated, and a fibre term that can be
+//! added to any material. Scenes find materials through [`registry`].
 
+mod anisotropic_linear;
 mod arap;
 mod corotational;
+mod fibre;
 mod fixed_corotational;
 mod isotropic;
+mod isotropic_material;
 mod linear;
 mod modified_neo_hookean;
 mod neo_hookean;
 mod parameters;
+pub mod registry;
 mod st_venant_kirchhoff;
 mod stable_neo_hookean;
+mod voigt;
 
+pub use anisotropic_linear::AnisotropicLinear;
+pub use fibre::WithFibre;
 pub use isotropic::{StretchEnergy, PAIRS};
+pub use isotropic_material::IsotropicMaterial;
 pub use parameters::{Lame, MaterialParameters};
+pub use voigt::{ElasticityTensor, Matrix6};
 
 use nalgebra::{Matrix3, SMatrix, Vector3};
+use std::sync::Arc;
+
+/// A constitutive model with its parameters: what the elements of a body are made of.
+pub trait Material: Send + Sync + std::fmt::Debug {
+    /// The scene-file name of the model (with "+ fibre" when a fibre term is added).
+    fn name(&self) -> String;
+    /// Mass density, kg/m³.
+    fn density(&self) -> f64;
+    /// ψ, P and ∂P/∂F at F, as much as `want` asks for. A 2D element passes its
+    /// in-plane F embedded in 3×3 (plane strain: F₃₃ = 1).
+    fn evaluate(&self, f: &Matrix3<f64>, want: Want) -> Evaluation;
+    /// What the model guarantees; integrators and damping models ask this instead
+    /// of comparing model names.
+    fn capabilities(&self) -> MaterialCapabilities;
+}
+
+/// Properties of a material that other parts of Hooke depend on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MaterialCapabilities {
+    /// ψ is finite for every F; when false it is +∞ for some (inverted elements),
+    /// so a state can be undefined and a line search must stay out of it.
+    pub defined_under_inversion: bool,
+    /// ψ(QF) = ψ(F) for every rotation Q: rigid rotations store no energy.
+    pub rotation_invariant: bool,
+    /// ψ = ½ ε:C:ε of the co-rotated strain ε = sym(RᵀF) − I with R the rotation of
+    /// F's polar decomposition (corotational, co-rotated anisotropic): the
+    /// co-rotated linearisation of seed 001 §3.4.2 is then exact.
+    pub corotated_quadratic: bool,
+}
+
+/// A shared material: the elements of a region point to the same value.
+pub type MaterialRef = Arc<dyn Material>;
+
+/// ∂P/∂F as a 9×9 matrix, whatever form the evaluation produced it in.
+pub fn derivative_matrix(material: &dyn Material, f: &Matrix3<f64>, project: bool) -> Matrix9 {
+    match material
+        .evaluate(f, Want::Derivative { project })
+        .first_piola_derivative
+    {
+        Some(StressDerivative::Matrix(c)) => c,
+        Some(StressDerivative::Eigensystem(system)) => system.to_matrix(),
+        None => Matrix9::zeros(),
+    }
+}
+
+/// The positive semi-definite part of a symmetric 9×9 matrix (eigenvalues clamped at zero).
+pub fn project_to_psd(c: &Matrix9) -> Matrix9 {
+    let eigen = nalgebra::SymmetricEigen::new(*c);
+    if eigen.eigenvalues.iter().all(|l| *l >= 0.0) {
+        return *c;
+    }
+    let clamped = eigen.eigenvalues.map(|l| l.max(0.0));
+    eigen.eigenvectors * Matrix9::from_diagonal(&clamped) * eigen.eigenvectors.transpose()
+}
 
 /// 9×9 matrix acting on column-major vec(F).
 pub type Matrix9 = SMatrix<f64, 9, 9>;

@@ -20,8 +20,9 @@ pub use selection::Selection;
 pub use state::State;
 
 use crate::error::{HookeError, Result};
-use crate::fem::{lumped_masses, Assembler, ElementGeometry, ElementMaterial, MassKind, SpringNetwork};
+use crate::fem::{lumped_masses, Assembler, ElementGeometry, MassKind, SpringNetwork};
 use crate::linalg::LowerPattern;
+use crate::material::MaterialRef;
 use crate::mesh::TetMesh;
 use nalgebra::Vector3;
 
@@ -45,7 +46,7 @@ pub struct Model {
 
 impl Model {
     /// A model with no pins, forces, gravity or damping. The mesh must be oriented.
-    pub fn new(mesh: TetMesh, materials: Vec<ElementMaterial>, mass_kind: MassKind) -> Result<Model> {
+    pub fn new(mesh: TetMesh, materials: Vec<MaterialRef>, mass_kind: MassKind) -> Result<Model> {
         Model::with_springs(mesh, materials, SpringNetwork::default(), mass_kind)
     }
 
@@ -53,7 +54,7 @@ impl Model {
     /// belong to springs only). Every vertex must carry mass.
     pub fn with_springs(
         mesh: TetMesh,
-        materials: Vec<ElementMaterial>,
+        materials: Vec<MaterialRef>,
         network: SpringNetwork,
         mass_kind: MassKind,
     ) -> Result<Model> {
@@ -106,7 +107,7 @@ impl Model {
         &self.mesh
     }
 
-    pub fn materials(&self) -> &[ElementMaterial] {
+    pub fn materials(&self) -> &[MaterialRef] {
         self.assembler.materials()
     }
 
@@ -150,11 +151,7 @@ impl Model {
     /// others refuse a model that has it.
     pub fn set_damping(&mut self, damping: Option<Damping>) -> Result<()> {
         if damping.is_some_and(|d| d.viscoelastic_coefficient > 0.0) {
-            let reason = if self
-                .materials()
-                .iter()
-                .any(|m| m.model == crate::material::MaterialModel::Linear)
-            {
+            let reason = if self.materials().iter().any(|m| !m.capabilities().rotation_invariant) {
                 Some("it needs a rotation-invariant material; linear elasticity would damp rigid rotation (seed 001 §2.6 uses it with non-linear materials only)")
             } else if !self.assembler.springs().is_empty() {
                 Some("it acts on tetrahedra only; this model has springs, which would stay undamped")
@@ -497,7 +494,9 @@ impl Model {
 
     /// Whether some element's material is undefined for some deformations (J ≤ 0).
     pub fn may_be_undefined(&self) -> bool {
-        self.materials().iter().any(|m| m.model.has_undefined_states())
+        self.materials()
+            .iter()
+            .any(|m| !m.capabilities().defined_under_inversion)
     }
 
     /// Elastic energy; +∞ where an element leaves its material's domain.

@@ -2,7 +2,6 @@
 
 use super::{MeshSource, NetworkSection, NetworkShape, Scene};
 use crate::error::{HookeError, Result};
-use crate::fem::ElementMaterial;
 use crate::fem::{Spring, SpringNetwork};
 use crate::integrate::Integrator;
 use crate::io::read_mesh;
@@ -84,28 +83,16 @@ impl Scene {
             let offset = Vector3::from(body.translate);
             part.vertices.iter_mut().for_each(|p| *p += offset);
 
-            let material_of = |section: &super::MaterialSection| ElementMaterial {
-                model: section.model,
-                lame: section.parameters().lame(),
-                density: section.density,
-            };
-            let mut part_materials = vec![material_of(&body.material); part.tet_count()];
+            let mut masks = Vec::with_capacity(body.regions.len());
             for (r, region) in body.regions.iter().enumerate() {
-                let mask = region
-                    .select
-                    .element_mask(&part, &format!("{key}.regions[{r}].select"))?;
-                let mut count = 0;
-                for (slot, _) in part_materials.iter_mut().zip(&mask).filter(|(_, &inside)| inside) {
-                    *slot = material_of(&region.material);
-                    count += 1;
+                let key = format!("{key}.regions[{r}].select");
+                let mask = region.select.element_mask(&part, &key)?;
+                if !mask.contains(&true) {
+                    return Err(HookeError::scene(key, "selects no element of the body"));
                 }
-                if count == 0 {
-                    return Err(HookeError::scene(
-                        format!("{key}.regions[{r}].select"),
-                        "selects no element of the body",
-                    ));
-                }
+                masks.push(mask);
             }
+            let part_materials = self.materials[b].assign(part.tet_count(), &masks)?;
             let centroid = part.vertices.iter().sum::<Vector3<f64>>() / part.vertex_count().max(1) as f64;
             let spin = Vector3::from(body.angular_velocity);
             for p in &part.vertices {

@@ -4,7 +4,6 @@
 use crate::error::{HookeError, Result};
 use crate::fem::MassKind;
 use crate::integrate::IntegratorConfig;
-use crate::material::{MaterialModel, MaterialParameters};
 use crate::mesh::{Shape, TetsPerHex};
 use crate::model::{Damping, Motion, Obstacle, ObstacleShape, Selection};
 use crate::solve::NewtonSettings;
@@ -171,22 +170,29 @@ impl BoxMeshSection {
     }
 }
 
-#[derive(Clone, Copy, Debug, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct MaterialSection {
-    pub model: MaterialModel,
-    pub youngs_modulus: f64,
-    pub poisson_ratio: f64,
-    pub density: f64,
-}
+/// A material table: `model`, that model's keys (its entry in
+/// [`crate::material::registry`] lists them) and an optional `fibre`. The keys
+/// keep their place in the file, so an unknown one is reported with its line.
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(transparent)]
+pub struct MaterialSection(pub std::collections::BTreeMap<toml::Spanned<String>, toml::Value>);
 
 impl MaterialSection {
-    pub fn parameters(&self) -> MaterialParameters {
-        MaterialParameters {
-            youngs_modulus: self.youngs_modulus,
-            poisson_ratio: self.poisson_ratio,
-            density: self.density,
-        }
+    /// The table without the keys' positions.
+    pub fn table(&self) -> toml::Table {
+        self.0.iter().map(|(k, v)| (k.get_ref().clone(), v.clone())).collect()
+    }
+
+    /// A key the table's model does not take, with its byte range in the scene
+    /// text and the keys it does take (None when every key is known, or the
+    /// model itself is unknown, which the registry reports).
+    pub fn unknown_key(&self) -> Option<(String, std::ops::Range<usize>, Vec<&'static str>)> {
+        let model = self.0.iter().find(|(k, _)| k.get_ref() == "model")?.1.as_str()?;
+        let accepted = crate::material::registry::accepted_keys(model)?;
+        self.0
+            .keys()
+            .find(|k| !accepted.contains(&k.get_ref().as_str()))
+            .map(|k| (k.get_ref().clone(), k.span(), accepted))
     }
 }
 
@@ -340,13 +346,6 @@ impl SceneFile {
         finite("gravity", &self.gravity)?;
         for (b, body) in self.bodies.iter().enumerate() {
             let key = format!("bodies[{b}]");
-            body.material.parameters().validate(&format!("{key}.material"))?;
-            for (r, region) in body.regions.iter().enumerate() {
-                region
-                    .material
-                    .parameters()
-                    .validate(&format!("{key}.regions[{r}].material"))?;
-            }
             if let MeshSource::Box(section) = &body.mesh {
                 section.tets_per_hex(&format!("{key}.mesh.box"))?;
                 for (axis, size) in section.size.iter().enumerate() {

@@ -3,12 +3,14 @@
 
 mod build;
 mod format;
+mod materials;
 
 pub use build::BuiltScene;
 pub use format::{
     BodySection, BoxMeshSection, ConstraintSection, ForceSection, MaterialSection, MeshSource, NetworkSection,
     NetworkShape, OutputSection, PinSection, RegionSection, SceneFile, SimulationSection,
 };
+pub use materials::BodyMaterials;
 
 use crate::error::{HookeError, Result};
 use std::path::{Path, PathBuf};
@@ -22,6 +24,8 @@ pub struct Scene {
     /// Where the scene came from (a path, or "<embedded demo>").
     pub origin: String,
     pub base_directory: PathBuf,
+    /// The materials of each body and its regions, read from the material tables.
+    pub materials: Vec<BodyMaterials>,
 }
 
 impl Scene {
@@ -41,13 +45,16 @@ impl Scene {
                 .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
             HookeError::parse(origin, line, e.message().to_string())
         })?;
+        materials::check_material_keys(&file, text, origin)?;
         file.validate()?;
+        let materials = materials::body_materials(&file, &base_directory)?;
         file.prepare_shapes(&base_directory)?;
         Ok(Scene {
             file,
             text: text.to_string(),
             origin: origin.to_string(),
             base_directory,
+            materials,
         })
     }
 

@@ -1,8 +1,8 @@
 //! Helpers shared by the verification tests.
 #![allow(dead_code)]
 
-use hooke::fem::{ElementMaterial, MassKind};
-use hooke::material::{MaterialModel, MaterialParameters};
+use hooke::fem::MassKind;
+use hooke::material::{IsotropicMaterial, MaterialModel, MaterialParameters};
 use hooke::mesh::{box_mesh, BoxMeshOptions, TetMesh, TetsPerHex};
 use hooke::model::{Model, Motion, Pin, Selection, State};
 use nalgebra::{Matrix3, Rotation3, Vector3};
@@ -53,11 +53,7 @@ pub fn bar(size: [f64; 3], cells: [usize; 3], tets_per_hex: TetsPerHex) -> TetMe
 }
 
 pub fn uniform_model(mesh: TetMesh, model: MaterialModel, params: MaterialParameters, mass: MassKind) -> Model {
-    let material = ElementMaterial {
-        model,
-        lame: params.lame(),
-        density: params.density,
-    };
+    let material = IsotropicMaterial::shared(model, &params);
     let count = mesh.tet_count();
     Model::new(mesh, vec![material; count], mass).expect("valid model")
 }
