@@ -60,7 +60,7 @@ fn adaptive_integrators(c: &mut Criterion) {
     use hooke::integrate::StepSizeRule;
     use hooke::solve::NewtonSettings;
     let (clamped, state) = bar();
-    let material = clamped.materials()[0];
+    let material = clamped.materials()[0].clone();
     let mesh = clamped.mesh().clone();
     let count = mesh.tet_count();
     let model = Model::new(mesh, vec![material; count], hooke::fem::MassKind::Lumped).expect("model");
