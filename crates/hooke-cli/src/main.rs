@@ -142,7 +142,7 @@ fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<(), H
         "{}: {} vertices, {} tetrahedra, {} steps of {} s with {} → {}",
         settings.name,
         built.model.mesh().vertex_count(),
-        built.model.mesh().tet_count(),
+        built.model.mesh().element_count(),
         steps,
         settings.time_step,
         built.integrator.name(),
@@ -303,7 +303,7 @@ fn check(scene: &Path) -> Result<(), HookeError> {
         "{}: {} vertices, {} tetrahedra, {} free DOFs at t = 0, integrator {}, {} steps",
         scene.name(),
         model.mesh().vertex_count(),
-        model.mesh().tet_count(),
+        model.mesh().element_count(),
         model.dof_map(0.0).free_count(),
         built.integrator.name(),
         scene.run_settings(None).step_count()
@@ -377,12 +377,12 @@ fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), Ho
             hooke::simulation::render_state(&built.model, &built.initial_state, &settings)?
         }
         _ => {
-            let mesh = hooke::io::read_mesh(input)?;
+            let mesh = hooke::mesh::Mesh::Tetrahedra(hooke::io::read_mesh(input)?);
             hooke::output::render(
                 &hooke::output::RenderInput {
                     mesh: &mesh,
-                    positions: &mesh.vertices,
-                    element_values: &vec![0.0; mesh.tet_count()],
+                    positions: mesh.vertices(),
+                    element_values: &vec![0.0; mesh.element_count()],
                     edges: &[],
                 },
                 &settings,

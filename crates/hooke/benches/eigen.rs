@@ -24,13 +24,10 @@ fn eigen(c: &mut Criterion) {
         let model = common::clamped_bar(size, cells);
         let state = model.initial_state();
         let dofs = model.dof_map(0.0);
-        let mut stiffness = vec![0.0; model.pattern().nonzeros()];
-        model
-            .elastic_hessian(&state.positions, false, None, &mut stiffness)
-            .expect("defined");
+        let stiffness = model.stiffness(&state.positions, 0.0, false).expect("defined");
         let (pattern, source) = model.pattern().restrict(&dofs.free_index);
         let k: Vec<f64> = source.iter().map(|&s| stiffness[s]).collect();
-        let m: Vec<f64> = source.iter().map(|&s| model.mass_values()[s]).collect();
+        let m: Vec<f64> = source.iter().map(|&s| model.mass().values()[s]).collect();
         if let Ok(directory) = std::env::var("HOOKE_EXPORT") {
             let directory = std::path::Path::new(&directory).join(name);
             hooke::modal::export_matrices(&model, &state, &directory).expect("export");

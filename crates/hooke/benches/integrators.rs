@@ -13,7 +13,7 @@ fn bar() -> (Model, State) {
     let model = common::clamped_bar(Vector3::new(0.8, 0.16, 0.2), [40, 8, 10]);
     let mut state = model.initial_state();
     // Sagging and moving, so that every method has real work to do.
-    for (v, p) in model.mesh().vertices.iter().enumerate() {
+    for (v, p) in model.mesh().vertices().iter().enumerate() {
         let bend = (p.x / 0.8).powi(2);
         state.positions[3 * v + 2] -= 0.02 * bend;
         state.velocities[3 * v + 2] = -0.5 * bend;
@@ -44,7 +44,7 @@ fn bench_step(
 
 fn integrators(c: &mut Criterion) {
     let (model, state) = bar();
-    let tets = model.mesh().tet_count();
+    let tets = model.mesh().element_count();
     let mut group = c.benchmark_group(format!("step_{tets}_tets"));
     group.sample_size(10);
     for name in ["se", "fe", "vv", "rk4", "si", "be", "im", "bdf2", "nm", "vm", "siere"] {
@@ -61,7 +61,7 @@ fn adaptive_integrators(c: &mut Criterion) {
     use hooke::solve::NewtonSettings;
     let (clamped, state) = bar();
     let material = clamped.materials()[0].clone();
-    let mesh = clamped.mesh().clone();
+    let mesh = clamped.mesh().tetrahedra().expect("a 3D bar").clone();
     let count = mesh.tet_count();
     let model = Model::new(mesh, vec![material; count], hooke::fem::MassKind::Lumped).expect("model");
     let rule = StepSizeRule::ElasticEnergy { scale: 1.0 };

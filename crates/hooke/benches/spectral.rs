@@ -19,7 +19,10 @@ fn siere_against_semi_implicit(c: &mut Criterion) {
     let built = Scene::from_file(&path).expect("scene").build().expect("built");
     let (model, start) = (&built.model, &built.initial_state);
     let h = 0.005;
-    let mut group = c.benchmark_group(format!("fifty_steps_hanging_ball_{}_tets", model.mesh().tet_count()));
+    let mut group = c.benchmark_group(format!(
+        "fifty_steps_hanging_ball_{}_tets",
+        model.mesh().element_count()
+    ));
     group.sample_size(10);
     let cases: Vec<(&str, MakeIntegrator)> = vec![
         (

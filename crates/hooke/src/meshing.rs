@@ -116,7 +116,7 @@ pub fn write_mesh(path: &Path, mesh: &TetMesh) -> Result<()> {
                 path,
                 &crate::output::Frame {
                     time: 0.0,
-                    mesh,
+                    mesh: &crate::mesh::Mesh::Tetrahedra(mesh.clone()),
                     positions: &mesh.vertices,
                     velocities: &zeros,
                     strain_energy_density: &vec![0.0; mesh.tet_count()],

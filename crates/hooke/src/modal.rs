@@ -4,7 +4,7 @@
 
 use crate::error::{HookeError, Result};
 use crate::linalg::{smallest_eigenpairs, EigenSettings};
-use crate::model::{Model, State};
+use crate::model::{vertex_point, Model, State};
 use crate::output::{Frame, VtkSeriesWriter};
 use nalgebra::Vector3;
 use std::io::Write;
@@ -39,11 +39,10 @@ impl Modes {
 /// The `count` lowest modes about `state` (stiffness at its positions, pins at its time).
 pub fn lowest_modes(model: &Model, state: &State, count: usize, settings: &EigenSettings) -> Result<Modes> {
     let dofs = model.dof_map(state.time);
-    let mut stiffness = vec![0.0; model.pattern().nonzeros()];
-    model.potential_hessian(&state.positions, false, None, &mut stiffness)?;
+    let stiffness = model.stiffness(&state.positions, state.time, false)?;
     let (pattern, source) = model.pattern().restrict(&dofs.free_index);
     let k: Vec<f64> = source.iter().map(|&s| stiffness[s]).collect();
-    let m: Vec<f64> = source.iter().map(|&s| model.mass_values()[s]).collect();
+    let m: Vec<f64> = source.iter().map(|&s| model.mass().values()[s]).collect();
     let pairs = smallest_eigenpairs(&pattern, &k, &m, count.min(dofs.free_count()), settings)?;
     let shapes = pairs
         .vectors
@@ -81,16 +80,14 @@ pub fn write_modes(model: &Model, state: &State, modes: &Modes, directory: &Path
     file.write_all(text.as_bytes()).map_err(|e| HookeError::io(&csv, e))?;
     let mut writer = VtkSeriesWriter::create(directory, "mode")?;
     let size = model.length_scale();
-    let densities = vec![0.0; model.mesh().tet_count()];
+    let densities = vec![0.0; model.mesh().element_count()];
+    let d = model.dimension();
     let edges = model.spring_edges();
     let zero = vec![Vector3::zeros(); model.mesh().vertex_count()];
     for (i, shape) in modes.shapes.iter().enumerate() {
         let largest = shape.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(f64::MIN_POSITIVE);
-        let positions: Vec<Vector3<f64>> = state
-            .positions
-            .chunks(3)
-            .zip(shape.chunks(3))
-            .map(|(p, u)| Vector3::new(p[0], p[1], p[2]) + Vector3::new(u[0], u[1], u[2]) * (0.1 * size / largest))
+        let positions: Vec<Vector3<f64>> = (0..model.mesh().vertex_count())
+            .map(|v| vertex_point(&state.positions, v, d) + vertex_point(shape, v, d) * (0.1 * size / largest))
             .collect();
         writer.write_frame(&Frame {
             time: (i + 1) as f64,
@@ -112,10 +109,9 @@ pub fn export_matrices(model: &Model, state: &State, directory: &Path) -> Result
     let dofs = model.dof_map(state.time);
     let (pattern, source) = model.pattern().restrict(&dofs.free_index);
     let restrict = |values: &[f64]| -> Vec<f64> { source.iter().map(|&s| values[s]).collect() };
-    let mut stiffness = vec![0.0; model.pattern().nonzeros()];
-    model.potential_hessian(&state.positions, false, None, &mut stiffness)?;
+    let stiffness = model.stiffness(&state.positions, state.time, false)?;
     let note = format!(
-        "Hooke: {} free DOFs of {} (pinned vertices removed), interleaved x, y, z per vertex",
+        "Hooke: {} free DOFs of {} (pinned vertices removed), interleaved x, y(, z) per vertex",
         dofs.free_count(),
         model.dof_count()
     );
@@ -127,7 +123,7 @@ pub fn export_matrices(model: &Model, state: &State, directory: &Path) -> Result
         Ok(())
     };
     write("K.mtx", &stiffness, "stiffness K = d²E/dx² at the initial state")?;
-    write("M.mtx", model.mass_values(), "mass matrix M")?;
+    write("M.mtx", model.mass().values(), "mass matrix M")?;
     if let Some(damping) = model.damping_values(&state.positions)? {
         write("D.mtx", &damping, "Rayleigh damping D = alpha M + beta K")?;
     }

@@ -87,26 +87,28 @@ pub struct RunSummary {
 /// Energies and momenta of a state.
 pub fn energy_record(model: &Model, state: &State) -> EnergyRecord {
     let kinetic = model.kinetic_energy(&state.velocities);
-    let elastic = model.elastic_energy(&state.positions);
-    let gravitational = model.gravitational_energy(&state.positions);
-    let penalty = model.penalty_energy(&state.positions);
+    let parts = model.energies(&state.positions, state.time);
     let (linear, angular) = model.momentum(&state.positions, &state.velocities);
     EnergyRecord {
         time: state.time,
         kinetic,
-        elastic,
-        gravitational,
-        penalty,
-        total: kinetic + elastic + gravitational + penalty,
+        elastic: parts.elastic,
+        gravitational: parts.gravitational,
+        penalty: parts.contact,
+        total: kinetic + parts.elastic + parts.gravitational + parts.contact,
         dissipated: 0.0,
         linear_momentum: linear.into(),
         angular_momentum: angular.into(),
-        max_penetration: model.max_penetration(&state.positions),
+        max_penetration: crate::model::max_penetration(model.obstacles(), &state.positions, model.dimension()),
     }
 }
 
-fn as_points(flat: &[f64]) -> Vec<Vector3<f64>> {
-    flat.chunks(3).map(|c| Vector3::new(c[0], c[1], c[2])).collect()
+/// Flat per-vertex values as 3-vectors (z = 0 in 2D).
+fn as_points(model: &Model, flat: &[f64]) -> Vec<Vector3<f64>> {
+    let d = model.dimension();
+    (0..flat.len() / d)
+        .map(|v| crate::model::vertex_point(flat, v, d))
+        .collect()
 }
 
 /// Draws the body at `state`.
@@ -115,7 +117,7 @@ pub fn render_state(
     state: &State,
     settings: &crate::output::RenderSettings,
 ) -> Result<crate::output::Image> {
-    let positions = as_points(&state.positions);
+    let positions = as_points(model, &state.positions);
     let densities = match settings.field {
         crate::output::RenderField::EnergyDensity => model.energy_densities(&state.positions),
         // Each distinct material a number, in order of first appearance.
@@ -147,8 +149,8 @@ pub fn render_state(
 }
 
 fn write_frame(writer: &mut VtkSeriesWriter, model: &Model, state: &State) -> Result<PathBuf> {
-    let positions = as_points(&state.positions);
-    let velocities = as_points(&state.velocities);
+    let positions = as_points(model, &state.positions);
+    let velocities = as_points(model, &state.velocities);
     let densities = model.energy_densities(&state.positions);
     writer.write_frame(&Frame {
         time: state.time,
@@ -302,7 +304,7 @@ pub fn run(
         final_time: state.time,
         time_step: settings.time_step,
         vertices: model.mesh().vertex_count(),
-        elements: model.mesh().tet_count(),
+        elements: model.mesh().element_count(),
         free_dofs_at_start: model.dof_map(0.0).free_count(),
         wall_seconds: started.elapsed().as_secs_f64(),
         statistics,

@@ -369,7 +369,7 @@ fn inside_out_tet_is_reoriented_with_a_note() {
     scratch.write("inside_out.mesh", &two_tet_medit("5 6 8 7 1"));
     let built = load_and_build(&scene_with_mesh_file("inside_out.mesh"), scratch.path())
         .unwrap_or_else(|error| panic!("an inside-out tet should be re-oriented, got: {error}"));
-    let mesh = built.model.mesh();
+    let mesh = built.model.mesh().tetrahedra().expect("a 3D scene");
     for element in 0..mesh.tet_count() {
         assert!(mesh.signed_volume(element, &mesh.vertices) > 0.0, "element {element}");
     }
@@ -400,13 +400,13 @@ fn two_tet_neo_hookean(scratch: &ScratchDirectory) -> BuiltScene {
     load_and_build(&text, scratch.path()).unwrap_or_else(|error| panic!("valid scene: {error}"))
 }
 
-/// Calls `elastic_gradient`, turning a panic into a test failure that says so.
+/// Evaluates the potential's gradient, turning a panic into a test failure
+/// that says so; returns the elastic energy when it succeeds.
 fn gradient_result(built: &BuiltScene, positions: &[f64]) -> Result<f64, HookeError> {
     let mut gradient = vec![0.0; positions.len()];
-    catch_unwind(AssertUnwindSafe(|| {
-        built.model.elastic_gradient(positions, &mut gradient)
-    }))
-    .unwrap_or_else(|_| panic!("elastic_gradient panicked instead of returning an error"))
+    catch_unwind(AssertUnwindSafe(|| built.model.gradient(positions, 0.0, &mut gradient)))
+        .unwrap_or_else(|_| panic!("the gradient panicked instead of returning an error"))
+        .map(|_| built.model.elastic_energy(positions))
 }
 
 #[test]
@@ -454,7 +454,7 @@ fn neo_hookean_gradient_at_a_flattened_element_names_the_element() {
 #[test]
 fn neo_hookean_box_reports_the_first_inverted_element() {
     let built = load_and_build(VALID_SCENE, Path::new(".")).expect("valid scene");
-    let mesh = built.model.mesh();
+    let mesh = built.model.mesh().tetrahedra().expect("a 3D scene");
     let mut positions = built.model.rest_positions();
     // Move the far corner vertex (1, 0.2, 0.2) back through the bar, past x = 0.5:
     // every element touching it turns inside out.

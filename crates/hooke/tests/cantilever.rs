@@ -50,10 +50,10 @@ fn tip_deflection(cells_along: usize, cells_across: usize) -> f64 {
     );
     // Mean vertical displacement of the free end's vertices.
     let tip: Vec<usize> = (0..model.mesh().vertex_count())
-        .filter(|&v| (model.mesh().vertices[v].x - LENGTH).abs() < 1e-12)
+        .filter(|&v| (model.mesh().vertices()[v].x - LENGTH).abs() < 1e-12)
         .collect();
     -tip.iter()
-        .map(|&v| state.positions[3 * v + 2] - model.mesh().vertices[v].z)
+        .map(|&v| state.positions[3 * v + 2] - model.mesh().vertices()[v].z)
         .sum::<f64>()
         / tip.len() as f64
 }

@@ -25,11 +25,11 @@ fn nonlinear_problem() -> (Model, State) {
     let mut state = model.initial_state();
     // Start deformed (stretched and sheared), so that the initial acceleration is not zero:
     // from rest shape symplectic Euler's positions coincide with leapfrog's and look second order.
-    for (v, p) in model.mesh().vertices.iter().enumerate() {
+    for (v, p) in model.mesh().vertices().iter().enumerate() {
         state.positions[3 * v] += 0.1 * p.x + 0.05 * p.z;
         state.positions[3 * v + 2] -= 0.05 * p.y;
     }
-    for (v, p) in model.mesh().vertices.iter().enumerate() {
+    for (v, p) in model.mesh().vertices().iter().enumerate() {
         state.velocities[3 * v] = 0.1 * (p.x - 0.05) * 10.0 + 0.05 * p.y;
         state.velocities[3 * v + 1] = -0.08 * p.z * 10.0;
         state.velocities[3 * v + 2] = 0.06 * (p.x * p.y) * 100.0;
@@ -126,14 +126,21 @@ fn single_mode() -> (Model, State, DVector<f64>, f64) {
     let dofs = model.dof_map(0.0);
     let mut values = vec![0.0; model.pattern().nonzeros()];
     model
-        .elastic_hessian(&model.rest_positions(), false, None, &mut values)
+        .hessian(
+            &model.rest_positions(),
+            0.0,
+            false,
+            &mut vec![0.0; model.dof_count()],
+            &mut values,
+            &mut Vec::new(),
+        )
         .unwrap();
     let k = common::dense(model.pattern(), &values);
     let n = dofs.free_count();
     let inverse_sqrt_mass: Vec<f64> = dofs
         .free_dofs
         .iter()
-        .map(|&d| 1.0 / model.lumped_masses()[d / 3].sqrt())
+        .map(|&d| 1.0 / model.mass().lumped()[d / 3].sqrt())
         .collect();
     let reduced = DMatrix::from_fn(n, n, |i, j| {
         k[(dofs.free_dofs[i], dofs.free_dofs[j])] * inverse_sqrt_mass[i] * inverse_sqrt_mass[j]
@@ -156,7 +163,7 @@ fn single_mode() -> (Model, State, DVector<f64>, f64) {
 /// Modal amplitude √(a² + (b/ω)²) with a, b the mode's displacement and velocity coordinates.
 fn amplitude(model: &Model, state: &State, mode: &DVector<f64>, omega: f64) -> f64 {
     let rest = model.rest_positions();
-    let masses = model.lumped_masses();
+    let masses = model.mass().lumped();
     let (mut a, mut b) = (0.0, 0.0);
     for d in 0..model.dof_count() {
         a += mode[d] * masses[d / 3] * (state.positions[d] - rest[d]);
@@ -213,7 +220,7 @@ fn exponential_rosenbrock_euler_is_exact_for_linear_systems() {
             }))
             .unwrap();
         let mut start = model.initial_state();
-        for (v, p) in model.mesh().vertices.iter().enumerate() {
+        for (v, p) in model.mesh().vertices().iter().enumerate() {
             start.velocities[3 * v + 1] = 0.3 * p.x;
         }
         let end = 0.2;

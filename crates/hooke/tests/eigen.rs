@@ -15,10 +15,19 @@ use nalgebra::{DMatrix, SymmetricEigen};
 fn problem(model: &Model, x: &[f64]) -> (hooke::linalg::LowerPattern, Vec<f64>, Vec<f64>, Vec<f64>) {
     let dofs = model.dof_map(0.0);
     let mut stiffness = vec![0.0; model.pattern().nonzeros()];
-    model.elastic_hessian(x, false, None, &mut stiffness).unwrap();
+    model
+        .hessian(
+            x,
+            0.0,
+            false,
+            &mut vec![0.0; model.dof_count()],
+            &mut stiffness,
+            &mut Vec::new(),
+        )
+        .unwrap();
     let (pattern, source) = model.pattern().restrict(&dofs.free_index);
     let k: Vec<f64> = source.iter().map(|&s| stiffness[s]).collect();
-    let m: Vec<f64> = source.iter().map(|&s| model.mass_values()[s]).collect();
+    let m: Vec<f64> = source.iter().map(|&s| model.mass().values()[s]).collect();
     // Dense reference: M = LLᵀ, eigenvalues of L⁻¹ K L⁻ᵀ.
     let kd = dense(&pattern, &k);
     let md = dense(&pattern, &m);
@@ -184,7 +193,7 @@ fn cantilever_modes_and_matrix_export() {
     assert!(total > 0.0 && total.is_finite());
     let consistent_total: f64 = {
         let (pattern, source) = model.pattern().restrict(&dofs.free_index);
-        let values: Vec<f64> = source.iter().map(|&s| model.mass_values()[s]).collect();
+        let values: Vec<f64> = source.iter().map(|&s| model.mass().values()[s]).collect();
         let ones = vec![1.0; pattern.size];
         let mut product = vec![0.0; pattern.size];
         pattern.symmetric_multiply(&values, &ones, &mut product);

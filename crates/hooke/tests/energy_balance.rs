@@ -28,7 +28,7 @@ fn balance(name: &str) -> (f64, f64) {
         }))
         .unwrap();
     let mut start = model.initial_state();
-    for (v, p) in model.mesh().vertices.iter().enumerate() {
+    for (v, p) in model.mesh().vertices().iter().enumerate() {
         start.velocities[3 * v + 2] = 2.0 * p.x;
     }
     let config = match IntegratorConfig::from_name(name).unwrap() {

@@ -392,7 +392,7 @@ fn renders_show_the_object_where_expected() {
         ..RenderSettings::default()
     };
     let input = RenderInput {
-        mesh: &mesh,
+        mesh: &hooke::mesh::Mesh::Tetrahedra(mesh.clone()),
         positions: &mesh.vertices,
         element_values: &[],
         edges: &[],
@@ -426,7 +426,7 @@ fn renders_show_the_object_where_expected() {
     .with_view("front")
     .unwrap();
     let input = RenderInput {
-        mesh: &mesh,
+        mesh: &hooke::mesh::Mesh::Tetrahedra(mesh.clone()),
         positions: &mesh.vertices,
         element_values: &[],
         edges: &[],
@@ -467,14 +467,14 @@ material = { model = "stable_neo_hookean", youngs_modulus = 1e8, poisson_ratio =
     let scene = hooke::scene::Scene::from_text(text, "inline", std::path::PathBuf::from(".")).unwrap();
     let built = scene.build().unwrap();
     let mesh = built.model.mesh();
-    assert!(mesh.tet_count() > 500);
+    assert!(mesh.element_count() > 500);
     let materials = built.model.materials();
     // The shear stiffness of the linearisation at rest, ∂P₁₂/∂F₁₂ = μ.
     let shear = |m: &hooke::material::MaterialRef| {
         hooke::material::derivative_matrix(m.as_ref(), &nalgebra::Matrix3::identity(), false)[(3, 3)]
     };
     let stiff: Vec<bool> = materials.iter().map(|m| shear(m) > 1e7).collect();
-    for e in 0..mesh.tet_count() {
+    for e in 0..mesh.element_count() {
         let r = mesh.centroid(e).norm();
         assert_eq!(stiff[e], r > 0.08, "element {e} at radius {r}");
     }

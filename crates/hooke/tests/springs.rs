@@ -47,11 +47,29 @@ fn spring_forces_and_hessians_match_finite_differences() {
     let x: Vec<f64> = model.rest_positions().iter().map(|p| p + 0.02 * rng.next()).collect();
     common::assert_potential_derivatives(&model, &x, 1e-7, 1e-6, "cloth");
     let mut values = vec![0.0; model.pattern().nonzeros()];
-    model.potential_hessian(&x, false, None, &mut values).unwrap();
+    model
+        .hessian(
+            &x,
+            0.0,
+            false,
+            &mut vec![0.0; model.dof_count()],
+            &mut values,
+            &mut Vec::new(),
+        )
+        .unwrap();
     let k = dense(model.pattern(), &values);
     // Compressed springs make the exact Hessian indefinite; the projected one is PSD.
     let indefinite = SymmetricEigen::new(k).eigenvalues.min();
-    model.potential_hessian(&x, true, None, &mut values).unwrap();
+    model
+        .hessian(
+            &x,
+            0.0,
+            true,
+            &mut vec![0.0; model.dof_count()],
+            &mut values,
+            &mut Vec::new(),
+        )
+        .unwrap();
     let projected = SymmetricEigen::new(dense(model.pattern(), &values)).eigenvalues.min();
     assert!(indefinite < -1e-6, "the test needs a compressed spring ({indefinite})");
     assert!(projected > -1e-9, "projected Hessian has eigenvalue {projected}");
@@ -78,11 +96,7 @@ fn hanging_rope_stretch_is_exact() {
             },
         );
         model.set_gravity(Vector3::new(0.0, 0.0, -gravity));
-        model.add_pin(Pin {
-            vertices: vec![0],
-            motion: Motion::Fixed {},
-            release_time: None,
-        });
+        model.add_pin(Pin::new(vec![0], Motion::Fixed {}, None));
         let mut state = model.initial_state();
         let settings = NewtonSettings {
             tolerance: 1e-13,

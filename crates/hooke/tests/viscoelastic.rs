@@ -23,7 +23,7 @@ fn rod(damping: Damping) -> (Model, State) {
     model.set_damping(Some(damping)).unwrap();
     let mut state = model.initial_state();
     let center = Vector3::new(0.2, 0.025, 0.025);
-    for (v, p) in model.mesh().vertices.iter().enumerate() {
+    for (v, p) in model.mesh().vertices().iter().enumerate() {
         let r = p - center;
         // Mostly bending vibration (which damping removes), plus a spin (which it must keep).
         let velocity = Vector3::new(0.0, 0.2, 0.5).cross(&r) + Vector3::new(0.0, 5.0 * r.x.abs(), 20.0 * r.x * r.x);

@@ -30,11 +30,7 @@ pub fn clamped_bar(size: Vector3<f64>, cells: [usize; 3]) -> Model {
     }
     .vertices(model.mesh(), "clamp")
     .expect("clamp");
-    model.add_pin(Pin {
-        vertices: clamped,
-        motion: Motion::Fixed {},
-        release_time: None,
-    });
+    model.add_pin(Pin::new(clamped, Motion::Fixed {}, None));
     model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
     model
 }

@@ -1,34 +1,112 @@
-//! Mass matrices of linear tetrahedra.
-//!
-//! The consistent element mass is ρV/20 (1 + δᵢⱼ) per scalar component; its row
-//! sums are the lumped masses ρV/4, so gravity (M·g) is the same for both.
+//! Mass matrices: lumped (each element gives an equal share of its mass ρV to
+//! each of its vertices) or consistent (Galerkin: ρV/20 (1 + δᵢⱼ) per scalar
+//! component for a tetrahedron, ρA/12 (1 + δᵢⱼ) for a triangle). The consistent
+//! rows sum to the lumped masses, so gravity (M·g) is the same for both.
 
-use crate::mesh::TetMesh;
+use crate::error::{HookeError, Result};
+use crate::linalg::LowerPattern;
+use crate::model::EnergyTerm;
 
 /// Which mass matrix the integrators use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MassKind {
-    /// Diagonal: each element gives a quarter of its mass to each vertex.
+    /// Diagonal: each element gives an equal share of its mass to each vertex.
     #[default]
     Lumped,
     /// The consistent (Galerkin) mass matrix.
     Consistent,
 }
 
-/// Lumped vertex masses Σₑ ρₑVₑ/4.
-pub fn lumped_masses(mesh: &TetMesh, element_masses: &[f64]) -> Vec<f64> {
-    let mut masses = vec![0.0; mesh.vertex_count()];
-    for (tet, m) in mesh.tets.iter().zip(element_masses) {
-        for &v in tet {
-            masses[v] += 0.25 * m;
-        }
-    }
-    masses
+/// The model's mass matrix.
+#[derive(Clone, Debug)]
+pub struct MassMatrix {
+    kind: MassKind,
+    dimension: usize,
+    /// Lumped (row-sum) mass of each vertex.
+    lumped: Vec<f64>,
+    /// The matrix on the model's pattern (diagonal only when lumped).
+    values: Vec<f64>,
 }
 
-/// Scalar consistent mass between local vertices i and j of an element of mass m.
-#[inline]
-pub fn consistent_entry(element_mass: f64, i: usize, j: usize) -> f64 {
-    element_mass / 20.0 * if i == j { 2.0 } else { 1.0 }
+impl MassMatrix {
+    /// From the elements of the terms that have them, plus masses carried by
+    /// vertices themselves (spring networks; lumped even in a consistent matrix).
+    /// Every vertex must end up with a positive mass.
+    pub fn assemble(
+        kind: MassKind,
+        dimension: usize,
+        pattern: &LowerPattern,
+        terms: &[Box<dyn EnergyTerm>],
+        vertex_masses: &[f64],
+    ) -> Result<MassMatrix> {
+        let vertex_count = pattern.size / dimension;
+        let mut lumped = vec![0.0; vertex_count];
+        let mut values = vec![0.0; pattern.nonzeros()];
+        for term in terms {
+            if let Some(elements) = term.as_elasticity() {
+                let consistent = (kind == MassKind::Consistent).then_some((pattern, values.as_mut_slice()));
+                elements.add_masses(&mut lumped, consistent);
+            }
+        }
+        for (total, extra) in lumped.iter_mut().zip(vertex_masses) {
+            *total += extra;
+        }
+        if let Some(v) = lumped.iter().position(|m| m.is_nan() || *m <= 0.0) {
+            return Err(HookeError::Mesh {
+                reason: format!("vertex {v} has no mass: it belongs to no element and no spring network"),
+            });
+        }
+        let diagonal = pattern.diagonal_positions();
+        match kind {
+            MassKind::Consistent => {
+                for (dof, k) in diagonal.into_iter().enumerate() {
+                    values[k] += vertex_masses.get(dof / dimension).copied().unwrap_or(0.0);
+                }
+            }
+            MassKind::Lumped => {
+                for (dof, k) in diagonal.into_iter().enumerate() {
+                    values[k] = lumped[dof / dimension];
+                }
+            }
+        }
+        Ok(MassMatrix {
+            kind,
+            dimension,
+            lumped,
+            values,
+        })
+    }
+
+    pub fn kind(&self) -> MassKind {
+        self.kind
+    }
+
+    /// Lumped (row-sum) mass of each vertex.
+    pub fn lumped(&self) -> &[f64] {
+        &self.lumped
+    }
+
+    /// Lumped mass of DOF i.
+    #[inline]
+    pub fn of_dof(&self, i: usize) -> f64 {
+        self.lumped[i / self.dimension]
+    }
+
+    /// The matrix's values on the model's pattern.
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+
+    /// out = M v (`pattern` is the model's).
+    pub fn multiply(&self, pattern: &LowerPattern, v: &[f64], out: &mut [f64]) {
+        match self.kind {
+            MassKind::Lumped => {
+                for (i, (o, x)) in out.iter_mut().zip(v).enumerate() {
+                    *o = self.of_dof(i) * x;
+                }
+            }
+            MassKind::Consistent => pattern.symmetric_multiply(&self.values, v, out),
+        }
+    }
 }

@@ -1,12 +1,19 @@
-//! Linear tetrahedral finite elements: per-element precomputation, assembly of
-//! energy, gradient and Hessian, and mass matrices.
+//! Finite elements: the element kinds (linear tetrahedron, linear triangle in
+//! plane strain), the elasticity term generic over them with its deterministic
+//! gather, springs, and mass matrices.
 
-mod assembly;
-mod element;
+mod elasticity;
+mod gather;
+mod kind;
 mod mass;
 mod spring;
+mod tetrahedron;
+mod triangle;
 
-pub use assembly::Assembler;
-pub use element::{ElementGeometry, PACKED_HESSIAN_LEN};
-pub use mass::{lumped_masses, MassKind};
-pub use spring::{Spring, SpringNetwork};
+pub use elasticity::Elasticity;
+pub use gather::ElementGather;
+pub use kind::{packed_index, ElementKind};
+pub use mass::{MassKind, MassMatrix};
+pub use spring::{Spring, SpringNetwork, Springs};
+pub use tetrahedron::{LinearTetrahedron, TetrahedronGeometry, PACKED_HESSIAN_LEN};
+pub use triangle::{LinearTriangle, TriangleGeometry};

@@ -8,6 +8,9 @@
 //! Hessian is [[H, −H], [−H, H]]. The geometric part is negative for a compressed
 //! spring; PSD projection drops it then.
 
+use crate::error::{HookeError, Result};
+use crate::linalg::LowerPattern;
+use crate::model::{EnergyTerm, HessianTarget, TermCapabilities, TermKind};
 use nalgebra::{Matrix3, Vector3};
 
 /// One spring between two vertices.
@@ -68,4 +71,171 @@ pub struct SpringNetwork {
     pub springs: Vec<Spring>,
     /// Mass of each vertex (of the whole model) from the networks, kg; empty when none.
     pub vertex_masses: Vec<f64>,
+}
+
+/// The springs of a model as one term of its potential (3D only).
+pub struct Springs {
+    springs: Vec<Spring>,
+    blocks: Vec<SpringBlocks>,
+}
+
+fn point(x: &[f64], v: usize) -> Vector3<f64> {
+    Vector3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2])
+}
+
+impl Springs {
+    /// Checks that every spring joins two distinct vertices among `vertex_count`.
+    pub fn new(springs: Vec<Spring>, vertex_count: usize) -> Result<Springs> {
+        for (s, spring) in springs.iter().enumerate() {
+            let [a, b] = spring.vertices;
+            if a == b || a.max(b) >= vertex_count {
+                return Err(HookeError::Mesh {
+                    reason: format!("spring {s} joins vertices {a} and {b}: they must differ and exist"),
+                });
+            }
+        }
+        Ok(Springs {
+            springs,
+            blocks: Vec::new(),
+        })
+    }
+
+    pub fn springs(&self) -> &[Spring] {
+        &self.springs
+    }
+}
+
+impl EnergyTerm for Springs {
+    fn name(&self) -> String {
+        format!("{} springs", self.springs.len())
+    }
+
+    fn kind(&self) -> TermKind {
+        TermKind::Elastic
+    }
+
+    fn capabilities(&self) -> TermCapabilities {
+        TermCapabilities {
+            material_stiffness: true,
+            ..TermCapabilities::SMOOTH
+        }
+    }
+
+    fn couplings(&self, coupled: &mut dyn FnMut(&[usize])) {
+        for s in &self.springs {
+            coupled(&s.vertices);
+        }
+    }
+
+    fn bind(&mut self, pattern: &LowerPattern, _dimension: usize) {
+        self.blocks = self
+            .springs
+            .iter()
+            .map(|s| SpringBlocks::locate(pattern, s.vertices))
+            .collect();
+    }
+
+    fn energy(&self, x: &[f64], _time: f64) -> f64 {
+        self.springs
+            .iter()
+            .map(|s| s.energy(&point(x, s.vertices[0]), &point(x, s.vertices[1])))
+            .sum()
+    }
+
+    fn gradient(&self, x: &[f64], time: f64, gradient: &mut [f64], overwrite: bool) -> Result<f64> {
+        if overwrite {
+            gradient.fill(0.0);
+        }
+        for s in &self.springs {
+            let [a, b] = s.vertices;
+            let g = s.gradient(&point(x, a), &point(x, b));
+            for k in 0..3 {
+                gradient[3 * a + k] += g[k];
+                gradient[3 * b + k] -= g[k];
+            }
+        }
+        Ok(self.energy(x, time))
+    }
+
+    fn hessian(
+        &self,
+        x: &[f64],
+        time: f64,
+        project: bool,
+        gradient: &mut [f64],
+        hessian: &mut HessianTarget,
+        overwrite: bool,
+    ) -> Result<f64> {
+        if overwrite {
+            hessian.values.fill(0.0);
+        }
+        let energy = self.gradient(x, time, gradient, overwrite)?;
+        for (s, blocks) in self.springs.iter().zip(&self.blocks) {
+            let [a, b] = s.vertices;
+            blocks.add(hessian.values, &s.hessian_block(&point(x, a), &point(x, b), project));
+        }
+        Ok(energy)
+    }
+
+    fn drawn_edges(&self) -> Vec<[usize; 2]> {
+        self.springs.iter().map(|s| s.vertices).collect()
+    }
+
+    fn add_material_stiffness(&self, x: &[f64], values: &mut [f64]) {
+        for (s, blocks) in self.springs.iter().zip(&self.blocks) {
+            let [a, b] = s.vertices;
+            blocks.add(values, &s.material_block(&point(x, a), &point(x, b)));
+        }
+    }
+}
+
+/// Where a spring's 3×3 blocks live in the lower-triangle pattern: the two
+/// diagonal blocks (lower triangles) and the off-diagonal block (row: the larger vertex).
+struct SpringBlocks {
+    diagonal: [[Option<usize>; 6]; 2],
+    off_diagonal: [usize; 9],
+}
+
+impl SpringBlocks {
+    fn locate(pattern: &LowerPattern, [a, b]: [usize; 2]) -> SpringBlocks {
+        let lower = |v: usize| {
+            let mut slots = [None; 6];
+            let mut n = 0;
+            for r in 0..3 {
+                for c in 0..=r {
+                    slots[n] = pattern.position(3 * v + r, 3 * v + c);
+                    n += 1;
+                }
+            }
+            slots
+        };
+        let (high, low) = (a.max(b), a.min(b));
+        let off_diagonal = std::array::from_fn(|k| {
+            pattern
+                .position(3 * high + k / 3, 3 * low + k % 3)
+                .expect("spring edges are in the pattern")
+        });
+        SpringBlocks {
+            diagonal: [lower(a), lower(b)],
+            off_diagonal,
+        }
+    }
+
+    /// Adds [[H, −H], [−H, H]] (H symmetric).
+    fn add(&self, values: &mut [f64], h: &Matrix3<f64>) {
+        for slots in &self.diagonal {
+            let mut n = 0;
+            for r in 0..3 {
+                for c in 0..=r {
+                    if let Some(k) = slots[n] {
+                        values[k] += h[(r, c)];
+                    }
+                    n += 1;
+                }
+            }
+        }
+        for (k, &position) in self.off_diagonal.iter().enumerate() {
+            values[position] -= h[(k / 3, k % 3)];
+        }
+    }
 }

@@ -20,15 +20,14 @@ impl Acceleration<'_> {
     pub fn at(&self, x: &[f64], v: &[f64], time: f64, mass_system: &mut Option<FreeSystem>) -> Result<Vec<f64>> {
         let model = self.model;
         let n = model.dof_count();
-        let mut force = vec![0.0; n];
-        model.external_force(time, &mut force);
+        // The gradient of E(x, t) includes the loads: −∇E = f_ext − ∇W.
         let mut gradient = vec![0.0; n];
-        model.potential_gradient(x, &mut gradient)?;
+        model.gradient(x, time, &mut gradient)?;
         let mut damping_force = vec![0.0; n];
         if let Some(d) = self.damping {
             model.pattern().symmetric_multiply(d, v, &mut damping_force);
         }
-        let residual: Vec<f64> = (0..n).map(|i| force[i] - gradient[i] - damping_force[i]).collect();
+        let residual: Vec<f64> = (0..n).map(|i| -gradient[i] - damping_force[i]).collect();
         solve_mass(model, self.dofs, &residual, mass_system)
     }
 }
@@ -41,16 +40,15 @@ pub(crate) fn solve_mass(
     mass_system: &mut Option<FreeSystem>,
 ) -> Result<Vec<f64>> {
     let mut solution = vec![0.0; rhs.len()];
-    match model.mass_kind() {
+    match model.mass().kind() {
         MassKind::Lumped => {
-            let masses = model.lumped_masses();
             for &i in &dofs.free_dofs {
-                solution[i] = rhs[i] / masses[i / 3];
+                solution[i] = rhs[i] / model.mass().of_dof(i);
             }
         }
         MassKind::Consistent => {
             let system = FreeSystem::for_dofs(mass_system, model.pattern(), dofs)?;
-            system.load(&[(1.0, model.mass_values())]);
+            system.load(&[(1.0, model.mass().values())]);
             system.factorize()?;
             let mut free = dofs.gather(rhs);
             system.solve_in_place(&mut free)?;

@@ -2,11 +2,13 @@
 //! − fᵀx (+ Rayleigh dissipation ½‖x − xₙ‖²_D / h), v_{n+1} = (x_{n+1} − xₙ)/h.
 //! First order, unconditionally stable, dissipative.
 
-use super::implicit::{finished_step, solve_implicit_step, with_step_halving, ImplicitStep};
+use super::implicit::{
+    finished_step, solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, ViscoelasticForm,
+};
 use super::{axpy, commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
-use crate::solve::{FreeSystem, NewtonSettings};
+use crate::solve::{FreeSystem, Inertia, NewtonSettings};
 
 pub struct BackwardEuler {
     settings: NewtonSettings,
@@ -34,12 +36,22 @@ pub(crate) fn backward_euler_step(
     let step = ImplicitStep {
         dof_time: end,
         base,
-        inertia: Some((1.0 / (dt * dt), predicted)),
-        damping: Some((1.0 / dt, state.positions.clone())),
+        inertia: Some(Inertia {
+            weight: 1.0 / (dt * dt),
+            predicted,
+        }),
+        damping: Some(StepDamping {
+            weight: 1.0 / dt,
+            center: state.positions.clone(),
+        }),
         force_time: end,
         extra_force: None,
         // x_{k+1} is the unknown itself: k_D/h · W_ref(x).
-        viscoelastic: Some((1.0 / dt, 1.0, vec![0.0; state.positions.len()])),
+        viscoelastic: Some(ViscoelasticForm {
+            weight: 1.0 / dt,
+            scale: 1.0,
+            offset: vec![0.0; state.positions.len()],
+        }),
     };
     let (positions, newton) = solve_implicit_step(model, state, step, settings, cache)?;
     let velocities: Vec<f64> = positions

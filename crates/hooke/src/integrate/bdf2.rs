@@ -7,11 +7,11 @@
 //! backward Euler step (BDF2 needs two equal steps of history).
 
 use super::backward_euler::backward_euler_step;
-use super::implicit::{finished_step, solve_implicit_step, with_step_halving, ImplicitStep};
+use super::implicit::{finished_step, solve_implicit_step, with_step_halving, ImplicitStep, StepDamping};
 use super::{axpy, commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
-use crate::solve::{FreeSystem, NewtonSettings};
+use crate::solve::{FreeSystem, Inertia, NewtonSettings};
 
 pub struct Bdf2 {
     settings: NewtonSettings,
@@ -51,8 +51,14 @@ fn bdf2_step(
     let step = ImplicitStep {
         dof_time: end,
         base,
-        inertia: Some((1.0 / (beta * beta), predicted)),
-        damping: Some((1.0 / beta, x_hat.clone())),
+        inertia: Some(Inertia {
+            weight: 1.0 / (beta * beta),
+            predicted,
+        }),
+        damping: Some(StepDamping {
+            weight: 1.0 / beta,
+            center: x_hat.clone(),
+        }),
         force_time: end,
         extra_force: None,
         viscoelastic: None,

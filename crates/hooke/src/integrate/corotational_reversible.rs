@@ -12,127 +12,188 @@
 //! and angular momentum are not exactly conserved but stay bounded. Kₑ is the
 //! element's linear-elastic stiffness at rest; Rₑ is the rotation of the polar
 //! decomposition of Fₑ (the scheme works with any rotation rule; barycentre terms
-//! vanish because Kₑ annihilates translations). Every element must be
-//! `corotational`, whose energy is exactly ½ ûᵀKₑû of the rotated-back
+//! vanish because Kₑ annihilates translations). Every element's material must be
+//! a co-rotated quadratic (`corotational`, or `anisotropic_linear` with
+//! `corotated = true`), whose energy is exactly ½ ûᵀKₑû of the rotated-back
 //! displacement, so the energies table stays consistent.
+//!
+//! Σₑ Rₑ Kₑ Rₑᵀ and the co-rotated force are the Hessian and gradient of the
+//! elements with a per-element material [`RotatedQuadratic`] (linear elasticity
+//! in the fixed frame Rₑ), so the model's own element terms assemble them.
+//! Gravity and loads enter as impulses (h/2) f(t_{k+½}) on both sides of the
+//! step, which keeps the scheme time-reversible for constant loads.
 
 use super::acceleration::solve_mass;
 use super::{commit_step, same_time, Integrator, StepReport};
 use crate::error::{HookeError, Result};
-use crate::fem::PACKED_HESSIAN_LEN;
 use crate::linalg::signed_svd3;
-use crate::material::derivative_matrix;
-use crate::model::{Model, State};
+use crate::material::{derivative_matrix, Evaluation, Material, MaterialCapabilities, Matrix9, StressDerivative, Want};
+use crate::model::{EnergyTerm, HessianTarget, Model, State, TermKind};
 use crate::solve::FreeSystem;
-use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
-use rayon::prelude::*;
+use nalgebra::{Matrix3, SVector};
 
-type Matrix12 = SMatrix<f64, 12, 12>;
-type Vector12 = SVector<f64, 12>;
+/// Linear elasticity in a fixed rotated frame: ψ(F) = ½ gᵀC₀g with
+/// g = vec(RᵀF − I), C₀ the element material's ∂P/∂F at rest and R fixed. Then
+/// P = R mat(C₀ g) and ∂P/∂F = (I ⊗ R) C₀ (I ⊗ Rᵀ): over an element this is
+/// ½ (Rᵀx − X)ᵀ K (Rᵀx − X), with gradient R K (Rᵀx − X) and Hessian R K Rᵀ.
+#[derive(Debug)]
+struct RotatedQuadratic {
+    rotation: Matrix3<f64>,
+    rest_tangent: Matrix9,
+    density: f64,
+}
+
+fn vec9(m: &Matrix3<f64>) -> SVector<f64, 9> {
+    SVector::<f64, 9>::from_column_slice(m.as_slice())
+}
+
+impl Material for RotatedQuadratic {
+    fn name(&self) -> String {
+        "linear elasticity in a fixed rotated frame".to_string()
+    }
+
+    fn density(&self) -> f64 {
+        self.density
+    }
+
+    fn evaluate(&self, f: &Matrix3<f64>, want: Want) -> Evaluation {
+        let r = &self.rotation;
+        let g = vec9(&(r.transpose() * f - Matrix3::identity()));
+        let stress = self.rest_tangent * g;
+        let first_piola_derivative = want.derivative().map(|_| {
+            let mut block = Matrix9::zeros();
+            for j in 0..3 {
+                block.fixed_view_mut::<3, 3>(3 * j, 3 * j).copy_from(r);
+            }
+            StressDerivative::Matrix(block * self.rest_tangent * block.transpose())
+        });
+        Evaluation {
+            energy_density: 0.5 * g.dot(&stress),
+            first_piola: r * Matrix3::from_column_slice(stress.as_slice()),
+            first_piola_derivative,
+        }
+    }
+
+    fn capabilities(&self) -> MaterialCapabilities {
+        MaterialCapabilities {
+            defined_under_inversion: true,
+            rotation_invariant: false,
+            corotated_quadratic: false,
+        }
+    }
+}
 
 #[derive(Default)]
 pub struct CorotationalReversible {
-    /// Kₑ at rest, per element.
-    stiffness: Vec<Matrix12>,
+    /// C₀ = ∂P/∂F at rest, per element (all element terms, in order).
+    rest_tangents: Vec<Matrix9>,
     system: Option<FreeSystem>,
     mass_system: Option<FreeSystem>,
     momentum: Option<(f64, Vec<f64>)>,
 }
 
-fn unpack(packed: &[f64; PACKED_HESSIAN_LEN]) -> Matrix12 {
-    Matrix12::from_fn(|p, q| {
-        let (r, c) = if p >= q { (p, q) } else { (q, p) };
-        packed[r * (r + 1) / 2 + c]
-    })
-}
-
-fn pack(m: &Matrix12) -> [f64; PACKED_HESSIAN_LEN] {
-    let mut packed = [0.0; PACKED_HESSIAN_LEN];
-    for p in 0..12 {
-        for q in 0..=p {
-            packed[p * (p + 1) / 2 + q] = m[(p, q)];
-        }
+/// The checks `corotational_reversible` makes on a model, at scene build and before stepping.
+pub(crate) fn check_model(model: &Model) -> Result<()> {
+    if model.damping().is_some() || !model.obstacles().is_empty() {
+        return Err(HookeError::scene(
+            if model.damping().is_some() {
+                "damping"
+            } else {
+                "obstacles"
+            },
+            "corotational_reversible takes no damping or obstacles (they would break time symmetry)",
+        ));
     }
-    packed
-}
-
-/// blockdiag(R, R, R, R).
-fn block_rotation(r: &Matrix3<f64>) -> Matrix12 {
-    let mut big = Matrix12::zeros();
-    for n in 0..4 {
-        big.fixed_view_mut::<3, 3>(3 * n, 3 * n).copy_from(r);
-    }
-    big
-}
-
-impl CorotationalReversible {
-    fn prepare(&mut self, model: &Model) -> Result<()> {
-        if !self.stiffness.is_empty() {
-            return Ok(());
-        }
-        if let Some(e) = model
+    for term in model.terms().iter().filter(|t| t.kind() == TermKind::Elastic) {
+        let Some(elements) = term.as_elasticity() else {
+            return Err(HookeError::scene(
+                "integrator.kind",
+                format!(
+                    "corotational_reversible works on elements with materials; this model has {}",
+                    term.name()
+                ),
+            ));
+        };
+        if let Some(e) = elements
             .materials()
             .iter()
             .position(|m| !m.capabilities().corotated_quadratic)
         {
-            return Err(HookeError::Scene {
-                key: "bodies.material.model".to_string(),
-                reason: format!(
+            return Err(HookeError::scene(
+                "bodies.material.model",
+                format!(
                     "corotational_reversible needs a co-rotated quadratic material everywhere (corotational, or anisotropic_linear with corotated = true); element {e} is {}",
-                    model.materials()[e].name()
+                    elements.materials()[e].name()
                 ),
-            });
+            ));
         }
-        let assembler = model.assembler();
-        self.stiffness = assembler
-            .geometry()
+    }
+    Ok(())
+}
+
+impl CorotationalReversible {
+    fn prepare(&mut self, model: &Model) -> Result<()> {
+        if !self.rest_tangents.is_empty() {
+            return Ok(());
+        }
+        check_model(model)?;
+        self.rest_tangents = model
+            .materials()
             .iter()
-            .zip(model.materials())
-            .map(|(geometry, material)| {
-                // The material's linearisation at rest.
-                let c = derivative_matrix(material.as_ref(), &Matrix3::identity(), false);
-                unpack(&geometry.hessian(&c))
-            })
+            .map(|m| derivative_matrix(m.as_ref(), &Matrix3::identity(), false))
             .collect();
         Ok(())
     }
 
-    /// Per-element rotations of the polar decomposition of F at positions x.
-    fn rotations(model: &Model, x: &[f64]) -> Vec<Matrix3<f64>> {
-        let assembler = model.assembler();
-        assembler
-            .tets()
-            .par_iter()
-            .zip(assembler.geometry())
-            .map(|(tet, geometry)| {
-                let corners = tet.map(|v| Vector3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2]));
-                let (u, _, v) = signed_svd3(&geometry.deformation_gradient(&corners));
-                u * v.transpose()
-            })
-            .collect()
+    /// The model's element terms with each element's material replaced by
+    /// linear elasticity in the frame of its rotation at positions x.
+    fn rotated_terms(&self, model: &Model, x: &[f64]) -> Vec<Box<dyn EnergyTerm>> {
+        let mut offset = 0;
+        let mut terms = Vec::new();
+        for elements in model.terms().iter().filter_map(|t| t.as_elasticity()) {
+            let materials = elements
+                .deformation_gradients(x)
+                .iter()
+                .zip(elements.materials())
+                .enumerate()
+                .map(|(e, (f, material))| -> crate::material::MaterialRef {
+                    let (u, _, v) = signed_svd3(f);
+                    std::sync::Arc::new(RotatedQuadratic {
+                        rotation: u * v.transpose(),
+                        rest_tangent: self.rest_tangents[offset + e],
+                        density: material.density(),
+                    })
+                })
+                .collect();
+            offset += elements.element_count();
+            terms.push(elements.with_materials(materials));
+        }
+        terms
     }
+}
 
-    /// Σₑ Rₑ Kₑ Rₑᵀ y − Σₑ Rₑ Kₑ q₀ (the co-rotated elastic force at y, negated).
-    fn corotated_force(&self, model: &Model, rotations: &[Matrix3<f64>], y: &[f64], rest: &[f64]) -> Vec<f64> {
-        let assembler = model.assembler();
-        let per_element: Vec<[f64; 12]> = assembler
-            .tets()
-            .par_iter()
-            .zip(rotations)
-            .zip(&self.stiffness)
-            .map(|((tet, r), k)| {
-                let gather = |x: &[f64]| Vector12::from_fn(|i, _| x[3 * tet[i / 3] + i % 3]);
-                let big = block_rotation(r);
-                let force = big * (k * (big.transpose() * gather(y) - gather(rest)));
-                let mut out = [0.0; 12];
-                out.copy_from_slice(force.as_slice());
-                out
-            })
-            .collect();
-        let mut total = vec![0.0; y.len()];
-        assembler.gather_element_vectors(&per_element, &mut total);
-        total
+/// Σₑ Rₑ Kₑ (Rₑᵀ y − Xₑ) of the rotated terms, and with `hessian`, Σₑ Rₑ Kₑ Rₑᵀ into it.
+fn rotated_force(terms: &[Box<dyn EnergyTerm>], y: &[f64], hessian: Option<&mut [f64]>) -> Result<Vec<f64>> {
+    let mut gradient = vec![0.0; y.len()];
+    match hessian {
+        Some(values) => {
+            values.fill(0.0);
+            let mut low_rank = Vec::new();
+            for term in terms {
+                let mut target = HessianTarget {
+                    values: &mut *values,
+                    low_rank: &mut low_rank,
+                };
+                term.hessian(y, 0.0, false, &mut gradient, &mut target, false)?;
+            }
+        }
+        None => {
+            for term in terms {
+                term.gradient(y, 0.0, &mut gradient, false)?;
+            }
+        }
     }
+    Ok(gradient)
 }
 
 impl Integrator for CorotationalReversible {
@@ -142,13 +203,6 @@ impl Integrator for CorotationalReversible {
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
         self.prepare(model)?;
-        if model.damping().is_some() || !model.obstacles().is_empty() {
-            return Err(HookeError::Scene {
-                key: "integrator".to_string(),
-                reason: "corotational_reversible takes no damping or obstacles (they would break time symmetry)"
-                    .to_string(),
-            });
-        }
         let p = match self.momentum.as_ref().filter(|(time, _)| same_time(*time, state.time)) {
             Some((_, p)) => p.clone(),
             None => {
@@ -157,7 +211,6 @@ impl Integrator for CorotationalReversible {
                 p
             }
         };
-        let rest = model.rest_positions();
         let mut accepted = None;
         let mut linear_system = self.system.take();
         let mut mass_cache = self.mass_system.take();
@@ -166,31 +219,26 @@ impl Integrator for CorotationalReversible {
             let started = std::time::Instant::now();
             let end = s.time + dt;
             let q = &s.positions;
+            let n = q.len();
             let dofs = model.dof_map(end);
-            let rotations = Self::rotations(model, q);
-            // A = M + (h²/4) Σ Rₖ Kₑ Rₖᵀ on the pattern.
-            let rotated: Vec<[f64; PACKED_HESSIAN_LEN]> = rotations
-                .par_iter()
-                .zip(&this.stiffness)
-                .map(|(r, k)| {
-                    let big = block_rotation(r);
-                    pack(&(big * k * big.transpose()))
-                })
-                .collect();
+            // Loads at the midpoint time, as impulses (h/2) f on both sides.
+            let mut load = vec![0.0; n];
+            model.external_force(s.time + 0.5 * dt, &mut load);
+            // A = M + (h²/4) Σ Rₖ Kₑ Rₖᵀ, and the co-rotated force at q_k.
+            let rotated = this.rotated_terms(model, q);
             let mut stiffness = vec![0.0; model.pattern().nonzeros()];
-            model.assembler().gather_element_matrices(&rotated, &mut stiffness);
+            let force = rotated_force(&rotated, q, Some(&mut stiffness))?;
             let quarter = 0.25 * dt * dt;
             let values: Vec<f64> = stiffness
                 .iter()
-                .zip(model.mass_values())
+                .zip(model.mass().values())
                 .map(|(k, m)| m + quarter * k)
                 .collect();
-            // Right-hand side p − (h/2) f(q_k), with pinned velocities moved over.
-            let force = this.corotated_force(model, &rotations, q, &rest);
-            let mut rhs: Vec<f64> = p.iter().zip(&force).map(|(pi, fi)| pi - 0.5 * dt * fi).collect();
-            let mut pinned_velocity = vec![0.0; q.len()];
+            // Right-hand side p − (h/2)(f_R(q_k) − f), with pinned velocities moved over.
+            let mut rhs: Vec<f64> = (0..n).map(|i| p[i] - 0.5 * dt * (force[i] - load[i])).collect();
+            let mut pinned_velocity = vec![0.0; n];
             model.apply_prescribed_velocities(end, &mut pinned_velocity);
-            let mut coupling = vec![0.0; q.len()];
+            let mut coupling = vec![0.0; n];
             model
                 .pattern()
                 .symmetric_multiply(&values, &pinned_velocity, &mut coupling);
@@ -204,19 +252,19 @@ impl Integrator for CorotationalReversible {
             dofs.scatter(&free, &mut velocity);
             let positions: Vec<f64> = q.iter().zip(&velocity).map(|(x, v)| x + dt * v).collect();
             // Momentum with the rotations of the new configuration.
-            let new_rotations = Self::rotations(model, &positions);
+            let new_rotated = this.rotated_terms(model, &positions);
             let midpoint: Vec<f64> = q.iter().zip(&velocity).map(|(x, v)| x + 0.5 * dt * v).collect();
-            let new_force = this.corotated_force(model, &new_rotations, &midpoint, &rest);
-            let mut mv = vec![0.0; q.len()];
+            let new_force = rotated_force(&new_rotated, &midpoint, None)?;
+            let mut mv = vec![0.0; n];
             model.mass_multiply(&velocity, &mut mv);
-            let mut momentum: Vec<f64> = mv.iter().zip(&new_force).map(|(m, f)| m - 0.5 * dt * f).collect();
+            let mut momentum: Vec<f64> = (0..n).map(|i| mv[i] - 0.5 * dt * (new_force[i] - load[i])).collect();
             for (i, value) in momentum.iter_mut().enumerate() {
                 if dofs.free_index[i].is_none() {
                     *value = mv[i];
                 }
             }
             // Reported velocity M⁻¹p: M_ff v_f = p_f − M_fp v_p.
-            let mut pinned_momentum = vec![0.0; q.len()];
+            let mut pinned_momentum = vec![0.0; n];
             model.mass_multiply(&pinned_velocity, &mut pinned_momentum);
             let free_momentum: Vec<f64> = momentum.iter().zip(&pinned_momentum).map(|(a, b)| a - b).collect();
             let mut velocities = solve_mass(model, &dofs, &free_momentum, &mut mass_cache)?;

@@ -14,7 +14,7 @@
 use super::acceleration::Acceleration;
 use super::{axpy, commit_step, same_time, StepReport};
 use crate::error::{HookeError, Result};
-use crate::model::{Model, State};
+use crate::model::{project_out_of_obstacles, Model, RebasedElasticity, State};
 use crate::solve::FreeSystem;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,9 +82,8 @@ pub(crate) fn explicit_step(
                     .and_then(|p| p.as_ref())
                     .filter(|(time, _)| same_time(*time, s.time));
                 if let (true, Some((_, x_previous))) = (coefficient > 0.0, last) {
-                    let reference = model.reference_geometry(x_previous);
                     let mut gradient = vec![0.0; x.len()];
-                    model.derivatives_from(&reference, x, false, &mut gradient, None)?;
+                    RebasedElasticity::new(model, x_previous)?.gradient(x, &mut gradient)?;
                     let impulse: Vec<f64> = gradient.iter().map(|g| -coefficient * g).collect();
                     let change = super::acceleration::solve_mass(model, &dofs, &impulse, &mut mass)?;
                     v1.iter_mut().zip(&change).for_each(|(v, dv)| *v += dv);
@@ -125,7 +124,7 @@ pub(crate) fn explicit_step(
         *mass_system = mass;
         remembered = Some((end, before.clone()));
         let (mut positions, mut velocities) = pinned(end, positions, velocities);
-        model.project_out_of_obstacles(&mut positions, &mut velocities);
+        project_out_of_obstacles(model.obstacles(), model.dimension(), &mut positions, &mut velocities);
         let seconds = started.elapsed().as_secs_f64();
         Ok((
             State {

@@ -8,8 +8,11 @@
 //! new state is read off the minimiser.
 
 use crate::error::{HookeError, Result};
+use crate::model::RebasedElasticity;
 use crate::model::{Model, State};
-use crate::solve::{minimize, FreeSystem, IncrementalPotential, NewtonReport, NewtonSettings, ViscoelasticTerm};
+use crate::solve::{
+    minimize, DampingPart, FreeSystem, IncrementalPotential, Inertia, NewtonReport, NewtonSettings, ViscoelasticTerm,
+};
 
 /// One incremental potential to minimise.
 pub(crate) struct ImplicitStep {
@@ -17,18 +20,29 @@ pub(crate) struct ImplicitStep {
     pub dof_time: f64,
     /// Full vector: values of pinned DOFs, and the first guess for free ones.
     pub base: Vec<f64>,
-    /// (w_M, x̃).
-    pub inertia: Option<(f64, Vec<f64>)>,
-    /// (w_D, c); D is the model's damping matrix for a step starting at the current state.
-    pub damping: Option<(f64, Vec<f64>)>,
+    pub inertia: Option<Inertia>,
+    /// w_D and c; D is the model's damping matrix for a step starting at the current state.
+    pub damping: Option<StepDamping>,
     /// The external force is evaluated at this time.
     pub force_time: f64,
     /// A constant force added to the external one (Newmark's −D c).
     pub extra_force: Option<Vec<f64>>,
-    /// How the viscoelastic damping potential k_D/h · W_ref(x_{k+1}) reads in this
-    /// step's unknown: (weight per k_D, s, o) with x_{k+1} = s·unknown + o, the
-    /// reference being the step's start. None: the method does not support it.
-    pub viscoelastic: Option<(f64, f64, Vec<f64>)>,
+    /// How the viscoelastic damping potential k_D/h · W_ref(x_{k+1}) reads in
+    /// this step's unknown. None: the method does not support it.
+    pub viscoelastic: Option<ViscoelasticForm>,
+}
+
+/// The weight and centre of a step's Rayleigh dissipation potential.
+pub(crate) struct StepDamping {
+    pub weight: f64,
+    pub center: Vec<f64>,
+}
+
+/// x_{k+1} = scale · unknown + offset, and the weight of W_ref per unit of k_D.
+pub(crate) struct ViscoelasticForm {
+    pub weight: f64,
+    pub scale: f64,
+    pub offset: Vec<f64>,
 }
 
 /// Minimises the step's potential; returns the full minimiser.
@@ -40,15 +54,12 @@ pub(crate) fn solve_implicit_step(
     cache: &mut Option<FreeSystem>,
 ) -> Result<(Vec<f64>, NewtonReport)> {
     let dofs = model.dof_map(step.dof_time);
-    let mut external_force = vec![0.0; model.dof_count()];
-    model.external_force(step.force_time, &mut external_force);
-    if let Some(extra) = &step.extra_force {
-        external_force.iter_mut().zip(extra).for_each(|(f, e)| *f += e);
-    }
     let damping = match step.damping {
-        Some((weight, center)) => model
-            .damping_values(&state.positions)?
-            .map(|values| (weight, values, center)),
+        Some(StepDamping { weight, center }) => {
+            model
+                .damping_values(&state.positions)?
+                .map(|values| DampingPart { weight, values, center })
+        }
         None => None,
     };
     let coefficient = model.viscoelastic_coefficient();
@@ -56,11 +67,11 @@ pub(crate) fn solve_implicit_step(
         // A static solve has no motion to damp.
         (false, _) => None,
         (true, None) if step.inertia.is_none() => None,
-        (true, Some((weight, scale, offset))) => Some(ViscoelasticTerm {
-            weight: coefficient * weight,
-            scale,
-            offset,
-            reference: model.reference_geometry(&state.positions),
+        (true, Some(form)) => Some(ViscoelasticTerm {
+            weight: coefficient * form.weight,
+            scale: form.scale,
+            offset: form.offset,
+            reference: RebasedElasticity::new(model, &state.positions)?,
         }),
         (true, None) => {
             return Err(HookeError::Scene {
@@ -75,7 +86,8 @@ pub(crate) fn solve_implicit_step(
         base: step.base,
         inertia: step.inertia,
         damping,
-        external_force,
+        time: step.force_time,
+        extra_force: step.extra_force,
         project_hessian: settings.project_hessian,
         viscoelastic,
     };

@@ -8,11 +8,13 @@
 //! by h²/4, is M + (h/2)D + (h²/4)K: the corrected Jacobian of seed 000 eq. 2.12
 //! (the thesis prints ½h² and ¼h² instead of h/2 and h²/4).
 
-use super::implicit::{finished_step, solve_implicit_step, with_step_halving, ImplicitStep};
+use super::implicit::{
+    finished_step, solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, ViscoelasticForm,
+};
 use super::{axpy, commit_step, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
-use crate::solve::{FreeSystem, NewtonSettings};
+use crate::solve::{FreeSystem, Inertia, NewtonSettings};
 
 pub struct ImplicitMidpoint {
     settings: NewtonSettings,
@@ -48,12 +50,22 @@ fn midpoint_step(
     let step = ImplicitStep {
         dof_time: end,
         base,
-        inertia: Some((1.0 / (half * half), predicted)),
-        damping: Some((1.0 / half, state.positions.clone())),
+        inertia: Some(Inertia {
+            weight: 1.0 / (half * half),
+            predicted,
+        }),
+        damping: Some(StepDamping {
+            weight: 1.0 / half,
+            center: state.positions.clone(),
+        }),
         force_time: state.time + half,
         extra_force: None,
         // x_{k+1} = 2u − q_k; the half-step potential carries half the impulse weight.
-        viscoelastic: Some((0.5 / dt, 2.0, state.positions.iter().map(|q| -q).collect())),
+        viscoelastic: Some(ViscoelasticForm {
+            weight: 0.5 / dt,
+            scale: 2.0,
+            offset: state.positions.iter().map(|q| -q).collect(),
+        }),
     };
     let (midpoint, newton) = solve_implicit_step(model, state, step, settings, cache)?;
     let positions: Vec<f64> = midpoint

@@ -8,7 +8,7 @@
 
 use super::semi_implicit_euler::Linearisation;
 use super::{commit_step, Integrator, StepReport};
-use crate::error::Result;
+use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
 use crate::solve::FreeSystem;
 use std::time::Instant;
@@ -30,7 +30,19 @@ impl Integrator for MassSpringSemiImplicit {
             let n = model.dof_count();
             let mut gradient = vec![0.0; n];
             let mut stiffness = vec![0.0; model.pattern().nonzeros()];
-            model.material_stiffness(&state.positions, &mut gradient, &mut stiffness)?;
+            model.gradient(&state.positions, state.time + dt, &mut gradient)?;
+            for term in model.terms() {
+                if !term.capabilities().material_stiffness {
+                    return Err(HookeError::scene(
+                        "integrator.kind",
+                        format!(
+                            "mass_spring_semi_implicit splits spring stiffness only; this model has {} (use semi_implicit_backward_euler or siere)",
+                            term.name()
+                        ),
+                    ));
+                }
+                term.add_material_stiffness(&state.positions, &mut stiffness);
+            }
             Linearisation::from_parts(model, state, dt, gradient, stiffness, started)?.semi_implicit_step(
                 &mut self.system,
                 model,

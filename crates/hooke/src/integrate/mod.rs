@@ -461,7 +461,7 @@ pub(crate) fn commit_step(
         // (an inverted Neo-Hookean element); such a state is not a result.
         if model.may_be_undefined() {
             let mut gradient = vec![0.0; next.positions.len()];
-            model.elastic_gradient(&next.positions, &mut gradient)?;
+            model.gradient(&next.positions, next.time, &mut gradient)?;
         }
         Ok((next, report))
     });

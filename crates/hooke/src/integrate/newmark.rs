@@ -8,11 +8,11 @@
 //! numerical damping (first order); β must be > 0 (the explicit β = 0 is not offered).
 
 use super::acceleration::Acceleration;
-use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep};
+use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep, StepDamping};
 use super::{commit_step, same_time, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
-use crate::solve::{FreeSystem, NewtonSettings};
+use crate::solve::{FreeSystem, Inertia, NewtonSettings};
 
 pub struct Newmark {
     beta: f64,
@@ -92,8 +92,14 @@ impl Integrator for Newmark {
                 let step = ImplicitStep {
                     dof_time: end,
                     base,
-                    inertia: Some((1.0 / (beta * h * h), predicted.clone())),
-                    damping: Some((gamma / (beta * h), predicted.clone())),
+                    inertia: Some(Inertia {
+                        weight: 1.0 / (beta * h * h),
+                        predicted: predicted.clone(),
+                    }),
+                    damping: Some(StepDamping {
+                        weight: gamma / (beta * h),
+                        center: predicted.clone(),
+                    }),
                     force_time: end,
                     extra_force,
                     viscoelastic: None,

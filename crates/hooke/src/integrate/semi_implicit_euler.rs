@@ -57,11 +57,19 @@ impl Linearisation {
         let n = model.dof_count();
         let mut gradient = vec![0.0; n];
         let mut stiffness = vec![0.0; model.pattern().nonzeros()];
-        model.potential_hessian(&state.positions, project_hessian, Some(&mut gradient), &mut stiffness)?;
+        let mut low_rank = Vec::new();
+        model.hessian(
+            &state.positions,
+            state.time + dt,
+            project_hessian,
+            &mut gradient,
+            &mut stiffness,
+            &mut low_rank,
+        )?;
         Self::from_parts(model, state, dt, gradient, stiffness, started)
     }
 
-    /// Builds f from a potential gradient, with the given implicit stiffness.
+    /// Builds f from the gradient of E(xₙ, t_{n+1}) (loads included), with the given implicit stiffness.
     pub fn from_parts(
         model: &Model,
         state: &State,
@@ -74,7 +82,6 @@ impl Linearisation {
         let next_time = state.time + dt;
         let damping = model.damping_values(&state.positions)?.map(|d| d.into_owned());
         let mut force = vec![0.0; n];
-        model.external_force(next_time, &mut force);
         let mut damping_velocity = vec![0.0; n];
         if let Some(d) = &damping {
             model
@@ -96,7 +103,7 @@ impl Linearisation {
 
     /// A = M + hD + h²K over the full pattern.
     fn system_values(&self, model: &Model, dt: f64) -> Vec<f64> {
-        let mut terms: Vec<(f64, &[f64])> = vec![(1.0, model.mass_values()), (dt * dt, &self.stiffness)];
+        let mut terms: Vec<(f64, &[f64])> = vec![(1.0, model.mass().values()), (dt * dt, &self.stiffness)];
         if let Some(d) = &self.damping {
             terms.push((dt, d));
         }

@@ -313,7 +313,7 @@ impl Integrator for Siere {
             }
             let (pattern, source) = model.pattern().restrict(&dofs.free_index);
             let restrict = |values: &[f64]| source.iter().map(|&k| values[k]).collect::<Vec<f64>>();
-            let mass = restrict(model.mass_values());
+            let mass = restrict(model.mass().values());
             let matrices = FreeMatrices {
                 stiffness: restrict(&linearisation.stiffness),
                 diagonal_mass: pattern.diagonal_if_diagonal(&mass),

@@ -87,7 +87,7 @@ impl Integrator for SymplecticAdaptive {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, h: f64) -> Result<StepReport> {
-        require_conservative(model, state, self.name())?;
+        require_conservative(model, self.name())?;
         let n = model.dof_count();
         let start = match self.carried.as_ref().filter(|c| same_time(c.time, state.time)) {
             Some(c) => c.clone(),
@@ -121,8 +121,9 @@ impl Integrator for SymplecticAdaptive {
                 let next_positions = trial.positions;
                 let midpoint: Vec<f64> = q.iter().zip(&next_positions).map(|(a, b)| 0.5 * (a + b)).collect();
                 let increment: Vec<f64> = next_positions.iter().zip(q).map(|(a, b)| a - b).collect();
+                // Conservative motion only: the potential is the elastic energy alone.
                 let mut gradient = vec![0.0; n];
-                let elastic = model.elastic_gradient(&midpoint, &mut gradient)?;
+                let elastic = model.gradient(&midpoint, s.time, &mut gradient)?;
                 let energy = 0.5 * m_norm_squared(model, &increment) / (dt * dt) + elastic;
                 let new_multiplier = start.multiplier + energy - start.energy;
                 let (new_sigma, slope) = rule.of_energy(elastic);

@@ -63,15 +63,14 @@ impl StepSizeRule {
 /// Refuses what would break the conservative setting of the adaptive
 /// variational integrators: external forces, damping, obstacles, moving or
 /// released pins.
-pub(crate) fn require_conservative(model: &Model, state: &State, integrator: &str) -> Result<()> {
+pub(crate) fn require_conservative(model: &Model, integrator: &str) -> Result<()> {
     let time_dependent = !model
         .pins()
         .iter()
         .all(|p| matches!(p.motion, crate::model::Motion::Fixed {}) && p.release_time.is_none());
-    let mut force = vec![0.0; model.dof_count()];
-    model.external_force(state.time, &mut force);
+    let loaded = model.terms().iter().any(|t| t.capabilities().linear);
     if time_dependent
-        || force.iter().any(|f| *f != 0.0)
+        || loaded
         || model
             .damping()
             .is_some_and(|d| d.has_rayleigh() || d.viscoelastic_coefficient > 0.0)
@@ -120,7 +119,7 @@ impl Integrator for TimeReversibleAdaptive {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        require_conservative(model, state, self.name())?;
+        require_conservative(model, self.name())?;
         let p = self.inner.momentum_of(model, state);
         let (rule, tolerance, inner) = (self.rule, self.step_size_tolerance, &mut self.inner);
         let mut sigma = self.last_sigma.unwrap_or_else(|| rule.sigma(model, &state.positions));

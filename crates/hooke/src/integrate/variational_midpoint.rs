@@ -23,11 +23,11 @@
 //! The reported velocity is M⁻¹p_{k+1}.
 
 use super::acceleration::solve_mass;
-use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep};
+use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, ViscoelasticForm};
 use super::{axpy, commit_step, same_time, Integrator, StepReport};
 use crate::error::Result;
-use crate::model::{Model, State};
-use crate::solve::{FreeSystem, NewtonSettings};
+use crate::model::{Model, RebasedElasticity, State};
+use crate::solve::{FreeSystem, Inertia, NewtonSettings};
 
 /// Multiplier iterations per step for surface constraints.
 const MAX_CONSTRAINT_ITERATIONS: usize = 50;
@@ -94,19 +94,28 @@ impl VariationalMidpoint {
         let step = ImplicitStep {
             dof_time: end,
             base,
-            inertia: Some((4.0 / (dt * dt), q.clone())),
-            damping: Some((2.0 / dt, q.clone())),
+            inertia: Some(Inertia {
+                weight: 4.0 / (dt * dt),
+                predicted: q.clone(),
+            }),
+            damping: Some(StepDamping {
+                weight: 2.0 / dt,
+                center: q.clone(),
+            }),
             force_time: middle,
             extra_force: Some(p.iter().map(|pi| 2.0 / dt * pi).collect()),
             // The Lilyan's (k_D/h) W_ref(q_k + h v) with q_k + h v = 2u − q_k.
-            viscoelastic: Some((1.0 / dt, 2.0, q.iter().map(|x| -x).collect())),
+            viscoelastic: Some(ViscoelasticForm {
+                weight: 1.0 / dt,
+                scale: 2.0,
+                offset: q.iter().map(|x| -x).collect(),
+            }),
         };
         let (u, newton) = solve_implicit_step(model, s, step, &self.settings, &mut self.system)?;
 
-        let mut force = vec![0.0; q.len()];
-        model.external_force(middle, &mut force);
+        // ∇E(u, t_{k+½}) includes the loads: −∇E = f − ∇W.
         let mut gradient = vec![0.0; q.len()];
-        model.potential_gradient(&u, &mut gradient)?;
+        model.gradient(&u, middle, &mut gradient)?;
         let velocity: Vec<f64> = u.iter().zip(q).map(|(ui, qi)| 2.0 * (ui - qi) / dt).collect();
         let mut damping_impulse = vec![0.0; q.len()];
         if let Some(d) = model.damping_values(q)? {
@@ -117,19 +126,18 @@ impl VariationalMidpoint {
         let mut viscoelastic_impulse = vec![0.0; q.len()];
         if self.residual_reinjection && coefficient > 0.0 {
             // −k_D ∇W(F(q_k, q_{k+1})), the impulse the minimisation included.
-            let reference = model.reference_geometry(q);
-            model.derivatives_from(&reference, &positions, false, &mut viscoelastic_impulse, None)?;
+            RebasedElasticity::new(model, q)?.gradient(&positions, &mut viscoelastic_impulse)?;
             viscoelastic_impulse.iter_mut().for_each(|g| *g *= coefficient);
         }
         let momentum: Vec<f64> = if self.residual_reinjection {
             (0..q.len())
-                .map(|i| p[i] + dt * (force[i] - gradient[i] - damping_impulse[i]) - viscoelastic_impulse[i])
+                .map(|i| p[i] + dt * (-gradient[i] - damping_impulse[i]) - viscoelastic_impulse[i])
                 .collect()
         } else {
             let mut mv = vec![0.0; q.len()];
             model.mass_multiply(&velocity, &mut mv);
             (0..q.len())
-                .map(|i| mv[i] + 0.5 * dt * (force[i] - gradient[i] - damping_impulse[i]))
+                .map(|i| mv[i] + 0.5 * dt * (-gradient[i] - damping_impulse[i]))
                 .collect()
         };
         // Velocities: M_ff v_f = p_f − M_fp v_p, with the pins' prescribed velocities v_p.
@@ -177,16 +185,17 @@ impl VariationalMidpoint {
             return self.trial(model, s, p, dt);
         }
         let dofs = model.dof_map(s.time + dt);
-        let point = |x: &[f64], v: usize| nalgebra::Vector3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2]);
-        // (vertex, constraint, ∇g at q_k) for every constrained free vertex.
+        let d = model.dimension();
+        let point = |x: &[f64], v: usize| crate::model::vertex_point(x, v, d);
+        // (vertex, constraint, ∇g at q_k) for every constrained vertex whose components are all free.
         let entries: Vec<(usize, &crate::model::SurfaceConstraint, nalgebra::Vector3<f64>)> = model
             .constraints()
             .iter()
             .flat_map(|c| c.vertices.iter().map(move |&v| (v, c)))
-            .filter(|(v, _)| dofs.free_index[3 * v].is_some())
+            .filter(|(v, _)| (0..d).all(|a| dofs.free_index[d * v + a].is_some()))
             .map(|(v, c)| (v, c, c.value_and_gradient(&point(&s.positions, v)).1))
             .collect();
-        let masses = model.lumped_masses();
+        let masses = model.mass().lumped();
         let mut slopes: Vec<f64> = entries.iter().map(|(v, _, _)| dt * dt / masses[*v]).collect();
         let mut lambda = vec![0.0; entries.len()];
         let mut previous: Option<(Vec<f64>, Vec<f64>)> = None;
@@ -196,8 +205,8 @@ impl VariationalMidpoint {
         for _ in 0..MAX_CONSTRAINT_ITERATIONS {
             let mut pushed = p.to_vec();
             for ((v, _, gradient), l) in entries.iter().zip(&lambda) {
-                for a in 0..3 {
-                    pushed[3 * v + a] += dt * l * gradient[a];
+                for a in 0..d {
+                    pushed[d * v + a] += dt * l * gradient[a];
                 }
             }
             let (next, momentum, report) = self.trial(model, s, &pushed, dt)?;

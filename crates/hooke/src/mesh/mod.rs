@@ -8,6 +8,7 @@ pub mod spring_networks;
 mod stuffing;
 mod surface;
 mod triangle_soup;
+mod triangles;
 
 pub use generate::{box_mesh, BoxMeshOptions, TetsPerHex};
 pub use orientation::OrientationReport;
@@ -16,6 +17,7 @@ pub use shapes::Shape;
 pub use stuffing::{stuff, stuff_shape, StuffingReport};
 pub use surface::boundary_faces;
 pub use triangle_soup::{closest_point_on_triangle, TriangleSoup};
+pub use triangles::{rectangle_mesh, TriangleMesh};
 
 use crate::error::{HookeError, Result};
 use nalgebra::Vector3;
@@ -135,5 +137,98 @@ impl TetMesh {
         self.vertices = kept;
         self.tets.iter_mut().for_each(|t| *t = t.map(|v| new_index[v]));
         removed
+    }
+}
+
+/// The mesh a model is made of: tetrahedra in 3D, triangles in 2D.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Mesh {
+    Tetrahedra(TetMesh),
+    Triangles(TriangleMesh),
+}
+
+impl Mesh {
+    /// 3 for tetrahedra, 2 for triangles.
+    pub fn dimension(&self) -> usize {
+        match self {
+            Mesh::Tetrahedra(_) => 3,
+            Mesh::Triangles(_) => 2,
+        }
+    }
+
+    /// Rest positions (z = 0 in 2D).
+    pub fn vertices(&self) -> &[Vector3<f64>] {
+        match self {
+            Mesh::Tetrahedra(m) => &m.vertices,
+            Mesh::Triangles(m) => &m.vertices,
+        }
+    }
+
+    pub fn vertices_mut(&mut self) -> &mut Vec<Vector3<f64>> {
+        match self {
+            Mesh::Tetrahedra(m) => &mut m.vertices,
+            Mesh::Triangles(m) => &mut m.vertices,
+        }
+    }
+
+    pub fn vertex_count(&self) -> usize {
+        self.vertices().len()
+    }
+
+    pub fn element_count(&self) -> usize {
+        match self {
+            Mesh::Tetrahedra(m) => m.tet_count(),
+            Mesh::Triangles(m) => m.triangle_count(),
+        }
+    }
+
+    /// The vertices of element e.
+    pub fn element(&self, e: usize) -> &[usize] {
+        match self {
+            Mesh::Tetrahedra(m) => &m.tets[e],
+            Mesh::Triangles(m) => &m.triangles[e],
+        }
+    }
+
+    pub fn labels(&self) -> &[i32] {
+        match self {
+            Mesh::Tetrahedra(m) => &m.labels,
+            Mesh::Triangles(m) => &m.labels,
+        }
+    }
+
+    /// Centroid of element e at rest.
+    pub fn centroid(&self, e: usize) -> Vector3<f64> {
+        match self {
+            Mesh::Tetrahedra(m) => m.centroid(e),
+            Mesh::Triangles(m) => m.centroid(e),
+        }
+    }
+
+    /// Axis-aligned bounding box (min, max) of the rest vertices.
+    pub fn bounding_box(&self) -> (Vector3<f64>, Vector3<f64>) {
+        let mut lo = Vector3::repeat(f64::INFINITY);
+        let mut hi = Vector3::repeat(f64::NEG_INFINITY);
+        for p in self.vertices() {
+            lo = lo.inf(p);
+            hi = hi.sup(p);
+        }
+        (lo, hi)
+    }
+
+    /// The tetrahedral mesh, in 3D.
+    pub fn tetrahedra(&self) -> Option<&TetMesh> {
+        match self {
+            Mesh::Tetrahedra(m) => Some(m),
+            Mesh::Triangles(_) => None,
+        }
+    }
+
+    /// The triangle mesh, in 2D.
+    pub fn triangles(&self) -> Option<&TriangleMesh> {
+        match self {
+            Mesh::Tetrahedra(_) => None,
+            Mesh::Triangles(m) => Some(m),
+        }
     }
 }

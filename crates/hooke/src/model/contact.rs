@@ -6,6 +6,9 @@
 //! project penetrating vertices back onto the surface (closest-point projection,
 //! seed 000 ch. 4).
 
+use super::term::{EnergyTerm, HessianTarget, TermCapabilities, TermKind};
+use crate::error::Result;
+use crate::linalg::LowerPattern;
 use nalgebra::{Matrix3, Vector3};
 
 /// A rigid, fixed obstacle: points must stay out of it.
@@ -119,5 +122,190 @@ impl Obstacle {
             hessian += proximity.normal_derivative * (k * d);
         }
         Some((0.5 * k * d * d, n * (k * d), hessian))
+    }
+}
+
+/// A vertex's position as a 3-vector (z = 0 in 2D).
+#[inline]
+pub fn vertex_point(x: &[f64], v: usize, dimension: usize) -> Vector3<f64> {
+    let mut p = Vector3::zeros();
+    p.as_mut_slice()[..dimension].copy_from_slice(&x[dimension * v..dimension * (v + 1)]);
+    p
+}
+
+/// The penalties of all obstacles on all vertices, as one term of the potential.
+#[derive(Clone, Debug)]
+pub struct ContactPenalty {
+    obstacles: Vec<Obstacle>,
+    /// Lumped mass of each vertex (the penalty stiffness is per unit mass).
+    masses: Vec<f64>,
+    dimension: usize,
+    /// Positions of each vertex's diagonal block (lower triangle, row by row) in the pattern.
+    blocks: Vec<[usize; 6]>,
+}
+
+impl ContactPenalty {
+    pub fn new(obstacles: Vec<Obstacle>, masses: Vec<f64>, dimension: usize) -> ContactPenalty {
+        ContactPenalty {
+            obstacles,
+            masses,
+            dimension,
+            blocks: Vec::new(),
+        }
+    }
+
+    /// (vertex, energy, gradient, Hessian) of every penetrating vertex, obstacle by obstacle.
+    fn penalties<'a>(
+        &'a self,
+        x: &'a [f64],
+        project: bool,
+    ) -> impl Iterator<Item = (usize, f64, Vector3<f64>, Matrix3<f64>)> + 'a {
+        let d = self.dimension;
+        self.obstacles.iter().flat_map(move |obstacle| {
+            (0..x.len() / d).filter_map(move |v| {
+                obstacle
+                    .penalty(&vertex_point(x, v, d), self.masses[v], project)
+                    .map(|(e, g, h)| (v, e, g, h))
+            })
+        })
+    }
+
+    fn add_block(&self, values: &mut [f64], v: usize, h: &Matrix3<f64>) {
+        let d = self.dimension;
+        let mut n = 0;
+        for a in 0..d {
+            for b in 0..=a {
+                values[self.blocks[v][n]] += h[(a, b)];
+                n += 1;
+            }
+        }
+    }
+
+    /// Deepest penetration into any obstacle (0 when none).
+    pub fn max_penetration(&self, x: &[f64]) -> f64 {
+        max_penetration(&self.obstacles, x, self.dimension)
+    }
+}
+
+/// Deepest penetration of the vertices at x into any of the obstacles (0 when none).
+pub fn max_penetration(obstacles: &[Obstacle], x: &[f64], dimension: usize) -> f64 {
+    let mut deepest: f64 = 0.0;
+    for obstacle in obstacles {
+        for v in 0..x.len() / dimension {
+            deepest = deepest.max(-obstacle.shape.proximity(&vertex_point(x, v, dimension)).distance);
+        }
+    }
+    deepest
+}
+
+/// Moves vertices that penetrate a projecting obstacle onto its surface and
+/// removes their inward normal velocity (explicit methods, seed 000 ch. 4).
+pub fn project_out_of_obstacles(
+    obstacles: &[Obstacle],
+    dimension: usize,
+    positions: &mut [f64],
+    velocities: &mut [f64],
+) {
+    let d = dimension;
+    for obstacle in obstacles.iter().filter(|o| o.project) {
+        for (p, v) in positions.chunks_mut(d).zip(velocities.chunks_mut(d)) {
+            let mut x = Vector3::zeros();
+            x.as_mut_slice()[..d].copy_from_slice(p);
+            let proximity = obstacle.shape.proximity(&x);
+            if proximity.distance < 0.0 {
+                let surface = x - proximity.normal * proximity.distance;
+                p.copy_from_slice(&surface.as_slice()[..d]);
+                let inward = (0..d).map(|a| v[a] * proximity.normal[a]).sum::<f64>().min(0.0);
+                for a in 0..d {
+                    v[a] -= inward * proximity.normal[a];
+                }
+            }
+        }
+    }
+}
+
+impl EnergyTerm for ContactPenalty {
+    fn name(&self) -> String {
+        format!("contact penalties of {} obstacles", self.obstacles.len())
+    }
+
+    fn kind(&self) -> TermKind {
+        TermKind::Contact
+    }
+
+    fn capabilities(&self) -> TermCapabilities {
+        TermCapabilities {
+            material_stiffness: true,
+            ..TermCapabilities::SMOOTH
+        }
+    }
+
+    fn bind(&mut self, pattern: &LowerPattern, dimension: usize) {
+        let d = dimension;
+        self.blocks = (0..pattern.size / d)
+            .map(|v| {
+                let mut slots = [0; 6];
+                let mut n = 0;
+                for a in 0..d {
+                    for b in 0..=a {
+                        slots[n] = pattern
+                            .position(d * v + a, d * v + b)
+                            .expect("every vertex's own block is in the pattern");
+                        n += 1;
+                    }
+                }
+                slots
+            })
+            .collect();
+    }
+
+    fn energy(&self, x: &[f64], _time: f64) -> f64 {
+        self.penalties(x, true).map(|(_, e, _, _)| e).sum()
+    }
+
+    fn gradient(&self, x: &[f64], _time: f64, gradient: &mut [f64], overwrite: bool) -> Result<f64> {
+        if overwrite {
+            gradient.fill(0.0);
+        }
+        let d = self.dimension;
+        let mut energy = 0.0;
+        for (v, e, g, _) in self.penalties(x, true) {
+            energy += e;
+            for a in 0..d {
+                gradient[d * v + a] += g[a];
+            }
+        }
+        Ok(energy)
+    }
+
+    fn hessian(
+        &self,
+        x: &[f64],
+        _time: f64,
+        project: bool,
+        gradient: &mut [f64],
+        hessian: &mut HessianTarget,
+        overwrite: bool,
+    ) -> Result<f64> {
+        if overwrite {
+            gradient.fill(0.0);
+            hessian.values.fill(0.0);
+        }
+        let d = self.dimension;
+        let mut energy = 0.0;
+        for (v, e, g, h) in self.penalties(x, project) {
+            energy += e;
+            for a in 0..d {
+                gradient[d * v + a] += g[a];
+            }
+            self.add_block(hessian.values, v, &h);
+        }
+        Ok(energy)
+    }
+
+    fn add_material_stiffness(&self, x: &[f64], values: &mut [f64]) {
+        for (v, _, _, h) in self.penalties(x, true) {
+            self.add_block(values, v, &h);
+        }
     }
 }

@@ -1,21 +1,22 @@
-//! The map between all 3n degrees of freedom and the free ones (pinned vertices removed).
+//! The map between all degrees of freedom and the free ones (pinned components removed).
 
 /// Which DOFs are unknowns at a given time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DofMap {
-    /// For each of the 3n DOFs, its index among the free ones (None when pinned).
+    /// For each DOF, its index among the free ones (None when pinned).
     pub free_index: Vec<Option<usize>>,
     /// The free DOFs in increasing order.
     pub free_dofs: Vec<usize>,
-    /// Which pins were active; two maps with the same key are the same map.
+    /// Which pins were active; two maps of one model with the same key are the same map.
     pub active_pins: Vec<bool>,
 }
 
 impl DofMap {
-    pub fn new(dof_count: usize, pinned_vertices: impl Iterator<Item = usize>, active_pins: Vec<bool>) -> Self {
+    /// The map with the listed DOFs pinned.
+    pub fn new(dof_count: usize, pinned_dofs: impl Iterator<Item = usize>, active_pins: Vec<bool>) -> Self {
         let mut pinned = vec![false; dof_count];
-        for v in pinned_vertices {
-            pinned[3 * v..3 * v + 3].iter_mut().for_each(|p| *p = true);
+        for dof in pinned_dofs {
+            pinned[dof] = true;
         }
         let mut free_index = vec![None; dof_count];
         let mut free_dofs = Vec::with_capacity(dof_count);

@@ -1,20 +1,89 @@
-//! External forces on regions: a total force (constant plus a sinusoid) spread
+//! External loads as terms of the potential: gravity, −Σ mᵢ g·xᵢ, and forces
+//! on regions, −f(t)·x, with a total force (constant plus a sinusoid) spread
 //! over the selected vertices in proportion to their mass, so that the same
 //! scene behaves alike at every mesh resolution.
 
+use super::term::{EnergyTerm, HessianTarget, TermCapabilities, TermKind};
+use crate::error::Result;
 use nalgebra::Vector3;
 
+const LINEAR: TermCapabilities = TermCapabilities {
+    hessian: true,
+    psd_projection: true,
+    defined_under_inversion: true,
+    material_stiffness: true,
+    linear: true,
+};
+
+/// Uniform gravitational acceleration acting on the lumped masses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gravity {
+    pub acceleration: Vector3<f64>,
+    /// Lumped mass of each vertex.
+    pub masses: Vec<f64>,
+    pub dimension: usize,
+}
+
+impl EnergyTerm for Gravity {
+    fn name(&self) -> String {
+        format!("gravity {:?}", self.acceleration.as_slice())
+    }
+
+    fn kind(&self) -> TermKind {
+        TermKind::Gravity
+    }
+
+    fn capabilities(&self) -> TermCapabilities {
+        LINEAR
+    }
+
+    fn energy(&self, x: &[f64], _time: f64) -> f64 {
+        let d = self.dimension;
+        -x.chunks(d)
+            .zip(&self.masses)
+            .map(|(p, m)| m * (0..d).map(|a| p[a] * self.acceleration[a]).sum::<f64>())
+            .sum::<f64>()
+    }
+
+    fn gradient(&self, x: &[f64], time: f64, gradient: &mut [f64], overwrite: bool) -> Result<f64> {
+        let d = self.dimension;
+        for (i, g) in gradient.iter_mut().enumerate() {
+            let value = -self.masses[i / d] * self.acceleration[i % d];
+            *g = if overwrite { value } else { *g + value };
+        }
+        Ok(self.energy(x, time))
+    }
+
+    fn hessian(
+        &self,
+        x: &[f64],
+        time: f64,
+        _project: bool,
+        gradient: &mut [f64],
+        hessian: &mut HessianTarget,
+        overwrite: bool,
+    ) -> Result<f64> {
+        if overwrite {
+            hessian.values.fill(0.0);
+        }
+        self.gradient(x, time, gradient, overwrite)
+    }
+}
+
+/// A force on a region.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RegionForce {
     pub vertices: Vec<usize>,
     /// Fraction of the total that each selected vertex receives (sums to 1).
     pub shares: Vec<f64>,
-    /// Constant part of the total force, N.
+    /// Constant part of the total force, N (z ignored in 2D).
     pub total: Vector3<f64>,
     /// Amplitude of the periodic part, N: total + amplitude · sin(2π f t + phase).
     pub amplitude: Vector3<f64>,
     pub frequency: f64,
     pub phase: f64,
+    /// Coordinates per vertex of the model it acts on.
+    pub dimension: usize,
 }
 
 impl RegionForce {
@@ -26,10 +95,61 @@ impl RegionForce {
     /// Adds this force at time t into a full force vector.
     pub fn add_to(&self, time: f64, force: &mut [f64]) {
         let total = self.total_at(time);
+        let d = self.dimension;
         for (&v, &share) in self.vertices.iter().zip(&self.shares) {
-            for a in 0..3 {
-                force[3 * v + a] += share * total[a];
+            for a in 0..d {
+                force[d * v + a] += share * total[a];
             }
         }
+    }
+}
+
+impl EnergyTerm for RegionForce {
+    fn name(&self) -> String {
+        format!("force on {} vertices", self.vertices.len())
+    }
+
+    fn kind(&self) -> TermKind {
+        TermKind::Load
+    }
+
+    fn capabilities(&self) -> TermCapabilities {
+        LINEAR
+    }
+
+    fn energy(&self, x: &[f64], time: f64) -> f64 {
+        let total = self.total_at(time);
+        let d = self.dimension;
+        -self
+            .vertices
+            .iter()
+            .zip(&self.shares)
+            .map(|(&v, share)| share * (0..d).map(|a| total[a] * x[d * v + a]).sum::<f64>())
+            .sum::<f64>()
+    }
+
+    fn gradient(&self, x: &[f64], time: f64, gradient: &mut [f64], overwrite: bool) -> Result<f64> {
+        if overwrite {
+            gradient.fill(0.0);
+        }
+        let mut force = vec![0.0; gradient.len()];
+        self.add_to(time, &mut force);
+        gradient.iter_mut().zip(&force).for_each(|(g, f)| *g -= f);
+        Ok(self.energy(x, time))
+    }
+
+    fn hessian(
+        &self,
+        x: &[f64],
+        time: f64,
+        _project: bool,
+        gradient: &mut [f64],
+        hessian: &mut HessianTarget,
+        overwrite: bool,
+    ) -> Result<f64> {
+        if overwrite {
+            hessian.values.fill(0.0);
+        }
+        self.gradient(x, time, gradient, overwrite)
     }
 }

@@ -1,5 +1,7 @@
-//! The simulated system: mesh, materials, mass, pins, forces and damping, with
-//! the energy, gradient and Hessian that every integrator and solver uses.
+//! The simulated system: a mesh, the terms of its potential energy (elasticity,
+//! springs, gravity, loads, contact, …), its mass, pins, damping, obstacles and
+//! constraints. It knows nothing about integrators: they ask it for energies,
+//! gradients and Hessians, and for the boundary conditions at a time.
 
 mod constraints;
 mod contact;
@@ -9,34 +11,46 @@ mod forces;
 mod pins;
 mod selection;
 mod state;
+mod term;
+mod viscoelastic;
 
 pub use constraints::SurfaceConstraint;
-pub use contact::{Obstacle, ObstacleShape};
+pub use contact::{max_penetration, project_out_of_obstacles, vertex_point, ContactPenalty, Obstacle, ObstacleShape};
 pub use damping::{Damping, DampingStiffness};
 pub use dofs::DofMap;
-pub use forces::RegionForce;
-pub use pins::{Motion, Pin};
+pub use forces::{Gravity, RegionForce};
+pub use pins::{Motion, Pin, ALL_COMPONENTS};
 pub use selection::Selection;
 pub use state::State;
+pub use term::{ElasticityTerm, EnergyTerm, HessianTarget, TermCapabilities, TermKind};
+pub use viscoelastic::RebasedElasticity;
 
 use crate::error::{HookeError, Result};
-use crate::fem::{lumped_masses, Assembler, ElementGeometry, MassKind, SpringNetwork};
-use crate::linalg::LowerPattern;
+use crate::fem::{Elasticity, LinearTetrahedron, LinearTriangle, MassKind, MassMatrix, SpringNetwork, Springs};
+use crate::linalg::{LowRank, LowerPattern};
 use crate::material::MaterialRef;
-use crate::mesh::TetMesh;
+use crate::mesh::{Mesh, TetMesh, TriangleMesh};
 use nalgebra::Vector3;
+use std::sync::Arc;
+
+/// The energies of a state by kind (loads are not counted: see [`TermKind::Load`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EnergyParts {
+    pub elastic: f64,
+    pub gravitational: f64,
+    pub contact: f64,
+}
 
 /// A deformable body (or several, merged into one mesh) with everything acting on it.
 pub struct Model {
-    mesh: TetMesh,
-    assembler: Assembler,
-    mass_kind: MassKind,
-    lumped_mass: Vec<f64>,
-    /// Mass matrix values on the Hessian pattern (diagonal only when lumped).
-    mass_values: Vec<f64>,
+    mesh: Mesh,
+    pattern: Arc<LowerPattern>,
+    terms: Vec<Box<dyn EnergyTerm>>,
+    mass: MassMatrix,
+    /// Masses carried by vertices themselves (spring networks).
+    vertex_masses: Vec<f64>,
     pins: Vec<Pin>,
     gravity: Vector3<f64>,
-    forces: Vec<RegionForce>,
     obstacles: Vec<Obstacle>,
     constraints: Vec<SurfaceConstraint>,
     damping: Option<Damping>,
@@ -45,57 +59,69 @@ pub struct Model {
 }
 
 impl Model {
-    /// A model with no pins, forces, gravity or damping. The mesh must be oriented.
+    /// Tetrahedra with one material each, and no pins, forces, gravity or
+    /// damping. The mesh must be oriented.
     pub fn new(mesh: TetMesh, materials: Vec<MaterialRef>, mass_kind: MassKind) -> Result<Model> {
         Model::with_springs(mesh, materials, SpringNetwork::default(), mass_kind)
     }
 
-    /// A model of tetrahedra and springs over the mesh's vertices (a vertex may
-    /// belong to springs only). Every vertex must carry mass.
+    /// Tetrahedra and springs over the mesh's vertices (a vertex may belong to
+    /// springs only). Every vertex must carry mass.
     pub fn with_springs(
         mesh: TetMesh,
         materials: Vec<MaterialRef>,
         network: SpringNetwork,
         mass_kind: MassKind,
     ) -> Result<Model> {
-        let assembler = Assembler::new(&mesh, materials, network.springs)?;
-        let mut lumped_mass = lumped_masses(&mesh, &assembler.element_masses());
-        for (total, extra) in lumped_mass.iter_mut().zip(&network.vertex_masses) {
-            *total += extra;
-        }
-        if let Some(v) = lumped_mass.iter().position(|m| m.is_nan() || *m <= 0.0) {
-            return Err(crate::error::HookeError::Mesh {
-                reason: format!("vertex {v} has no mass: it belongs to no element and no spring network"),
+        let rest = flatten(&mesh.vertices, 3);
+        let mut terms: Vec<Box<dyn EnergyTerm>> = Vec::new();
+        if mesh.tet_count() > 0 || network.springs.is_empty() {
+            let elements: Vec<&[usize]> = mesh.tets.iter().map(|t| t.as_slice()).collect();
+            terms.push(Box::new(Elasticity::<LinearTetrahedron>::new(
+                &elements, materials, &rest,
+            )?));
+        } else if !materials.is_empty() {
+            return Err(HookeError::Mesh {
+                reason: format!("{} materials for 0 elements", materials.len()),
             });
         }
-        let mass_values = match mass_kind {
-            MassKind::Consistent => {
-                // Springs' vertex masses are lumped even in a consistent mass matrix.
-                let mut values = assembler.consistent_mass_values();
-                let diagonal = assembler.pattern().diagonal_positions();
-                for (dof, k) in diagonal.into_iter().enumerate() {
-                    values[k] += network.vertex_masses.get(dof / 3).copied().unwrap_or(0.0);
-                }
-                values
-            }
-            MassKind::Lumped => {
-                let pattern = assembler.pattern();
-                let mut values = vec![0.0; pattern.nonzeros()];
-                for (dof, k) in pattern.diagonal_positions().into_iter().enumerate() {
-                    values[k] = lumped_mass[dof / 3];
-                }
-                values
-            }
-        };
+        if !network.springs.is_empty() {
+            terms.push(Box::new(Springs::new(network.springs, mesh.vertex_count())?));
+        }
+        Model::from_terms(Mesh::Tetrahedra(mesh), terms, network.vertex_masses, mass_kind)
+    }
+
+    /// A 2D (plane-strain) model of triangles with one material each. The
+    /// mesh must be oriented counter-clockwise.
+    pub fn planar(mesh: TriangleMesh, materials: Vec<MaterialRef>, mass_kind: MassKind) -> Result<Model> {
+        let rest = flatten(&mesh.vertices, 2);
+        let elements: Vec<&[usize]> = mesh.triangles.iter().map(|t| t.as_slice()).collect();
+        let elasticity = Elasticity::<LinearTriangle>::new(&elements, materials, &rest)?;
+        Model::from_terms(Mesh::Triangles(mesh), vec![Box::new(elasticity)], Vec::new(), mass_kind)
+    }
+
+    /// A model of the given mesh whose potential starts with `terms`.
+    pub fn from_terms(
+        mesh: Mesh,
+        terms: Vec<Box<dyn EnergyTerm>>,
+        vertex_masses: Vec<f64>,
+        mass_kind: MassKind,
+    ) -> Result<Model> {
+        let dimension = mesh.dimension();
+        let pattern = Arc::new(pattern_of(mesh.vertex_count(), dimension, &terms));
+        let mut terms = terms;
+        for term in &mut terms {
+            term.bind(&pattern, dimension);
+        }
+        let mass = MassMatrix::assemble(mass_kind, dimension, &pattern, &terms, &vertex_masses)?;
         Ok(Model {
             mesh,
-            assembler,
-            mass_kind,
-            lumped_mass,
-            mass_values,
+            pattern,
+            terms,
+            mass,
+            vertex_masses,
             pins: Vec::new(),
             gravity: Vector3::zeros(),
-            forces: Vec::new(),
             obstacles: Vec::new(),
             constraints: Vec::new(),
             damping: None,
@@ -103,20 +129,67 @@ impl Model {
         })
     }
 
-    pub fn mesh(&self) -> &TetMesh {
+    /// Adds a term to the potential. If it couples vertices the pattern does
+    /// not hold yet, the pattern is rebuilt and every term bound to it again.
+    pub fn add_term(&mut self, mut term: Box<dyn EnergyTerm>) -> Result<()> {
+        let d = self.dimension();
+        let mut fits = true;
+        term.couplings(&mut |group| {
+            for &a in group {
+                for &b in group {
+                    if a > b && self.pattern.position(d * a, d * b).is_none() {
+                        fits = false;
+                    }
+                }
+            }
+        });
+        if fits {
+            term.bind(&self.pattern, d);
+            self.terms.push(term);
+            return Ok(());
+        }
+        self.terms.push(term);
+        self.pattern = Arc::new(pattern_of(self.mesh.vertex_count(), d, &self.terms));
+        for term in &mut self.terms {
+            term.bind(&self.pattern, d);
+        }
+        self.mass = MassMatrix::assemble(self.mass.kind(), d, &self.pattern, &self.terms, &self.vertex_masses)?;
+        self.set_damping(self.damping)
+    }
+
+    /// Replaces the terms of one kind by `replacement` (gravity, contact).
+    fn replace_terms(&mut self, kind: TermKind, replacement: Option<Box<dyn EnergyTerm>>) {
+        self.terms.retain(|t| t.kind() != kind);
+        if let Some(mut term) = replacement {
+            term.bind(&self.pattern, self.dimension());
+            self.terms.push(term);
+        }
+    }
+
+    pub fn mesh(&self) -> &Mesh {
         &self.mesh
     }
 
-    pub fn materials(&self) -> &[MaterialRef] {
-        self.assembler.materials()
-    }
-
-    pub fn mass_kind(&self) -> MassKind {
-        self.mass_kind
+    /// Coordinates per vertex: 3, or 2 for a plane-strain model.
+    pub fn dimension(&self) -> usize {
+        self.mesh.dimension()
     }
 
     pub fn dof_count(&self) -> usize {
-        3 * self.mesh.vertex_count()
+        self.dimension() * self.mesh.vertex_count()
+    }
+
+    pub fn terms(&self) -> &[Box<dyn EnergyTerm>] {
+        &self.terms
+    }
+
+    /// The material of every element, term by term in element order.
+    pub fn materials(&self) -> Vec<MaterialRef> {
+        self.terms
+            .iter()
+            .filter_map(|t| t.as_elasticity())
+            .flat_map(|e| e.materials().iter().cloned())
+            .collect()
     }
 
     /// Length scale of the body (bounding-box diagonal), for relative tolerances.
@@ -124,6 +197,158 @@ impl Model {
         let (lo, hi) = self.mesh.bounding_box();
         (hi - lo).norm().max(f64::MIN_POSITIVE)
     }
+
+    /// Pattern of the lower triangle of every full matrix (K, M, D).
+    pub fn pattern(&self) -> &Arc<LowerPattern> {
+        &self.pattern
+    }
+
+    pub fn mass(&self) -> &MassMatrix {
+        &self.mass
+    }
+
+    /// out = M v.
+    pub fn mass_multiply(&self, v: &[f64], out: &mut [f64]) {
+        self.mass.multiply(&self.pattern, v, out);
+    }
+
+    /// Rest positions, interleaved.
+    pub fn rest_positions(&self) -> Vec<f64> {
+        flatten(self.mesh.vertices(), self.dimension())
+    }
+
+    /// The state at t = 0: at rest, with pinned vertices where their motion puts them.
+    pub fn initial_state(&self) -> State {
+        let mut state = State {
+            time: 0.0,
+            positions: self.rest_positions(),
+            velocities: vec![0.0; self.dof_count()],
+        };
+        self.apply_prescribed_positions(0.0, &mut state.positions);
+        state
+    }
+
+    // ---- the potential ----------------------------------------------------------
+
+    /// E(x, t): every term; +∞ where an element leaves its material's domain.
+    pub fn energy(&self, x: &[f64], time: f64) -> f64 {
+        let mut total = 0.0;
+        for term in &self.terms {
+            total += term.energy(x, time);
+            if !total.is_finite() {
+                return f64::INFINITY;
+            }
+        }
+        total
+    }
+
+    /// E(x, t) and ∂E/∂x (written into `gradient`).
+    pub fn gradient(&self, x: &[f64], time: f64, gradient: &mut [f64]) -> Result<f64> {
+        let overwrite = self.terms.first().is_some_and(|t| t.overwrites());
+        if !overwrite {
+            gradient.fill(0.0);
+        }
+        let mut energy = 0.0;
+        for (i, term) in self.terms.iter().enumerate() {
+            energy += term.gradient(x, time, gradient, overwrite && i == 0)?;
+        }
+        Ok(energy)
+    }
+
+    /// E(x, t), its gradient and its Hessian (written into `gradient` and
+    /// `values`, on [`Self::pattern`]); low-rank parts of terms are pushed onto
+    /// `low_rank`. `project` asks every term for a PSD Hessian.
+    pub fn hessian(
+        &self,
+        x: &[f64],
+        time: f64,
+        project: bool,
+        gradient: &mut [f64],
+        values: &mut [f64],
+        low_rank: &mut Vec<LowRank>,
+    ) -> Result<f64> {
+        let overwrite = self.terms.first().is_some_and(|t| t.overwrites());
+        if !overwrite {
+            gradient.fill(0.0);
+            values.fill(0.0);
+        }
+        let mut energy = 0.0;
+        for (i, term) in self.terms.iter().enumerate() {
+            let mut target = HessianTarget {
+                values: &mut *values,
+                low_rank: &mut *low_rank,
+            };
+            energy += term.hessian(x, time, project, gradient, &mut target, overwrite && i == 0)?;
+        }
+        Ok(energy)
+    }
+
+    /// The Hessian alone, without low-rank parts (for tools that need K as a
+    /// sparse matrix: modes, export, damping).
+    pub fn stiffness(&self, x: &[f64], time: f64, project: bool) -> Result<Vec<f64>> {
+        let mut gradient = vec![0.0; x.len()];
+        let mut values = vec![0.0; self.pattern.nonzeros()];
+        let mut low_rank = Vec::new();
+        self.hessian(x, time, project, &mut gradient, &mut values, &mut low_rank)?;
+        if !low_rank.is_empty() {
+            return Err(HookeError::LinearSolver {
+                reason: "this model's stiffness has a low-rank part, which a sparse matrix cannot hold".to_string(),
+            });
+        }
+        Ok(values)
+    }
+
+    /// The energies of the state by kind.
+    pub fn energies(&self, x: &[f64], time: f64) -> EnergyParts {
+        let mut parts = EnergyParts::default();
+        for term in &self.terms {
+            let value = term.energy(x, time);
+            match term.kind() {
+                TermKind::Elastic => parts.elastic += value,
+                TermKind::Gravity => parts.gravitational += value,
+                TermKind::Contact => parts.contact += value,
+                TermKind::Load => {}
+            }
+        }
+        parts
+    }
+
+    /// The stored elastic energy (elements, springs).
+    pub fn elastic_energy(&self, x: &[f64]) -> f64 {
+        self.terms
+            .iter()
+            .filter(|t| t.kind() == TermKind::Elastic)
+            .map(|t| t.energy(x, 0.0))
+            .sum()
+    }
+
+    /// Strain energy density of each element (+∞ where undefined).
+    pub fn energy_densities(&self, x: &[f64]) -> Vec<f64> {
+        self.terms
+            .iter()
+            .filter_map(|t| t.as_elasticity())
+            .flat_map(|e| e.energy_densities(x))
+            .collect()
+    }
+
+    /// The external force f(t) of the linear terms (gravity and loads) over all DOFs.
+    pub fn external_force(&self, time: f64, force: &mut [f64]) {
+        force.fill(0.0);
+        let zero = vec![0.0; force.len()];
+        for term in self.terms.iter().filter(|t| t.capabilities().linear) {
+            // A linear term's gradient is −f whatever x is.
+            let _ = term.gradient(&zero, time, force, false);
+        }
+        force.iter_mut().for_each(|f| *f = -*f);
+    }
+
+    /// Whether some state of the model can be undefined (an element material
+    /// with ψ = +∞ for inverted elements).
+    pub fn may_be_undefined(&self) -> bool {
+        self.terms.iter().any(|t| !t.capabilities().defined_under_inversion)
+    }
+
+    // ---- boundary conditions and loads --------------------------------------------
 
     pub fn add_pin(&mut self, pin: Pin) {
         self.pins.push(pin);
@@ -133,36 +358,114 @@ impl Model {
         &self.pins
     }
 
+    /// Which DOFs are free at time t.
+    pub fn dof_map(&self, time: f64) -> DofMap {
+        let d = self.dimension();
+        let active: Vec<bool> = self.pins.iter().map(|p| p.is_active(time)).collect();
+        let pinned = self.pins.iter().filter(|p| p.is_active(time)).flat_map(|p| {
+            p.vertices
+                .iter()
+                .flat_map(move |&v| (0..d).filter(|&a| p.components[a]).map(move |a| d * v + a))
+        });
+        DofMap::new(self.dof_count(), pinned, active)
+    }
+
+    /// Overwrites the pinned components of vertices pinned at time t with their prescribed values.
+    pub fn apply_prescribed_positions(&self, time: f64, positions: &mut [f64]) {
+        let d = self.dimension();
+        for pin in self.pins.iter().filter(|p| p.is_active(time)) {
+            for &v in &pin.vertices {
+                let x = pin.motion.position(&self.mesh.vertices()[v], time);
+                for a in (0..d).filter(|&a| pin.components[a]) {
+                    positions[d * v + a] = x[a];
+                }
+            }
+        }
+    }
+
+    /// Overwrites the pinned components' velocities with their motion's velocity at time t.
+    pub fn apply_prescribed_velocities(&self, time: f64, velocities: &mut [f64]) {
+        let d = self.dimension();
+        for pin in self.pins.iter().filter(|p| p.is_active(time)) {
+            for &v in &pin.vertices {
+                let velocity = pin.motion.velocity(&self.mesh.vertices()[v], time);
+                for a in (0..d).filter(|&a| pin.components[a]) {
+                    velocities[d * v + a] = velocity[a];
+                }
+            }
+        }
+    }
+
+    /// Sets the gravitational acceleration (z ignored in 2D): a term −Σ mᵢ g·xᵢ.
     pub fn set_gravity(&mut self, gravity: Vector3<f64>) {
         self.gravity = gravity;
+        let term = (gravity != Vector3::zeros()).then(|| -> Box<dyn EnergyTerm> {
+            Box::new(Gravity {
+                acceleration: gravity,
+                masses: self.mass.lumped().to_vec(),
+                dimension: self.dimension(),
+            })
+        });
+        self.replace_terms(TermKind::Gravity, term);
     }
 
     pub fn gravity(&self) -> Vector3<f64> {
         self.gravity
     }
 
+    /// Adds a force on a region (a load term).
     pub fn add_force(&mut self, force: RegionForce) {
-        self.forces.push(force);
+        let mut term = Box::new(force);
+        term.bind(&self.pattern, self.dimension());
+        self.terms.push(term);
     }
 
+    /// Adds an obstacle; the contact term then covers it.
+    pub fn add_obstacle(&mut self, obstacle: Obstacle) {
+        self.obstacles.push(obstacle);
+        let term = ContactPenalty::new(self.obstacles.clone(), self.mass.lumped().to_vec(), self.dimension());
+        self.replace_terms(TermKind::Contact, Some(Box::new(term)));
+    }
+
+    pub fn obstacles(&self) -> &[Obstacle] {
+        &self.obstacles
+    }
+
+    /// Adds vertices that must stay on a surface (variational midpoint only).
+    pub fn add_constraint(&mut self, constraint: SurfaceConstraint) -> Result<()> {
+        constraint.validate(self.mesh.vertex_count(), "constraint")?;
+        self.constraints.push(constraint);
+        Ok(())
+    }
+
+    pub fn constraints(&self) -> &[SurfaceConstraint] {
+        &self.constraints
+    }
+
+    /// The springs' vertex pairs.
+    pub fn spring_edges(&self) -> Vec<[usize; 2]> {
+        self.terms.iter().flat_map(|t| t.drawn_edges()).collect()
+    }
+
+    // ---- damping ------------------------------------------------------------------
+
     /// Sets the damping; with the rest stiffness, K(rest) is assembled here once.
-    /// Viscoelastic damping is applied by the integrators that support it
-    /// (backward Euler, implicit and variational midpoint, symplectic Euler); the
-    /// others refuse a model that has it.
+    /// Viscoelastic damping needs rotation-invariant materials and elements only.
     pub fn set_damping(&mut self, damping: Option<Damping>) -> Result<()> {
         if damping.is_some_and(|d| d.viscoelastic_coefficient > 0.0) {
             let reason = if self.materials().iter().any(|m| !m.capabilities().rotation_invariant) {
                 Some("it needs a rotation-invariant material; linear elasticity would damp rigid rotation (seed 001 §2.6 uses it with non-linear materials only)")
-            } else if !self.assembler.springs().is_empty() {
-                Some("it acts on tetrahedra only; this model has springs, which would stay undamped")
+            } else if self
+                .terms
+                .iter()
+                .any(|t| t.kind() == TermKind::Elastic && t.as_elasticity().is_none())
+            {
+                Some("it acts on elements with materials only; this model has springs, which would stay undamped")
             } else {
                 None
             };
             if let Some(reason) = reason {
-                return Err(crate::error::HookeError::scene(
-                    "damping.viscoelastic_coefficient",
-                    reason,
-                ));
+                return Err(HookeError::scene("damping.viscoelastic_coefficient", reason));
             }
         }
         self.damping = damping;
@@ -180,12 +483,21 @@ impl Model {
         self.damping
     }
 
+    /// α M + β K_elastic(x), K projected to PSD.
     fn damping_values_at(&self, damping: &Damping, x: &[f64]) -> Result<Vec<f64>> {
-        let mut values = vec![0.0; self.pattern().nonzeros()];
+        let mut values = vec![0.0; self.pattern.nonzeros()];
         if damping.stiffness_coefficient != 0.0 {
-            self.assembler.energy_gradient_hessian(x, true, None, &mut values)?;
+            let mut gradient = vec![0.0; x.len()];
+            let mut low_rank = Vec::new();
+            for term in self.terms.iter().filter(|t| t.kind() == TermKind::Elastic) {
+                let mut target = HessianTarget {
+                    values: &mut values,
+                    low_rank: &mut low_rank,
+                };
+                term.hessian(x, 0.0, true, &mut gradient, &mut target, false)?;
+            }
         }
-        for (v, m) in values.iter_mut().zip(&self.mass_values) {
+        for (v, m) in values.iter_mut().zip(self.mass.values()) {
             *v = damping.stiffness_coefficient * *v + damping.mass_coefficient * m;
         }
         Ok(values)
@@ -206,270 +518,6 @@ impl Model {
         self.damping.map_or(0.0, |d| d.viscoelastic_coefficient)
     }
 
-    /// Element geometry with `positions` as the rest shape, for viscoelastic damping.
-    pub fn reference_geometry(&self, positions: &[f64]) -> Vec<ElementGeometry> {
-        self.assembler.reference_geometry(positions)
-    }
-
-    /// Elastic energy of `x` measured from the rest shape `geometry`.
-    pub fn energy_from(&self, geometry: &[ElementGeometry], x: &[f64]) -> f64 {
-        self.assembler.energy_with(geometry, x)
-    }
-
-    /// Energy, gradient and (optionally) Hessian of `x` measured from the rest shape `geometry`.
-    pub fn derivatives_from(
-        &self,
-        geometry: &[ElementGeometry],
-        x: &[f64],
-        project: bool,
-        gradient: &mut [f64],
-        hessian_values: Option<&mut [f64]>,
-    ) -> Result<f64> {
-        self.assembler
-            .evaluate_with(geometry, x, project, gradient, hessian_values)
-    }
-
-    /// Rest positions, interleaved.
-    pub fn rest_positions(&self) -> Vec<f64> {
-        self.mesh.vertices.iter().flat_map(|p| [p.x, p.y, p.z]).collect()
-    }
-
-    /// The state at t = 0: at rest, with pinned vertices where their motion puts them.
-    pub fn initial_state(&self) -> State {
-        let mut state = State {
-            time: 0.0,
-            positions: self.rest_positions(),
-            velocities: vec![0.0; self.dof_count()],
-        };
-        self.apply_prescribed_positions(0.0, &mut state.positions);
-        state
-    }
-
-    /// Pattern of the lower triangle of all 3n×3n matrices (K, M, D).
-    pub fn pattern(&self) -> &LowerPattern {
-        self.assembler.pattern()
-    }
-
-    /// Which DOFs are free at time t.
-    pub fn dof_map(&self, time: f64) -> DofMap {
-        let active: Vec<bool> = self.pins.iter().map(|p| p.is_active(time)).collect();
-        let pinned = self
-            .pins
-            .iter()
-            .filter(|p| p.is_active(time))
-            .flat_map(|p| p.vertices.iter().copied());
-        DofMap::new(self.dof_count(), pinned, active)
-    }
-
-    /// Overwrites the positions of vertices pinned at time t with their prescribed values.
-    pub fn apply_prescribed_positions(&self, time: f64, positions: &mut [f64]) {
-        for pin in self.pins.iter().filter(|p| p.is_active(time)) {
-            for &v in &pin.vertices {
-                let x = pin.motion.position(&self.mesh.vertices[v], time);
-                positions[3 * v..3 * v + 3].copy_from_slice(x.as_slice());
-            }
-        }
-    }
-
-    /// Overwrites the velocities of vertices pinned at time t with their motion's velocity.
-    pub fn apply_prescribed_velocities(&self, time: f64, velocities: &mut [f64]) {
-        for pin in self.pins.iter().filter(|p| p.is_active(time)) {
-            for &v in &pin.vertices {
-                let velocity = pin.motion.velocity(&self.mesh.vertices[v], time);
-                velocities[3 * v..3 * v + 3].copy_from_slice(velocity.as_slice());
-            }
-        }
-    }
-
-    pub fn add_obstacle(&mut self, obstacle: Obstacle) {
-        self.obstacles.push(obstacle);
-    }
-
-    /// Adds vertices that must stay on a surface (variational midpoint only).
-    pub fn add_constraint(&mut self, constraint: SurfaceConstraint) -> Result<()> {
-        constraint.validate(self.mesh.vertex_count(), "constraint")?;
-        self.constraints.push(constraint);
-        Ok(())
-    }
-
-    pub fn constraints(&self) -> &[SurfaceConstraint] {
-        &self.constraints
-    }
-
-    pub fn obstacles(&self) -> &[Obstacle] {
-        &self.obstacles
-    }
-
-    /// Penalty energy of all vertices against all obstacles.
-    pub fn penalty_energy(&self, x: &[f64]) -> f64 {
-        self.penalties(x, true).map(|(_, (energy, _, _))| energy).sum()
-    }
-
-    /// Deepest penetration into any obstacle (0 when none).
-    pub fn max_penetration(&self, x: &[f64]) -> f64 {
-        let mut deepest: f64 = 0.0;
-        for obstacle in &self.obstacles {
-            for p in x.chunks(3) {
-                deepest = deepest.max(-obstacle.shape.proximity(&Vector3::new(p[0], p[1], p[2])).distance);
-            }
-        }
-        deepest
-    }
-
-    fn penalties<'a>(
-        &'a self,
-        x: &'a [f64],
-        project: bool,
-    ) -> impl Iterator<Item = (usize, (f64, Vector3<f64>, nalgebra::Matrix3<f64>))> + 'a {
-        self.obstacles.iter().flat_map(move |obstacle| {
-            x.chunks(3).enumerate().filter_map(move |(v, p)| {
-                obstacle
-                    .penalty(&Vector3::new(p[0], p[1], p[2]), self.lumped_mass[v], project)
-                    .map(|penalty| (v, penalty))
-            })
-        })
-    }
-
-    /// The potential the integrators move in: elastic plus contact penalty.
-    pub fn potential_energy(&self, x: &[f64]) -> f64 {
-        let elastic = self.elastic_energy(x);
-        if self.obstacles.is_empty() {
-            elastic
-        } else {
-            elastic + self.penalty_energy(x)
-        }
-    }
-
-    /// Potential energy and its gradient.
-    pub fn potential_gradient(&self, x: &[f64], gradient: &mut [f64]) -> Result<f64> {
-        let mut energy = self.elastic_gradient(x, gradient)?;
-        for (v, (e, g, _)) in self.penalties(x, true) {
-            energy += e;
-            for a in 0..3 {
-                gradient[3 * v + a] += g[a];
-            }
-        }
-        Ok(energy)
-    }
-
-    /// Potential energy, gradient and Hessian (the penalty adds 3×3 vertex blocks).
-    pub fn potential_hessian(
-        &self,
-        x: &[f64],
-        project: bool,
-        gradient: Option<&mut [f64]>,
-        values: &mut [f64],
-    ) -> Result<f64> {
-        let mut scratch = Vec::new();
-        let gradient = match gradient {
-            Some(g) => g,
-            None => {
-                scratch.resize(x.len(), 0.0);
-                &mut scratch[..]
-            }
-        };
-        let mut energy = self.elastic_hessian(x, project, Some(gradient), values)?;
-        let pattern = self.pattern();
-        for (v, (e, g, h)) in self.penalties(x, project) {
-            energy += e;
-            for a in 0..3 {
-                gradient[3 * v + a] += g[a];
-                for b in 0..=a {
-                    // Every vertex's own 3×3 block is in the pattern (its lower triangle).
-                    if let Some(k) = pattern.position(3 * v + a, 3 * v + b) {
-                        values[k] += h[(a, b)];
-                    }
-                }
-            }
-        }
-        Ok(energy)
-    }
-
-    /// Adds the contact stiffness κ m n nᵀ of the vertices that rest on the
-    /// surface of a projecting obstacle (within 1e-9 of it, outside), where the
-    /// penalty itself is zero. Closest-point projection leaves vertices exactly
-    /// there, so a linearised step that ignored them would let the cloth's
-    /// compressed springs buckle freely into the obstacle: the exponential
-    /// integrator then grows those unstable modes over the whole step and the
-    /// projection pumps energy in (seed 000's cloth on a sphere). Counting them
-    /// as in contact for the step keeps its Jacobian honest.
-    pub fn add_resting_contact_stiffness(&self, x: &[f64], values: &mut [f64]) {
-        let pattern = self.pattern();
-        for obstacle in self.obstacles.iter().filter(|o| o.project) {
-            for (v, p) in x.chunks(3).enumerate() {
-                let proximity = obstacle.shape.proximity(&Vector3::new(p[0], p[1], p[2]));
-                if !(0.0..=1e-9).contains(&proximity.distance) {
-                    continue;
-                }
-                let k = obstacle.stiffness * self.lumped_mass[v];
-                let n = proximity.normal;
-                for a in 0..3 {
-                    for b in 0..=a {
-                        if let Some(position) = pattern.position(3 * v + a, 3 * v + b) {
-                            values[position] += k * n[a] * n[b];
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// MSSI's implicit stiffness (seed 000 ch. 5): the springs' material part
-    /// Σ k ŝŝᵀ plus the contact penalty Hessian, into `values`; the full potential
-    /// gradient into `gradient`. Tetrahedra have no such split and are refused.
-    pub fn material_stiffness(&self, x: &[f64], gradient: &mut [f64], values: &mut [f64]) -> Result<f64> {
-        if self.mesh.tet_count() > 0 {
-            return Err(HookeError::scene(
-                "integrator.kind",
-                "mass_spring_semi_implicit splits spring stiffness only; this model has tetrahedra (use semi_implicit_backward_euler or siere)",
-            ));
-        }
-        values.iter_mut().for_each(|v| *v = 0.0);
-        let energy = self.potential_gradient(x, gradient)?;
-        self.assembler.add_spring_material_stiffness(x, values);
-        let pattern = self.pattern();
-        for (v, (_, _, h)) in self.penalties(x, true) {
-            for a in 0..3 {
-                for b in 0..=a {
-                    if let Some(k) = pattern.position(3 * v + a, 3 * v + b) {
-                        values[k] += h[(a, b)];
-                    }
-                }
-            }
-        }
-        Ok(energy)
-    }
-
-    /// Moves vertices that penetrate a projecting obstacle onto its surface and
-    /// removes their inward normal velocity (explicit methods, seed 000 ch. 4).
-    pub fn project_out_of_obstacles(&self, positions: &mut [f64], velocities: &mut [f64]) {
-        for obstacle in self.obstacles.iter().filter(|o| o.project) {
-            for (p, v) in positions.chunks_mut(3).zip(velocities.chunks_mut(3)) {
-                let x = Vector3::new(p[0], p[1], p[2]);
-                let proximity = obstacle.shape.proximity(&x);
-                if proximity.distance < 0.0 {
-                    let surface = x - proximity.normal * proximity.distance;
-                    p.copy_from_slice(surface.as_slice());
-                    let inward = Vector3::new(v[0], v[1], v[2]).dot(&proximity.normal).min(0.0);
-                    for a in 0..3 {
-                        v[a] -= inward * proximity.normal[a];
-                    }
-                }
-            }
-        }
-    }
-
-    /// The element assembler (per-element data and gathers), for integrators
-    /// that work element by element.
-    pub fn assembler(&self) -> &Assembler {
-        &self.assembler
-    }
-
-    /// The springs' vertex pairs.
-    pub fn spring_edges(&self) -> Vec<[usize; 2]> {
-        self.assembler.springs().iter().map(|s| s.vertices).collect()
-    }
-
     /// Work done against the damping forces over a step from `x0` to `x1` of length h:
     /// Rayleigh h v̄ᵀD v̄ with v̄ = (x1 − x0)/h (D as the step used it), and
     /// viscoelastic k_D ∇W_ref(x1)·(x1 − x0) with x0 as the rest shape. This is
@@ -479,83 +527,19 @@ impl Model {
         let mut work = 0.0;
         if let Some(d) = self.damping_values(x0)? {
             let mut product = vec![0.0; displacement.len()];
-            self.pattern().symmetric_multiply(&d, &displacement, &mut product);
+            self.pattern.symmetric_multiply(&d, &displacement, &mut product);
             work += product.iter().zip(&displacement).map(|(p, u)| p * u).sum::<f64>() / h;
         }
         let coefficient = self.viscoelastic_coefficient();
         if coefficient > 0.0 {
-            let reference = self.reference_geometry(x0);
             let mut gradient = vec![0.0; x1.len()];
-            self.derivatives_from(&reference, x1, false, &mut gradient, None)?;
+            RebasedElasticity::new(self, x0)?.gradient(x1, &mut gradient)?;
             work += coefficient * gradient.iter().zip(&displacement).map(|(g, u)| g * u).sum::<f64>();
         }
         Ok(work)
     }
 
-    /// Whether some element's material is undefined for some deformations (J ≤ 0).
-    pub fn may_be_undefined(&self) -> bool {
-        self.materials()
-            .iter()
-            .any(|m| !m.capabilities().defined_under_inversion)
-    }
-
-    /// Elastic energy; +∞ where an element leaves its material's domain.
-    pub fn elastic_energy(&self, x: &[f64]) -> f64 {
-        self.assembler.energy(x)
-    }
-
-    /// Elastic energy and its gradient over all DOFs.
-    pub fn elastic_gradient(&self, x: &[f64], gradient: &mut [f64]) -> Result<f64> {
-        self.assembler.energy_and_gradient(x, gradient)
-    }
-
-    /// Elastic energy, gradient and Hessian (stiffness K) over all DOFs.
-    pub fn elastic_hessian(
-        &self,
-        x: &[f64],
-        project: bool,
-        gradient: Option<&mut [f64]>,
-        values: &mut [f64],
-    ) -> Result<f64> {
-        self.assembler.energy_gradient_hessian(x, project, gradient, values)
-    }
-
-    /// Strain energy density of each element.
-    pub fn energy_densities(&self, x: &[f64]) -> Vec<f64> {
-        self.assembler.energy_densities(x)
-    }
-
-    /// Mass matrix values on the pattern.
-    pub fn mass_values(&self) -> &[f64] {
-        &self.mass_values
-    }
-
-    /// Lumped (row-sum) mass of each vertex.
-    pub fn lumped_masses(&self) -> &[f64] {
-        &self.lumped_mass
-    }
-
-    /// out = M v.
-    pub fn mass_multiply(&self, v: &[f64], out: &mut [f64]) {
-        match self.mass_kind {
-            MassKind::Lumped => {
-                for (i, (o, x)) in out.iter_mut().zip(v).enumerate() {
-                    *o = self.lumped_mass[i / 3] * x;
-                }
-            }
-            MassKind::Consistent => self.pattern().symmetric_multiply(&self.mass_values, v, out),
-        }
-    }
-
-    /// External force (gravity and regional forces) at time t over all DOFs.
-    pub fn external_force(&self, time: f64, force: &mut [f64]) {
-        for (i, f) in force.iter_mut().enumerate() {
-            *f = self.lumped_mass[i / 3] * self.gravity[i % 3];
-        }
-        for region in &self.forces {
-            region.add_to(time, force);
-        }
-    }
+    // ---- quantities of a state ----------------------------------------------------------
 
     /// Kinetic energy ½ vᵀMv.
     pub fn kinetic_energy(&self, v: &[f64]) -> f64 {
@@ -564,26 +548,66 @@ impl Model {
         0.5 * mv.iter().zip(v).map(|(a, b)| a * b).sum::<f64>()
     }
 
-    /// Gravitational potential −Σ mᵢ g·xᵢ (zero at the origin).
-    pub fn gravitational_energy(&self, x: &[f64]) -> f64 {
-        -x.chunks(3)
-            .zip(&self.lumped_mass)
-            .map(|(p, m)| m * (p[0] * self.gravity.x + p[1] * self.gravity.y + p[2] * self.gravity.z))
-            .sum::<f64>()
-    }
-
-    /// Linear momentum Σ (Mv)ᵢ and angular momentum Σ xᵢ × (Mv)ᵢ about the origin.
+    /// Linear momentum Σ (Mv)ᵢ and angular momentum Σ xᵢ × (Mv)ᵢ about the
+    /// origin (in 2D, in the plane: the angular momentum lies along z).
     pub fn momentum(&self, x: &[f64], v: &[f64]) -> (Vector3<f64>, Vector3<f64>) {
+        let d = self.dimension();
         let mut mv = vec![0.0; v.len()];
         self.mass_multiply(v, &mut mv);
         let mut linear = Vector3::zeros();
         let mut angular = Vector3::zeros();
-        for (p, q) in x.chunks(3).zip(mv.chunks(3)) {
-            let p = Vector3::new(p[0], p[1], p[2]);
-            let q = Vector3::new(q[0], q[1], q[2]);
+        for vertex in 0..x.len() / d {
+            let p = vertex_point(x, vertex, d);
+            let q = vertex_point(&mv, vertex, d);
             linear += q;
             angular += p.cross(&q);
         }
         (linear, angular)
     }
+}
+
+/// Positions as a flat vector with `dimension` coordinates per vertex.
+fn flatten(points: &[Vector3<f64>], dimension: usize) -> Vec<f64> {
+    points
+        .iter()
+        .flat_map(|p| p.iter().take(dimension).copied().collect::<Vec<_>>())
+        .collect()
+}
+
+/// The lower-triangle pattern over `dimension` DOFs per vertex: every vertex's
+/// own block and a full block for each pair of vertices some term couples.
+fn pattern_of(vertex_count: usize, dimension: usize, terms: &[Box<dyn EnergyTerm>]) -> LowerPattern {
+    let d = dimension;
+    // For each vertex j: itself and its coupled neighbours i > j.
+    let mut neighbours: Vec<Vec<usize>> = (0..vertex_count).map(|v| vec![v]).collect();
+    for term in terms {
+        term.couplings(&mut |group| {
+            for &a in group {
+                for &b in group {
+                    if a > b {
+                        neighbours[b].push(a);
+                    }
+                }
+            }
+        });
+    }
+    for list in &mut neighbours {
+        list.sort_unstable();
+        list.dedup();
+    }
+    let mut columns = Vec::with_capacity(d * vertex_count);
+    for (j, list) in neighbours.iter().enumerate() {
+        for c in 0..d {
+            let mut rows = Vec::with_capacity(d * list.len());
+            for &i in list {
+                for a in 0..d {
+                    if i > j || a >= c {
+                        rows.push(d * i + a);
+                    }
+                }
+            }
+            columns.push(rows);
+        }
+    }
+    LowerPattern::from_columns(columns)
 }

@@ -1,4 +1,6 @@
-//! Pinned vertices: held in place, or moved along a prescribed path, until an optional release time.
+//! Pinned vertices: held in place, or moved along a prescribed path, until an
+//! optional release time. A pin may hold only some components (a roller, a
+//! symmetry plane).
 
 use nalgebra::{Rotation3, Unit, Vector3};
 
@@ -45,15 +47,7 @@ impl Motion {
             }
         }
     }
-}
 
-impl Default for Motion {
-    fn default() -> Self {
-        Motion::Fixed {}
-    }
-}
-
-impl Motion {
     /// Velocity at time t of a vertex whose rest position is `rest` (the derivative of [`Motion::position`]).
     pub fn velocity(&self, rest: &Vector3<f64>, time: f64) -> Vector3<f64> {
         match self {
@@ -76,6 +70,15 @@ impl Motion {
     }
 }
 
+impl Default for Motion {
+    fn default() -> Self {
+        Motion::Fixed {}
+    }
+}
+
+/// Every component held.
+pub const ALL_COMPONENTS: [bool; 3] = [true, true, true];
+
 /// A group of pinned vertices.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pin {
@@ -83,9 +86,21 @@ pub struct Pin {
     pub motion: Motion,
     /// From this time on the vertices are free (None: pinned for ever).
     pub release_time: Option<f64>,
+    /// Which components (x, y, z) the pin holds; the others stay free.
+    pub components: [bool; 3],
 }
 
 impl Pin {
+    /// A pin holding every component.
+    pub fn new(vertices: Vec<usize>, motion: Motion, release_time: Option<f64>) -> Pin {
+        Pin {
+            vertices,
+            motion,
+            release_time,
+            components: ALL_COMPONENTS,
+        }
+    }
+
     /// Whether the pin still holds at time t.
     pub fn is_active(&self, time: f64) -> bool {
         self.release_time.is_none_or(|release| time < release)

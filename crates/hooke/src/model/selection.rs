@@ -1,7 +1,7 @@
 //! Choosing vertices and elements: by half-space, box, shape, explicit list or label.
 
 use crate::error::{HookeError, Result};
-use crate::mesh::{Shape, TetMesh};
+use crate::mesh::{Mesh, Shape};
 use nalgebra::Vector3;
 
 /// A set of vertices or elements of a mesh, as a scene describes it.
@@ -29,7 +29,7 @@ pub enum Selection {
 }
 
 impl Selection {
-    fn default_tolerance(mesh: &TetMesh) -> f64 {
+    fn default_tolerance(mesh: &Mesh) -> f64 {
         let (lo, hi) = mesh.bounding_box();
         1e-9 * (hi - lo).norm().max(f64::MIN_POSITIVE)
     }
@@ -60,7 +60,7 @@ impl Selection {
     }
 
     /// Checks the selection's own numbers; `key` names it in errors.
-    pub fn validate(&self, mesh: &TetMesh, key: &str) -> Result<()> {
+    pub fn validate(&self, mesh: &Mesh, key: &str) -> Result<()> {
         match self {
             Selection::Plane { normal, .. } if Vector3::from(*normal).norm() == 0.0 => {
                 Err(HookeError::scene(key, "plane normal must not be zero"))
@@ -80,20 +80,17 @@ impl Selection {
     }
 
     /// Selected vertices, sorted; an empty selection is an error naming `key`.
-    pub fn vertices(&self, mesh: &TetMesh, key: &str) -> Result<Vec<usize>> {
+    pub fn vertices(&self, mesh: &Mesh, key: &str) -> Result<Vec<usize>> {
         self.validate(mesh, key)?;
         let tolerance = Self::default_tolerance(mesh);
         let mut chosen: Vec<usize> = match self {
             Selection::Vertices(list) => list.clone(),
-            Selection::Label(label) => mesh
-                .tets
-                .iter()
-                .zip(&mesh.labels)
-                .filter(|(_, l)| *l == label)
-                .flat_map(|(t, _)| t.iter().copied())
+            Selection::Label(label) => (0..mesh.element_count())
+                .filter(|&e| mesh.labels()[e] == *label)
+                .flat_map(|e| mesh.element(e).iter().copied())
                 .collect(),
             _ => (0..mesh.vertex_count())
-                .filter(|&v| self.contains_point(&mesh.vertices[v], tolerance))
+                .filter(|&v| self.contains_point(&mesh.vertices()[v], tolerance))
                 .collect(),
         };
         chosen.sort_unstable();
@@ -106,7 +103,7 @@ impl Selection {
 
     /// For each element, whether it belongs to the selection (by label, by all its
     /// vertices being listed, or by its centroid).
-    pub fn element_mask(&self, mesh: &TetMesh, key: &str) -> Result<Vec<bool>> {
+    pub fn element_mask(&self, mesh: &Mesh, key: &str) -> Result<Vec<bool>> {
         self.validate(mesh, key)?;
         let tolerance = Self::default_tolerance(mesh);
         let listed = match self {
@@ -117,10 +114,10 @@ impl Selection {
             }
             _ => Vec::new(),
         };
-        Ok((0..mesh.tet_count())
+        Ok((0..mesh.element_count())
             .map(|e| match self {
-                Selection::Label(label) => mesh.labels[e] == *label,
-                Selection::Vertices(_) => mesh.tets[e].iter().all(|&v| listed[v]),
+                Selection::Label(label) => mesh.labels()[e] == *label,
+                Selection::Vertices(_) => mesh.element(e).iter().all(|&v| listed[v]),
                 _ => self.contains_point(&mesh.centroid(e), tolerance),
             })
             .collect())

@@ -2,7 +2,7 @@
 //! or post-processed without the scene.
 
 use crate::error::{HookeError, Result};
-use crate::mesh::TetMesh;
+use crate::mesh::{Mesh, TetMesh, TriangleMesh};
 use nalgebra::Vector3;
 use std::path::Path;
 use vtkio::model::{Attribute, CellType, DataSet, VertexNumbers, Vtk};
@@ -11,7 +11,7 @@ use vtkio::model::{Attribute, CellType, DataSet, VertexNumbers, Vtk};
 /// positions, the element fields and the springs.
 #[derive(Clone, Debug)]
 pub struct FrameData {
-    pub mesh: TetMesh,
+    pub mesh: Mesh,
     pub positions: Vec<Vector3<f64>>,
     pub strain_energy_density: Vec<f64>,
     pub edges: Vec<[usize; 2]>,
@@ -54,7 +54,8 @@ pub fn read_frame(path: &Path) -> Result<FrameData> {
     };
     let labels_in = array(&piece.data.cell, "label").unwrap_or_default();
     let densities_in = array(&piece.data.cell, "strain_energy_density").unwrap_or_default();
-    let (mut tets, mut labels, mut densities, mut edges) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut tets, mut triangles, mut labels, mut densities, mut edges) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut start = 0usize;
     for (c, (&kind, &end)) in piece.cells.types.iter().zip(&offsets).enumerate() {
         let end = end as usize;
@@ -73,11 +74,16 @@ pub fn read_frame(path: &Path) -> Result<FrameData> {
                 labels.push(labels_in.get(c).copied().unwrap_or(0.0) as i32);
                 densities.push(densities_in.get(c).copied().unwrap_or(0.0));
             }
+            (CellType::Triangle, 3) => {
+                triangles.push([vertices[0], vertices[1], vertices[2]]);
+                labels.push(labels_in.get(c).copied().unwrap_or(0.0) as i32);
+                densities.push(densities_in.get(c).copied().unwrap_or(0.0));
+            }
             (CellType::Line, 2) => edges.push([vertices[0], vertices[1]]),
             _ => {
                 return Err(error(
                     path,
-                    format!("cell {c} is a {kind:?}; only tets and lines are read"),
+                    format!("cell {c} is a {kind:?}; only tetrahedra, triangles and lines are read"),
                 ))
             }
         }
@@ -88,8 +94,13 @@ pub fn read_frame(path: &Path) -> Result<FrameData> {
         .zip(displacement.chunks(3))
         .map(|(p, d)| p - Vector3::new(d[0], d[1], d[2]))
         .collect();
+    let mesh = match (tets.is_empty(), triangles.is_empty()) {
+        (_, true) => Mesh::Tetrahedra(TetMesh::new(rest, tets, labels)?),
+        (true, false) => Mesh::Triangles(TriangleMesh::new(rest, triangles, labels)?),
+        (false, false) => return Err(error(path, "the frame mixes tetrahedra and triangles")),
+    };
     Ok(FrameData {
-        mesh: TetMesh::new(rest, tets, labels)?,
+        mesh,
         positions,
         strain_energy_density: densities,
         edges,

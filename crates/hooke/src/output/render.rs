@@ -7,7 +7,7 @@
 //! its range printed by the caller). No GPU or display is needed.
 
 use crate::error::{HookeError, Result};
-use crate::mesh::{boundary_faces, TetMesh};
+use crate::mesh::{boundary_faces, Mesh};
 use nalgebra::Vector3;
 use std::path::Path;
 
@@ -128,7 +128,7 @@ impl RenderSettings {
 /// What to draw: the mesh with current positions and the fields it may be coloured by.
 #[derive(Clone, Copy, Debug)]
 pub struct RenderInput<'a> {
-    pub mesh: &'a TetMesh,
+    pub mesh: &'a Mesh,
     pub positions: &'a [Vector3<f64>],
     /// Per element: the energy density (for `EnergyDensity`) or a material
     /// number (for `Material`); may be empty otherwise.
@@ -226,12 +226,12 @@ pub fn render(input: &RenderInput, settings: &RenderSettings) -> Result<Image> {
             ),
         });
     }
-    if settings.field == RenderField::EnergyDensity && input.element_values.len() != mesh.tet_count() {
+    if settings.field == RenderField::EnergyDensity && input.element_values.len() != mesh.element_count() {
         return Err(HookeError::Mesh {
             reason: format!(
                 "{} energy densities for {} elements",
                 input.element_values.len(),
-                mesh.tet_count()
+                mesh.element_count()
             ),
         });
     }
@@ -255,7 +255,11 @@ pub fn render(input: &RenderInput, settings: &RenderSettings) -> Result<Image> {
     let up = toward_camera.cross(&right);
     let light = (toward_camera + 0.4 * up + 0.3 * right).normalize();
 
-    let faces = boundary_faces(mesh);
+    // A solid shows its boundary; a planar mesh is all surface.
+    let faces = match mesh {
+        Mesh::Tetrahedra(tets) => boundary_faces(tets),
+        Mesh::Triangles(planar) => planar.triangles.iter().copied().zip(0..).collect(),
+    };
     let mut used: Vec<usize> = faces.iter().flat_map(|(f, _)| f.iter().copied()).collect();
     used.extend(input.edges.iter().flatten().copied());
     if used.is_empty() {
@@ -295,7 +299,7 @@ pub fn render(input: &RenderInput, settings: &RenderSettings) -> Result<Image> {
     // Per-face base colour.
     let displacement: Vec<f64> = match settings.field {
         RenderField::Displacement => (0..mesh.vertex_count())
-            .map(|v| (input.positions[v] - mesh.vertices[v]).norm())
+            .map(|v| (input.positions[v] - mesh.vertices()[v]).norm())
             .collect(),
         _ => Vec::new(),
     };
@@ -330,11 +334,11 @@ pub fn render(input: &RenderInput, settings: &RenderSettings) -> Result<Image> {
         let shade = 0.3 + 0.7 * (normal / length).dot(&light).abs();
         let base = match face_value(face, *element) {
             Some(v) => colour_map(normalise(v)),
-            None if settings.field == RenderField::Material && input.element_values.len() == mesh.tet_count() => {
+            None if settings.field == RenderField::Material && input.element_values.len() == mesh.element_count() => {
                 label_colour(input.element_values[*element] as i32)
             }
             None if matches!(settings.field, RenderField::Label | RenderField::Material) => {
-                label_colour(mesh.labels[*element])
+                label_colour(mesh.labels()[*element])
             }
             None => [0.7, 0.72, 0.75],
         };

@@ -2,7 +2,7 @@
 //! collection that maps each file to its simulation time.
 
 use crate::error::{HookeError, Result};
-use crate::mesh::TetMesh;
+use crate::mesh::Mesh;
 use nalgebra::Vector3;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -15,13 +15,13 @@ use vtkio::model::{
 pub struct Frame<'a> {
     /// Simulation time [s].
     pub time: f64,
-    /// Connectivity, labels and rest positions.
-    pub mesh: &'a TetMesh,
+    /// Elements (tetrahedra, or triangles in 2D), labels and rest positions.
+    pub mesh: &'a Mesh,
     /// Current vertex positions [m], one per mesh vertex.
     pub positions: &'a [Vector3<f64>],
     /// Vertex velocities [m/s], one per mesh vertex.
     pub velocities: &'a [Vector3<f64>],
-    /// Strain energy density [J/m³], one per tetrahedron.
+    /// Strain energy density [J/m³], one per element.
     pub strain_energy_density: &'a [f64],
     /// Springs of mass-spring networks, written as line cells after the tets
     /// (label −1, strain energy density 0).
@@ -134,8 +134,8 @@ pub fn write_vtu(path: &Path, frame: &Frame) -> Result<()> {
 
 fn check_frame(frame: &Frame) -> Result<()> {
     let mesh = frame.mesh;
-    let vertex_count = mesh.vertices.len();
-    let tet_count = mesh.tets.len();
+    let vertex_count = mesh.vertex_count();
+    let tet_count = mesh.element_count();
     let mismatch = |what: &str, found: usize, expected: usize, unit: &str| HookeError::Mesh {
         reason: format!("frame has {found} {what} for {expected} {unit}"),
     };
@@ -150,7 +150,7 @@ fn check_frame(frame: &Frame) -> Result<()> {
             "strain energy densities",
             frame.strain_energy_density.len(),
             tet_count,
-            "tetrahedra",
+            "elements",
         ));
     }
     if let Some(edge) = frame.edges.iter().find(|e| e.iter().any(|&v| v >= vertex_count)) {
@@ -158,19 +158,19 @@ fn check_frame(frame: &Frame) -> Result<()> {
             reason: format!("spring {edge:?} refers to a vertex beyond the {vertex_count} of the frame"),
         });
     }
-    if mesh.labels.len() != tet_count {
-        return Err(mismatch("labels", mesh.labels.len(), tet_count, "tetrahedra"));
+    if mesh.labels().len() != tet_count {
+        return Err(mismatch("labels", mesh.labels().len(), tet_count, "elements"));
     }
     // vtkio stores these counts as u32 and would panic beyond that.
     if u32::try_from(vertex_count).is_err() || u32::try_from(tet_count).is_err() {
         return Err(HookeError::Mesh {
-            reason: format!("{vertex_count} vertices and {tet_count} tetrahedra exceed what VTK files can index"),
+            reason: format!("{vertex_count} vertices and {tet_count} elements exceed what VTK files can index"),
         });
     }
     // The mesh fields are public, so an index may be out of range even though
     // TetMesh::new checks it; ParaView would crash on such a file.
-    for (element, tet) in mesh.tets.iter().enumerate() {
-        if let Some(&vertex) = tet.iter().find(|&&vertex| vertex >= vertex_count) {
+    for element in 0..tet_count {
+        if let Some(&vertex) = mesh.element(element).iter().find(|&&vertex| vertex >= vertex_count) {
             return Err(HookeError::Mesh {
                 reason: format!(
                     "element {element} refers to vertex {vertex}, but the mesh has \
@@ -194,25 +194,27 @@ fn frame_to_vtk(frame: &Frame) -> Vtk {
         &mut frame
             .positions
             .iter()
-            .zip(&mesh.vertices)
+            .zip(mesh.vertices())
             .map(|(current, rest)| current - rest),
     );
     let velocities = flatten(&mut frame.velocities.iter().copied());
 
-    let mut connectivity: Vec<u64> = mesh
-        .tets
-        .iter()
-        .flat_map(|tet| tet.map(|vertex| vertex as u64))
+    let element_count = mesh.element_count();
+    let mut connectivity: Vec<u64> = (0..element_count)
+        .flat_map(|e| mesh.element(e).iter().map(|&vertex| vertex as u64))
         .collect();
     connectivity.extend(frame.edges.iter().flat_map(|edge| edge.map(|vertex| vertex as u64)));
-    let tet_count = mesh.tets.len() as u64;
-    let offsets: Vec<u64> = (1..=tet_count)
-        .map(|cell| 4 * cell)
-        .chain((1..=frame.edges.len() as u64).map(|line| 4 * tet_count + 2 * line))
+    let (nodes, cell_type) = match mesh {
+        Mesh::Tetrahedra(_) => (4, CellType::Tetra),
+        Mesh::Triangles(_) => (3, CellType::Triangle),
+    };
+    let offsets: Vec<u64> = (1..=element_count as u64)
+        .map(|cell| nodes * cell)
+        .chain((1..=frame.edges.len() as u64).map(|line| nodes * element_count as u64 + 2 * line))
         .collect();
-    let mut types = vec![CellType::Tetra; mesh.tets.len()];
+    let mut types = vec![cell_type; element_count];
     types.extend(std::iter::repeat_n(CellType::Line, frame.edges.len()));
-    let mut labels = mesh.labels.clone();
+    let mut labels = mesh.labels().to_vec();
     labels.extend(std::iter::repeat_n(-1, frame.edges.len()));
     let mut densities = frame.strain_energy_density.to_vec();
     densities.extend(std::iter::repeat_n(0.0, frame.edges.len()));
@@ -270,9 +272,10 @@ fn escape_xml_attribute(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mesh::TetMesh;
 
-    fn unit_tet() -> TetMesh {
-        TetMesh {
+    fn unit_tet() -> Mesh {
+        Mesh::Tetrahedra(TetMesh {
             vertices: vec![
                 Vector3::new(0.0, 0.0, 0.0),
                 Vector3::new(1.0, 0.0, 0.0),
@@ -281,11 +284,11 @@ mod tests {
             ],
             tets: vec![[0, 1, 2, 3]],
             labels: vec![7],
-        }
+        })
     }
 
-    fn shifted(mesh: &TetMesh, offset: f64) -> Vec<Vector3<f64>> {
-        mesh.vertices
+    fn shifted(mesh: &Mesh, offset: f64) -> Vec<Vector3<f64>> {
+        mesh.vertices()
             .iter()
             .map(|v| v + Vector3::new(offset, 0.0, 0.0))
             .collect()
@@ -379,7 +382,7 @@ mod tests {
     fn mismatched_lengths_are_errors() {
         let directory = crate::output::scratch_directory("vtk-mismatch");
         let mesh = unit_tet();
-        let positions = mesh.vertices.clone();
+        let positions = mesh.vertices().to_vec();
         let velocities = vec![Vector3::zeros(); 4];
         let short = vec![Vector3::zeros(); 3];
         let mut writer = VtkSeriesWriter::create(&directory, "body").expect("create series");
@@ -405,7 +408,9 @@ mod tests {
         assert!(!directory.join("body_0000.vtu").exists());
 
         let mut broken = mesh.clone();
-        broken.tets[0][3] = 9;
+        if let Mesh::Tetrahedra(tets) = &mut broken {
+            tets.tets[0][3] = 9;
+        }
         let frame = Frame {
             time: 0.0,
             mesh: &broken,
@@ -431,7 +436,7 @@ mod tests {
         let frame = Frame {
             time: f64::NAN,
             mesh: &mesh,
-            positions: &mesh.vertices,
+            positions: mesh.vertices(),
             velocities: &velocities,
             strain_energy_density: &[0.0],
             edges: &[],

@@ -84,9 +84,10 @@ impl Scene {
             part.vertices.iter_mut().for_each(|p| *p += offset);
 
             let mut masks = Vec::with_capacity(body.regions.len());
+            let selectable = crate::mesh::Mesh::Tetrahedra(part.clone());
             for (r, region) in body.regions.iter().enumerate() {
                 let key = format!("{key}.regions[{r}].select");
-                let mask = region.select.element_mask(&part, &key)?;
+                let mask = region.select.element_mask(&selectable, &key)?;
                 if !mask.contains(&true) {
                     return Err(HookeError::scene(key, "selects no element of the body"));
                 }
@@ -122,15 +123,11 @@ impl Scene {
         model.set_gravity(Vector3::from(file.gravity));
         for (p, pin) in file.pins.iter().enumerate() {
             let vertices = pin.select.vertices(model.mesh(), &format!("pins[{p}].select"))?;
-            model.add_pin(Pin {
-                vertices,
-                motion: pin.motion.clone(),
-                release_time: pin.release_time,
-            });
+            model.add_pin(Pin::new(vertices, pin.motion.clone(), pin.release_time));
         }
         for (f, force) in file.forces.iter().enumerate() {
             let vertices = force.select.vertices(model.mesh(), &format!("forces[{f}].select"))?;
-            let masses: Vec<f64> = vertices.iter().map(|&v| model.lumped_masses()[v]).collect();
+            let masses: Vec<f64> = vertices.iter().map(|&v| model.mass().lumped()[v]).collect();
             let total_mass: f64 = masses.iter().sum();
             model.add_force(RegionForce {
                 shares: masses.iter().map(|m| m / total_mass).collect(),
@@ -139,6 +136,7 @@ impl Scene {
                 amplitude: Vector3::from(force.amplitude),
                 frequency: force.frequency,
                 phase: force.phase,
+                dimension: model.dimension(),
             });
         }
         model.set_damping(file.damping)?;
@@ -171,7 +169,7 @@ impl Scene {
         // Pinned vertices move as their motion says from the start (a rotating pin has a velocity at t = 0).
         for pin in model.pins().iter().filter(|p| p.is_active(0.0)) {
             for &v in &pin.vertices {
-                let velocity = pin.motion.velocity(&model.mesh().vertices[v], 0.0);
+                let velocity = pin.motion.velocity(&model.mesh().vertices()[v], 0.0);
                 initial_state.velocities[3 * v..3 * v + 3].copy_from_slice(velocity.as_slice());
             }
         }

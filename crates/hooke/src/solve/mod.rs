@@ -7,5 +7,5 @@ mod newton;
 
 pub use crate::linalg::IndefiniteSystem;
 pub use free_system::FreeSystem;
-pub use incremental_potential::{IncrementalPotential, ViscoelasticTerm};
+pub use incremental_potential::{DampingPart, IncrementalPotential, Inertia, ViscoelasticTerm};
 pub use newton::{minimize, NewtonReport, NewtonSettings};

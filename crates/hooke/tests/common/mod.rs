@@ -81,11 +81,7 @@ pub fn clamp_left_end(model: &mut Model, motion: Motion, release_time: Option<f6
     }
     .vertices(model.mesh(), "clamp")
     .expect("the mesh has vertices at x = 0");
-    model.add_pin(Pin {
-        vertices: vertices.clone(),
-        motion,
-        release_time,
-    });
+    model.add_pin(Pin::new(vertices.clone(), motion, release_time));
     vertices
 }
 
@@ -96,7 +92,7 @@ pub fn assert_potential_derivatives(model: &Model, x: &[f64], h: f64, tolerance:
     let mut gradient = vec![0.0; n];
     let mut values = vec![0.0; model.pattern().nonzeros()];
     model
-        .potential_hessian(x, false, Some(&mut gradient), &mut values)
+        .hessian(x, 0.0, false, &mut gradient, &mut values, &mut Vec::new())
         .unwrap();
     let k = dense(model.pattern(), &values);
     let scale = gradient.iter().fold(0.0f64, |m, g| m.max(g.abs()));
@@ -105,15 +101,15 @@ pub fn assert_potential_derivatives(model: &Model, x: &[f64], h: f64, tolerance:
         let mut minus = x.to_vec();
         plus[j] += h;
         minus[j] -= h;
-        let numeric = (model.potential_energy(&plus) - model.potential_energy(&minus)) / (2.0 * h);
+        let numeric = (model.energy(&plus, 0.0) - model.energy(&minus, 0.0)) / (2.0 * h);
         assert!(
             (numeric - gradient[j]).abs() < tolerance * scale,
             "{what}: gradient {j}: {} vs {numeric}",
             gradient[j]
         );
         let (mut g_plus, mut g_minus) = (vec![0.0; n], vec![0.0; n]);
-        model.potential_gradient(&plus, &mut g_plus).unwrap();
-        model.potential_gradient(&minus, &mut g_minus).unwrap();
+        model.gradient(&plus, 0.0, &mut g_plus).unwrap();
+        model.gradient(&minus, 0.0, &mut g_minus).unwrap();
         for i in 0..n {
             let numeric = (g_plus[i] - g_minus[i]) / (2.0 * h);
             assert!(
@@ -166,7 +162,7 @@ pub fn tumbling_rod() -> (Model, State) {
     );
     let mut state = model.initial_state();
     let center = Vector3::new(0.2, 0.025, 0.025);
-    for (v, p) in model.mesh().vertices.iter().enumerate() {
+    for (v, p) in model.mesh().vertices().iter().enumerate() {
         let r = p - center;
         let velocity = Vector3::new(1.0, 6.0, 10.0).cross(&r) + Vector3::new(0.0, 0.0, 20.0 * r.x * r.x);
         state.velocities[3 * v..3 * v + 3].copy_from_slice(velocity.as_slice());
@@ -192,4 +188,39 @@ pub fn compressed_clamped_bar() -> (Model, Vec<f64>) {
         .flat_map(|p| [p[0] * (0.6 + 0.01 * rng.next()), p[1], p[2]])
         .collect();
     (model, positions)
+}
+
+/// The gradient of the model's internal energy (elasticity, springs, contact)
+/// at time t: the full potential's gradient plus the external force it contains.
+pub fn internal_gradient(model: &Model, x: &[f64], time: f64) -> hooke::Result<Vec<f64>> {
+    let mut gradient = vec![0.0; x.len()];
+    model.gradient(x, time, &mut gradient)?;
+    let mut force = vec![0.0; x.len()];
+    model.external_force(time, &mut force);
+    gradient.iter_mut().zip(&force).for_each(|(g, f)| *g += f);
+    Ok(gradient)
+}
+
+/// The Hessian of the potential (values on the model's pattern) and the
+/// internal gradient at time t.
+pub fn hessian_and_internal_gradient(
+    model: &Model,
+    x: &[f64],
+    time: f64,
+    project: bool,
+) -> hooke::Result<(Vec<f64>, Vec<f64>)> {
+    let mut values = vec![0.0; model.pattern().nonzeros()];
+    let mut gradient = vec![0.0; x.len()];
+    model.hessian(x, time, project, &mut gradient, &mut values, &mut Vec::new())?;
+    let mut force = vec![0.0; x.len()];
+    model.external_force(time, &mut force);
+    gradient.iter_mut().zip(&force).for_each(|(g, f)| *g += f);
+    Ok((values, gradient))
+}
+
+/// Turns the potential's gradient into the internal one: adds the external force (time-independent loads).
+pub fn add_external_force(model: &Model, gradient: &mut [f64]) {
+    let mut force = vec![0.0; gradient.len()];
+    model.external_force(0.0, &mut force);
+    gradient.iter_mut().zip(&force).for_each(|(g, f)| *g += f);
 }

@@ -1,63 +1,95 @@
-//! One linear tetrahedron: shape-function gradients, deformation gradient, and the
+//! The linear tetrahedron: shape-function gradients, deformation gradient, and the
 //! chain rule from P and ∂P/∂F to nodal forces and the 12×12 stiffness.
 
-use crate::error::{HookeError, Result};
+use super::kind::{packed_index, ElementKind};
 use crate::material::{vec_index, Matrix9, StressDerivative, StretchEigensystem, PAIRS};
-use crate::mesh::TetMesh;
 use nalgebra::{Matrix3, Vector3};
 
 /// Entries of the lower triangle of a symmetric 12×12 element matrix.
 pub const PACKED_HESSIAN_LEN: usize = 78;
 
-/// Index of local entry (p, q), p ≥ q, in the packed lower triangle.
-#[inline]
-pub fn packed_index(p: usize, q: usize) -> usize {
-    debug_assert!(p >= q);
-    p * (p + 1) / 2 + q
+/// The linear (four-node) tetrahedron.
+pub struct LinearTetrahedron;
+
+impl ElementKind for LinearTetrahedron {
+    const NODES: usize = 4;
+    const DIMENSION: usize = 3;
+    const PACKED: usize = PACKED_HESSIAN_LEN;
+    type Geometry = TetrahedronGeometry;
+
+    fn name() -> &'static str {
+        "tetrahedra"
+    }
+
+    fn geometry(corners: &[Vector3<f64>]) -> Option<TetrahedronGeometry> {
+        TetrahedronGeometry::from_corners(&[corners[0], corners[1], corners[2], corners[3]])
+    }
+
+    fn empty() -> TetrahedronGeometry {
+        TetrahedronGeometry::EMPTY
+    }
+
+    fn measure(geometry: &TetrahedronGeometry) -> f64 {
+        geometry.rest_volume
+    }
+
+    #[inline]
+    fn deformation_gradient(geometry: &TetrahedronGeometry, local: &[f64]) -> Matrix3<f64> {
+        let mut f = Matrix3::zeros();
+        for i in 0..4 {
+            let x = Vector3::new(local[3 * i], local[3 * i + 1], local[3 * i + 2]);
+            f += x * geometry.shape_gradients[i].transpose();
+        }
+        f
+    }
+
+    #[inline]
+    fn gradient(geometry: &TetrahedronGeometry, first_piola: &Matrix3<f64>, out: &mut [f64]) {
+        out.copy_from_slice(&geometry.gradient(first_piola));
+    }
+
+    #[inline]
+    fn stiffness(geometry: &TetrahedronGeometry, derivative: &StressDerivative, out: &mut [f64]) {
+        let packed: &mut [f64; PACKED_HESSIAN_LEN] = out.try_into().expect("a tetrahedron has 78 packed entries");
+        match derivative {
+            StressDerivative::Matrix(c) => geometry.hessian_into(c, packed),
+            StressDerivative::Eigensystem(system) => geometry.hessian_from_eigensystem_into(system, packed),
+        }
+    }
+
+    fn consistent_mass(mass: f64, i: usize, j: usize) -> f64 {
+        mass / 20.0 * if i == j { 2.0 } else { 1.0 }
+    }
 }
 
-/// Rest-state quantities of one element.
+/// Rest-state quantities of one tetrahedron.
 #[derive(Clone, Copy, Debug)]
-pub struct ElementGeometry {
+pub struct TetrahedronGeometry {
     /// ∇Nᵢ in the rest configuration: rows of Dm⁻¹ for i = 1..3, minus their sum for i = 0
     /// (seed 001 §2.3; taking them from Dm⁻¹ sidesteps the thesis's missing 1/6 in its face-normal form).
     pub shape_gradients: [Vector3<f64>; 4],
     pub rest_volume: f64,
 }
 
-impl ElementGeometry {
+impl TetrahedronGeometry {
     /// An element that contributes nothing (zero volume, zero gradients).
-    pub const EMPTY: ElementGeometry = ElementGeometry {
+    pub const EMPTY: TetrahedronGeometry = TetrahedronGeometry {
         shape_gradients: [Vector3::new(0.0, 0.0, 0.0); 4],
         rest_volume: 0.0,
     };
 
     /// The geometry of a tet whose rest corners are given; None when it is flat or inverted.
-    pub fn from_corners(x: &[Vector3<f64>; 4]) -> Option<ElementGeometry> {
+    pub fn from_corners(x: &[Vector3<f64>; 4]) -> Option<TetrahedronGeometry> {
         let dm = Matrix3::from_columns(&[x[1] - x[0], x[2] - x[0], x[3] - x[0]]);
         let volume = dm.determinant() / 6.0;
         let inverse = dm.try_inverse().filter(|_| volume > 0.0)?;
         let g1: Vector3<f64> = inverse.row(0).transpose();
         let g2: Vector3<f64> = inverse.row(1).transpose();
         let g3: Vector3<f64> = inverse.row(2).transpose();
-        Some(ElementGeometry {
+        Some(TetrahedronGeometry {
             shape_gradients: [-(g1 + g2 + g3), g1, g2, g3],
             rest_volume: volume,
         })
-    }
-
-    /// Precomputes every element; the mesh must already be oriented.
-    pub fn for_mesh(mesh: &TetMesh) -> Result<Vec<ElementGeometry>> {
-        (0..mesh.tet_count())
-            .map(|e| {
-                ElementGeometry::from_corners(&mesh.tets[e].map(|v| mesh.vertices[v])).ok_or_else(|| HookeError::Mesh {
-                    reason: format!(
-                        "element {e} has non-positive rest volume {:e}",
-                        mesh.signed_volume(e, &mesh.vertices)
-                    ),
-                })
-            })
-            .collect()
     }
 
     /// F = Σᵢ xᵢ ∇Nᵢᵀ.
@@ -81,23 +113,14 @@ impl ElementGeometry {
         out
     }
 
-    /// Packed lower triangle of the element stiffness for ∂P/∂F in either form.
-    #[inline]
-    pub fn stiffness(&self, derivative: &StressDerivative) -> [f64; PACKED_HESSIAN_LEN] {
-        match derivative {
-            StressDerivative::Matrix(c) => self.hessian(c),
-            StressDerivative::Eigensystem(system) => self.hessian_from_eigensystem(system),
-        }
-    }
-
     /// V Σₖ λₖ (Bᵀqₖ)(Bᵀqₖ)ᵀ for the nine eigen-modes qₖ = vec(U Dₖ Vᵀ) of ∂P/∂F.
     /// Bᵀ vec(u vᵀ) at vertex n is u (v·∇Nₙ), so with w = Vᵀ[∇N₀ … ∇N₃] each mode's
     /// 12-vector costs a few dozen operations and the 9×9 matrix is never formed.
-    pub fn hessian_from_eigensystem(&self, system: &StretchEigensystem) -> [f64; PACKED_HESSIAN_LEN] {
+    pub fn hessian_from_eigensystem_into(&self, system: &StretchEigensystem, packed: &mut [f64; PACKED_HESSIAN_LEN]) {
         let u = &system.u;
         let w: [[f64; 4]; 3] =
             std::array::from_fn(|j| std::array::from_fn(|n| system.v.column(j).dot(&self.shape_gradients[n])));
-        let mut packed = [0.0; PACKED_HESSIAN_LEN];
+        packed.fill(0.0);
         let mut add_mode = |value: f64, mode: &[f64; 12]| {
             if value == 0.0 {
                 return;
@@ -134,13 +157,12 @@ impl ElementGeometry {
             add_mode(flip, &flip_mode);
             add_mode(twist, &twist_mode);
         }
-        packed
     }
 
     /// Packed lower triangle of V Bᵀ C B, where B = ∂vec(F)/∂x:
     /// H[(i,a),(j,c)] = V Σ_{b,d} C[(a,b),(c,d)] ∇Nᵢ[b] ∇Nⱼ[d].
     #[inline]
-    pub fn hessian(&self, c: &Matrix9) -> [f64; PACKED_HESSIAN_LEN] {
+    pub fn hessian_into(&self, c: &Matrix9, packed: &mut [f64; PACKED_HESSIAN_LEN]) {
         let g = &self.shape_gradients;
         // C B: column (j, c) is Σ_d C[:, (c,d)] ∇Nⱼ[d].
         let mut cb = [[0.0; 9]; 12];
@@ -156,7 +178,6 @@ impl ElementGeometry {
                 }
             }
         }
-        let mut packed = [0.0; PACKED_HESSIAN_LEN];
         for p in 0..12 {
             let (i, a) = (p / 3, p % 3);
             for (q, column) in cb.iter().enumerate().take(p + 1) {
@@ -164,6 +185,12 @@ impl ElementGeometry {
                 packed[packed_index(p, q)] = value * self.rest_volume;
             }
         }
+    }
+
+    /// The packed element stiffness for a 9×9 ∂P/∂F.
+    pub fn hessian(&self, c: &Matrix9) -> [f64; PACKED_HESSIAN_LEN] {
+        let mut packed = [0.0; PACKED_HESSIAN_LEN];
+        self.hessian_into(c, &mut packed);
         packed
     }
 }

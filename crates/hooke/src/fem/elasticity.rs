@@ -1,0 +1,356 @@
+//! The elastic energy of a set of elements of one kind, each with its
+//! material: W = Σₑ measureₑ ψₑ(Fₑ), with its gradient and Hessian, assembled
+//! in parallel and gathered in a fixed order ([`super::ElementGather`]).
+
+use super::gather::ElementGather;
+use super::kind::ElementKind;
+use crate::error::{HookeError, Result};
+use crate::linalg::LowerPattern;
+use crate::material::{MaterialRef, Want};
+use crate::model::{ElasticityTerm, EnergyTerm, HessianTarget, TermCapabilities, TermKind};
+use nalgebra::{Matrix3, Vector3};
+use rayon::prelude::*;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+
+/// Elements run in parallel in blocks of at least this many, to amortise scheduling.
+const PARALLEL_MIN_ELEMENTS: usize = 256;
+
+/// Per-element results, kept between calls to avoid reallocating.
+#[derive(Default)]
+struct Workspace {
+    energies: Vec<f64>,
+    gradients: Vec<f64>,
+    hessians: Vec<f64>,
+}
+
+/// Elasticity of elements of kind E.
+pub struct Elasticity<E: ElementKind> {
+    /// Vertices of each element, flat (E::NODES per element).
+    connectivity: Arc<Vec<usize>>,
+    geometry: Arc<Vec<E::Geometry>>,
+    materials: Vec<MaterialRef>,
+    gather: Option<Arc<ElementGather>>,
+    workspace: Mutex<Workspace>,
+    kind: PhantomData<E>,
+}
+
+impl<E: ElementKind> Elasticity<E> {
+    /// Elements given by their vertices, at rest at `rest` (all DOFs, E::DIMENSION
+    /// per vertex). Every element must have positive measure there.
+    pub fn new(elements: &[&[usize]], materials: Vec<MaterialRef>, rest: &[f64]) -> Result<Self> {
+        if materials.len() != elements.len() {
+            return Err(HookeError::Mesh {
+                reason: format!("{} materials for {} elements", materials.len(), elements.len()),
+            });
+        }
+        let connectivity: Vec<usize> = elements.iter().flat_map(|e| e.iter().copied()).collect();
+        let geometry = connectivity
+            .chunks(E::NODES)
+            .enumerate()
+            .map(|(e, vertices)| {
+                E::geometry(&corners::<E>(vertices, rest)).ok_or_else(|| HookeError::Mesh {
+                    reason: format!("element {e} ({}) is flat or inverted at rest", E::name()),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Elasticity {
+            connectivity: Arc::new(connectivity),
+            geometry: Arc::new(geometry),
+            materials,
+            gather: None,
+            workspace: Mutex::new(Workspace::default()),
+            kind: PhantomData,
+        })
+    }
+
+    fn count(&self) -> usize {
+        self.geometry.len()
+    }
+
+    fn local(&self, e: usize, x: &[f64]) -> [f64; 12] {
+        let mut local = [0.0; 12];
+        let d = E::DIMENSION;
+        for (n, &v) in self.connectivity[e * E::NODES..(e + 1) * E::NODES].iter().enumerate() {
+            local[n * d..(n + 1) * d].copy_from_slice(&x[d * v..d * v + d]);
+        }
+        local
+    }
+
+    fn deformation_gradient(&self, e: usize, x: &[f64]) -> Matrix3<f64> {
+        E::deformation_gradient(&self.geometry[e], &self.local(e, x))
+    }
+
+    fn gather(&self) -> &ElementGather {
+        self.gather
+            .as_deref()
+            .expect("a model binds its terms to its pattern before evaluating them")
+    }
+
+    fn sibling(&self, geometry: Arc<Vec<E::Geometry>>, materials: Vec<MaterialRef>) -> Elasticity<E> {
+        Elasticity {
+            connectivity: self.connectivity.clone(),
+            geometry,
+            materials,
+            gather: self.gather.clone(),
+            workspace: Mutex::new(Workspace::default()),
+            kind: PhantomData,
+        }
+    }
+
+    /// The energy, and the gradient and Hessian when asked for.
+    fn evaluate(
+        &self,
+        x: &[f64],
+        want: Want,
+        gradient: Option<(&mut [f64], bool)>,
+        hessian: Option<(&mut [f64], bool)>,
+    ) -> Result<f64> {
+        let count = self.count();
+        let local = E::NODES * E::DIMENSION;
+        let mut guard = self.workspace.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let workspace = &mut *guard;
+        workspace.energies.resize(count, 0.0);
+        workspace.gradients.resize(count * local, 0.0);
+        let want_hessian = want.derivative().is_some();
+        if want_hessian {
+            workspace.hessians.resize(count * E::PACKED, 0.0);
+        }
+        // Elements of zero measure (flat in a rebased rest shape) contribute nothing.
+        let compute = |e: usize, energy: &mut f64, element_gradient: &mut [f64]| {
+            let geometry = &self.geometry[e];
+            let f = E::deformation_gradient(geometry, &self.local(e, x));
+            let measure = E::measure(geometry);
+            let evaluation = self.materials[e].evaluate(&f, if measure > 0.0 { want } else { Want::Energy });
+            if measure == 0.0 {
+                *energy = 0.0;
+                element_gradient.fill(0.0);
+                return None;
+            }
+            *energy = evaluation.energy_density * measure;
+            if !evaluation.is_undefined() {
+                E::gradient(geometry, &evaluation.first_piola, element_gradient);
+            }
+            Some(evaluation)
+        };
+        if want_hessian {
+            workspace
+                .energies
+                .par_iter_mut()
+                .zip(workspace.gradients.par_chunks_mut(local))
+                .zip(workspace.hessians.par_chunks_mut(E::PACKED))
+                .enumerate()
+                .with_min_len(PARALLEL_MIN_ELEMENTS)
+                .for_each(|(e, ((energy, element_gradient), element_hessian))| {
+                    match compute(e, energy, element_gradient) {
+                        Some(evaluation) => {
+                            if let Some(derivative) = &evaluation.first_piola_derivative {
+                                E::stiffness(&self.geometry[e], derivative, element_hessian);
+                            }
+                        }
+                        None => element_hessian.fill(0.0),
+                    }
+                });
+        } else {
+            workspace
+                .energies
+                .par_iter_mut()
+                .zip(workspace.gradients.par_chunks_mut(local))
+                .enumerate()
+                .with_min_len(PARALLEL_MIN_ELEMENTS)
+                .for_each(|(e, (energy, element_gradient))| {
+                    compute(e, energy, element_gradient);
+                });
+        }
+        if let Some(e) = workspace.energies.iter().position(|v| !v.is_finite()) {
+            return Err(self.undefined_error(e, x));
+        }
+        let energy: f64 = workspace.energies.iter().sum();
+        if let Some((gradient, overwrite)) = gradient {
+            self.gather().vectors(&workspace.gradients, gradient, overwrite);
+        }
+        if let Some((values, overwrite)) = hessian {
+            self.gather().matrices(&workspace.hessians, values, overwrite);
+        }
+        Ok(energy)
+    }
+
+    fn undefined_error(&self, e: usize, x: &[f64]) -> HookeError {
+        let determinant = self.deformation_gradient(e, x).determinant();
+        HookeError::InvalidDeformation {
+            element: e,
+            reason: format!(
+                "{} energy is not finite at this deformation (det F = {determinant:.3e}): {}",
+                self.materials[e].name(),
+                if determinant <= 0.0 && determinant > -1e100 {
+                    "the element is inverted and this model is undefined there"
+                } else {
+                    "the state has diverged (the time step is likely too large for this method)"
+                }
+            ),
+        }
+    }
+}
+
+/// The rest corners of an element (z = 0 in 2D).
+fn corners<E: ElementKind>(vertices: &[usize], x: &[f64]) -> Vec<Vector3<f64>> {
+    let d = E::DIMENSION;
+    vertices
+        .iter()
+        .map(|&v| {
+            let mut p = Vector3::zeros();
+            p.as_mut_slice()[..d].copy_from_slice(&x[d * v..d * v + d]);
+            p
+        })
+        .collect()
+}
+
+impl<E: ElementKind> EnergyTerm for Elasticity<E> {
+    fn name(&self) -> String {
+        format!("elasticity of {} {}", self.count(), E::name())
+    }
+
+    fn kind(&self) -> TermKind {
+        TermKind::Elastic
+    }
+
+    fn capabilities(&self) -> TermCapabilities {
+        TermCapabilities {
+            defined_under_inversion: self.materials.iter().all(|m| m.capabilities().defined_under_inversion),
+            ..TermCapabilities::SMOOTH
+        }
+    }
+
+    fn couplings(&self, coupled: &mut dyn FnMut(&[usize])) {
+        self.connectivity.chunks(E::NODES).for_each(coupled);
+    }
+
+    fn bind(&mut self, pattern: &LowerPattern, dimension: usize) {
+        debug_assert_eq!(dimension, E::DIMENSION);
+        self.gather = Some(Arc::new(ElementGather::new(
+            &self.connectivity,
+            E::NODES,
+            E::DIMENSION,
+            pattern,
+        )));
+    }
+
+    fn overwrites(&self) -> bool {
+        true
+    }
+
+    fn energy(&self, x: &[f64], _time: f64) -> f64 {
+        self.energy_densities(x)
+            .iter()
+            .zip(self.geometry.iter())
+            .map(|(psi, g)| if E::measure(g) > 0.0 { psi * E::measure(g) } else { 0.0 })
+            .sum()
+    }
+
+    fn gradient(&self, x: &[f64], _time: f64, gradient: &mut [f64], overwrite: bool) -> Result<f64> {
+        self.evaluate(x, Want::Stress, Some((gradient, overwrite)), None)
+    }
+
+    fn hessian(
+        &self,
+        x: &[f64],
+        _time: f64,
+        project: bool,
+        gradient: &mut [f64],
+        hessian: &mut HessianTarget,
+        overwrite: bool,
+    ) -> Result<f64> {
+        self.evaluate(
+            x,
+            Want::Stiffness { project },
+            Some((gradient, overwrite)),
+            Some((hessian.values, overwrite)),
+        )
+    }
+
+    fn as_elasticity(&self) -> Option<&dyn ElasticityTerm> {
+        Some(self)
+    }
+}
+
+impl<E: ElementKind> ElasticityTerm for Elasticity<E> {
+    fn element_count(&self) -> usize {
+        self.count()
+    }
+
+    fn element_vertices(&self, e: usize) -> &[usize] {
+        &self.connectivity[e * E::NODES..(e + 1) * E::NODES]
+    }
+
+    fn materials(&self) -> &[MaterialRef] {
+        &self.materials
+    }
+
+    fn deformation_gradients(&self, x: &[f64]) -> Vec<Matrix3<f64>> {
+        (0..self.count())
+            .into_par_iter()
+            .with_min_len(PARALLEL_MIN_ELEMENTS)
+            .map(|e| self.deformation_gradient(e, x))
+            .collect()
+    }
+
+    fn energy_densities(&self, x: &[f64]) -> Vec<f64> {
+        (0..self.count())
+            .into_par_iter()
+            .with_min_len(PARALLEL_MIN_ELEMENTS)
+            .map(|e| {
+                self.materials[e]
+                    .evaluate(&self.deformation_gradient(e, x), Want::Energy)
+                    .energy_density
+            })
+            .collect()
+    }
+
+    fn measures(&self) -> Vec<f64> {
+        self.geometry.iter().map(E::measure).collect()
+    }
+
+    fn with_materials(&self, materials: Vec<MaterialRef>) -> Box<dyn EnergyTerm> {
+        Box::new(self.sibling(self.geometry.clone(), materials))
+    }
+
+    fn rebased(&self, reference: &[f64]) -> Box<dyn EnergyTerm> {
+        let geometry = (0..self.count())
+            .into_par_iter()
+            .with_min_len(PARALLEL_MIN_ELEMENTS)
+            .map(|e| E::geometry(&corners::<E>(self.element_vertices(e), reference)).unwrap_or_else(E::empty))
+            .collect();
+        Box::new(self.sibling(Arc::new(geometry), self.materials.clone()))
+    }
+
+    fn add_masses(&self, lumped: &mut [f64], consistent: Option<(&LowerPattern, &mut [f64])>) {
+        let share = 1.0 / E::NODES as f64;
+        let masses: Vec<f64> = self
+            .geometry
+            .iter()
+            .zip(&self.materials)
+            .map(|(g, m)| E::measure(g) * m.density())
+            .collect();
+        for (vertices, m) in self.connectivity.chunks(E::NODES).zip(&masses) {
+            for &v in vertices {
+                lumped[v] += share * m;
+            }
+        }
+        let Some((pattern, values)) = consistent else { return };
+        let d = E::DIMENSION;
+        for (vertices, &m) in self.connectivity.chunks(E::NODES).zip(&masses) {
+            for (i, &vi) in vertices.iter().enumerate() {
+                for (j, &vj) in vertices.iter().enumerate() {
+                    for a in 0..d {
+                        let (r, s) = (d * vi + a, d * vj + a);
+                        if r >= s {
+                            if let Some(k) = pattern.position(r, s) {
+                                values[k] += E::consistent_mass(m, i, j);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

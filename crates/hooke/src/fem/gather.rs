@@ -1,0 +1,125 @@
+//! The deterministic gather from per-element results to global vectors and
+//! matrices.
+//!
+//! Elements are evaluated in parallel, each into its own slot; every global
+//! entry then sums its element contributions in a fixed order (the order of the
+//! elements), itself in parallel over entries. No floating-point sum depends on
+//! how work was split among threads, so results are bit-for-bit identical for
+//! any thread count.
+
+use super::kind::packed_index;
+use crate::linalg::LowerPattern;
+use rayon::prelude::*;
+
+/// Where each global entry finds its element contributions.
+#[derive(Clone, Debug)]
+pub struct ElementGather {
+    nodes: usize,
+    dimension: usize,
+    /// For Hessian entry k: sources[source_starts[k]..source_starts[k+1]] are
+    /// indices e·packed + local packed index into the element matrices.
+    hessian_source_starts: Vec<usize>,
+    hessian_sources: Vec<usize>,
+    /// For vertex v: the (element · nodes + local vertex) slots that touch it.
+    vertex_source_starts: Vec<usize>,
+    vertex_sources: Vec<usize>,
+}
+
+impl ElementGather {
+    /// The gather of elements with `nodes` vertices each (`connectivity` flat,
+    /// element by element) into `pattern` over `dimension` DOFs per vertex.
+    /// Every element's vertex pairs must be in the pattern.
+    pub fn new(connectivity: &[usize], nodes: usize, dimension: usize, pattern: &LowerPattern) -> ElementGather {
+        let element_count = connectivity.len() / nodes;
+        let local = nodes * dimension;
+        let packed = local * (local + 1) / 2;
+        let mut contributions: Vec<(usize, usize)> = Vec::with_capacity(element_count * packed);
+        for (e, element) in connectivity.chunks(nodes).enumerate() {
+            for p in 0..local {
+                for q in 0..=p {
+                    let r = dimension * element[p / dimension] + p % dimension;
+                    let s = dimension * element[q / dimension] + q % dimension;
+                    let (row, column) = if r >= s { (r, s) } else { (s, r) };
+                    let position = pattern
+                        .position(row, column)
+                        .expect("every element entry is in the pattern built from the same elements");
+                    contributions.push((position, e * packed + packed_index(p, q)));
+                }
+            }
+        }
+        // Stable sort by position keeps element order within each entry: a fixed summation order.
+        contributions.sort_by_key(|&(position, _)| position);
+        let (hessian_source_starts, hessian_sources) = group_by_key(pattern.nonzeros(), contributions);
+
+        let vertex_count = pattern.size / dimension;
+        let mut vertex_slots = Vec::with_capacity(connectivity.len());
+        for (slot, &v) in connectivity.iter().enumerate() {
+            vertex_slots.push((v, slot));
+        }
+        vertex_slots.sort_by_key(|&(v, _)| v);
+        let (vertex_source_starts, vertex_sources) = group_by_key(vertex_count, vertex_slots);
+        ElementGather {
+            nodes,
+            dimension,
+            hessian_source_starts,
+            hessian_sources,
+            vertex_source_starts,
+            vertex_sources,
+        }
+    }
+
+    /// Sums per-element packed matrices (`elements` flat, element by element)
+    /// into `values` on the pattern; `overwrite` replaces every entry instead of
+    /// adding to it (entries no element touches become zero).
+    pub fn matrices(&self, elements: &[f64], values: &mut [f64], overwrite: bool) {
+        let starts = &self.hessian_source_starts;
+        let sources = &self.hessian_sources;
+        values
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(1024)
+            .for_each(|(k, value)| {
+                let sum: f64 = sources[starts[k]..starts[k + 1]].iter().map(|&s| elements[s]).sum();
+                if overwrite {
+                    *value = sum;
+                } else {
+                    *value += sum;
+                }
+            });
+    }
+
+    /// Sums per-element local vectors (vertex by vertex, `dimension` values each)
+    /// into a full vector; `overwrite` as for [`Self::matrices`].
+    pub fn vectors(&self, elements: &[f64], out: &mut [f64], overwrite: bool) {
+        let (nodes, dimension) = (self.nodes, self.dimension);
+        out.par_chunks_mut(dimension).enumerate().for_each(|(v, slot)| {
+            let mut sum = [0.0; 3];
+            for &source in &self.vertex_sources[self.vertex_source_starts[v]..self.vertex_source_starts[v + 1]] {
+                let (e, local) = (source / nodes, source % nodes);
+                let start = (e * nodes + local) * dimension;
+                for a in 0..dimension {
+                    sum[a] += elements[start + a];
+                }
+            }
+            for a in 0..dimension {
+                if overwrite {
+                    slot[a] = sum[a];
+                } else {
+                    slot[a] += sum[a];
+                }
+            }
+        });
+    }
+}
+
+/// Groups (key, value) pairs sorted by key into CSR-style (starts, values) over `key_count` keys.
+fn group_by_key(key_count: usize, pairs: Vec<(usize, usize)>) -> (Vec<usize>, Vec<usize>) {
+    let mut starts = vec![0; key_count + 1];
+    for &(key, _) in &pairs {
+        starts[key + 1] += 1;
+    }
+    for k in 0..key_count {
+        starts[k + 1] += starts[k];
+    }
+    (starts, pairs.into_iter().map(|(_, value)| value).collect())
+}

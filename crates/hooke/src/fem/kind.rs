@@ -1,0 +1,44 @@
+//! What the assembly needs from one kind of finite element: its rest data, the
+//! deformation gradient, and the chain rule from P and ∂P/∂F to the element's
+//! force and stiffness. Elements are linear simplices, so F is constant over each.
+
+use crate::material::StressDerivative;
+use nalgebra::{Matrix3, Vector3};
+
+/// A kind of element (linear tetrahedron, linear triangle): the assembly and
+/// the elasticity term are generic over it.
+pub trait ElementKind: Send + Sync + 'static {
+    /// Vertices per element.
+    const NODES: usize;
+    /// Coordinates per vertex (3, or 2 for plane strain).
+    const DIMENSION: usize;
+    /// Entries of the packed lower triangle of the element matrix
+    /// (NODES·DIMENSION local DOFs, ordered vertex by vertex).
+    const PACKED: usize;
+    /// Rest-state quantities of one element.
+    type Geometry: Copy + Send + Sync + std::fmt::Debug;
+
+    /// The element's name in messages ("tetrahedra", "triangles").
+    fn name() -> &'static str;
+    /// Rest data from the corners (z = 0 in 2D); None when flat or inverted.
+    fn geometry(corners: &[Vector3<f64>]) -> Option<Self::Geometry>;
+    /// An element that contributes nothing (zero measure).
+    fn empty() -> Self::Geometry;
+    /// Volume (area per unit thickness in 2D), at rest.
+    fn measure(geometry: &Self::Geometry) -> f64;
+    /// F from the element's local positions (3×3; in 2D the in-plane block with F₃₃ = 1).
+    fn deformation_gradient(geometry: &Self::Geometry, local: &[f64]) -> Matrix3<f64>;
+    /// The element force ∂(measure·ψ)/∂x from P, into `out` (local DOFs).
+    fn gradient(geometry: &Self::Geometry, first_piola: &Matrix3<f64>, out: &mut [f64]);
+    /// The packed lower triangle of measure · Bᵀ (∂P/∂F) B, into `out`.
+    fn stiffness(geometry: &Self::Geometry, derivative: &StressDerivative, out: &mut [f64]);
+    /// Entry (i, j) of the consistent mass of an element of mass m, per scalar component.
+    fn consistent_mass(mass: f64, i: usize, j: usize) -> f64;
+}
+
+/// Index of local entry (p, q), p ≥ q, in a packed lower triangle.
+#[inline]
+pub fn packed_index(p: usize, q: usize) -> usize {
+    debug_assert!(p >= q);
+    p * (p + 1) / 2 + q
+}

@@ -1,0 +1,139 @@
+//! One term of the model's potential energy (elasticity of the elements of one
+//! kind, springs, gravity, a load, contact penalties, …): its value, gradient
+//! and Hessian, and what it supports. The model's potential is the sum of its
+//! terms; implicit steps add inertia and damping to it.
+
+use crate::error::Result;
+use crate::linalg::{LowRank, LowerPattern};
+use crate::material::MaterialRef;
+use nalgebra::Matrix3;
+
+/// Which column of the energies table a term's energy belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TermKind {
+    /// Stored elastic energy (elements, springs, soft attachments, stiffness corrections).
+    Elastic,
+    /// The gravitational potential −Σ mᵢ g·xᵢ.
+    Gravity,
+    /// An external load −f(t)·x. Not counted in the total energy: a load that
+    /// varies in time does work that is not a potential.
+    Load,
+    /// Contact penalties.
+    Contact,
+}
+
+/// What a term provides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TermCapabilities {
+    /// A Hessian is available (sparse entries, and possibly a low-rank part).
+    pub hessian: bool,
+    /// `project = true` gives a positive semi-definite Hessian.
+    pub psd_projection: bool,
+    /// The energy is finite for every configuration (false: +∞ where an
+    /// element is inverted, so a state can be undefined).
+    pub defined_under_inversion: bool,
+    /// It can give a stress-independent, PSD "material" stiffness
+    /// ([`EnergyTerm::add_material_stiffness`]).
+    pub material_stiffness: bool,
+    /// Linear in x: the gradient is a constant force and the Hessian zero.
+    pub linear: bool,
+}
+
+impl TermCapabilities {
+    /// A term with a PSD-projectable Hessian, defined everywhere.
+    pub const SMOOTH: TermCapabilities = TermCapabilities {
+        hessian: true,
+        psd_projection: true,
+        defined_under_inversion: true,
+        material_stiffness: false,
+        linear: false,
+    };
+}
+
+/// Where a term writes its Hessian: values on the model's pattern, and low-rank parts.
+pub struct HessianTarget<'a> {
+    pub values: &'a mut [f64],
+    pub low_rank: &'a mut Vec<LowRank>,
+}
+
+/// One term of the potential.
+pub trait EnergyTerm: Send + Sync {
+    /// What the term is, for messages ("elasticity of 1200 tetrahedra").
+    fn name(&self) -> String;
+
+    fn kind(&self) -> TermKind;
+
+    fn capabilities(&self) -> TermCapabilities;
+
+    /// Calls `coupled` with each group of vertices whose DOFs the term couples
+    /// (an element, a spring), so the Hessian's pattern can hold them. Every
+    /// vertex's own block is always in the pattern.
+    fn couplings(&self, _coupled: &mut dyn FnMut(&[usize])) {}
+
+    /// Prepares the term for the model's pattern (positions of its entries);
+    /// called once the pattern is built, and again if it changes.
+    fn bind(&mut self, _pattern: &LowerPattern, _dimension: usize) {}
+
+    /// Whether the term's gathers visit every entry, so it can overwrite the
+    /// outputs instead of adding to them (the model then skips clearing them).
+    fn overwrites(&self) -> bool {
+        false
+    }
+
+    /// E(x, t); +∞ where the term is undefined.
+    fn energy(&self, x: &[f64], time: f64) -> f64;
+
+    /// Adds ∂E/∂x to `gradient` (overwrites it when `overwrite`); returns E.
+    /// An error where E is undefined says which element and why.
+    fn gradient(&self, x: &[f64], time: f64, gradient: &mut [f64], overwrite: bool) -> Result<f64>;
+
+    /// Adds the gradient and the Hessian (projected to PSD with `project`) into
+    /// `gradient` and `hessian` (overwriting both when `overwrite`); returns E.
+    fn hessian(
+        &self,
+        x: &[f64],
+        time: f64,
+        project: bool,
+        gradient: &mut [f64],
+        hessian: &mut HessianTarget,
+        overwrite: bool,
+    ) -> Result<f64>;
+
+    /// Adds the stress-independent part of the Hessian (PSD), when the term has
+    /// one (`capabilities().material_stiffness`): springs' k ŝŝᵀ, the penalty's
+    /// projected Hessian, zero for loads.
+    fn add_material_stiffness(&self, _x: &[f64], _values: &mut [f64]) {}
+
+    /// Edges the outputs draw for this term beside the mesh's elements (springs).
+    fn drawn_edges(&self) -> Vec<[usize; 2]> {
+        Vec::new()
+    }
+
+    /// The term as elements with materials, if it is one.
+    fn as_elasticity(&self) -> Option<&dyn ElasticityTerm> {
+        None
+    }
+}
+
+/// A term made of elements with materials: what methods working element by
+/// element (viscoelastic damping, co-rotated integrators, outputs) may ask.
+pub trait ElasticityTerm: Send + Sync {
+    fn element_count(&self) -> usize;
+    /// The vertices of element e.
+    fn element_vertices(&self, e: usize) -> &[usize];
+    fn materials(&self) -> &[MaterialRef];
+    /// F of every element at positions x.
+    fn deformation_gradients(&self, x: &[f64]) -> Vec<Matrix3<f64>>;
+    /// ψ of every element at x (+∞ where undefined).
+    fn energy_densities(&self, x: &[f64]) -> Vec<f64>;
+    /// Volume (area in 2D) of every element at rest.
+    fn measures(&self) -> Vec<f64>;
+    /// The same elements with other materials (bound to the same pattern).
+    fn with_materials(&self, materials: Vec<MaterialRef>) -> Box<dyn EnergyTerm>;
+    /// The same elements and materials measured from another rest shape
+    /// (positions over all DOFs); elements flat there contribute nothing.
+    fn rebased(&self, reference: &[f64]) -> Box<dyn EnergyTerm>;
+    /// Adds the elements' masses ρV: a quarter (a third) to each vertex's lumped
+    /// mass, and, when given, the consistent mass matrix on the pattern.
+    fn add_masses(&self, lumped: &mut [f64], consistent: Option<(&LowerPattern, &mut [f64])>);
+}
