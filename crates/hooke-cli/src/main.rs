@@ -48,8 +48,9 @@ enum Command {
     Compare {
         /// The scene file (TOML).
         scene: PathBuf,
-        /// Comma-separated integrators by name or alias: fe, se, vv, rk4, be, si, si_exact, im, bdf2, nm, vm.
-        /// (The adaptive integrator needs a step-size rule, so it runs only from a scene.)
+        /// Comma-separated integrators by name or alias (`hooke integrators` lists them). The
+        /// scene's own integrator keeps its settings, the others take their defaults; the adaptive
+        /// ones need a step-size rule, so they run only as the scene's integrator.
         #[arg(short, long, value_delimiter = ',', default_value = "be,im,bdf2")]
         integrators: Vec<String>,
         /// Output folder (default: out/<scene name>-comparison); each integrator writes a subfolder.
@@ -79,6 +80,8 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// List the integrators a scene can name, with their aliases, settings and what they handle.
+    Integrators,
     /// Check a scene: parse it, build its meshes and model, and report what it contains.
     Check {
         /// The scene file (TOML).
@@ -157,15 +160,12 @@ fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<(), H
         }
         bar
     };
-    let result = hooke::simulation::run(
-        &built.model,
-        built.integrator.as_mut(),
-        built.initial_state.clone(),
-        &settings,
-        built.notes.clone(),
-        Some(scene.text.clone()),
-        &mut |step, _| bar.set_position(step as u64),
-    );
+    let mut progress = |step: usize, _: usize| bar.set_position(step as u64);
+    let result = hooke::simulation::Simulation::new(&built.model, built.integrator.as_mut(), &settings)
+        .notes(built.notes.clone())
+        .scene_text(scene.text.clone())
+        .progress(&mut progress)
+        .run(built.initial_state.clone());
     bar.finish_and_clear();
     match result.and_then(|outcome| outcome.into_result()) {
         Ok(outcome) => {
@@ -209,7 +209,8 @@ fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -
                 HookeError::scene(
                     "--integrators",
                     format!(
-                        "unknown integrator '{name}' (use fe, se, vv, rk4, be, si, si_exact, im, bdf2, nm, vm, or their full names)"
+                        "unknown integrator '{name}' (known: {})",
+                        hooke::integrate::registry::names()
                     ),
                 )
             })
@@ -288,6 +289,30 @@ fn export(scene: &Path, output: Option<&Path>) -> Result<(), HookeError> {
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-matrices", scene.name())));
     for path in hooke::modal::export_matrices(&built.model, &built.initial_state, &directory)? {
         say!("{}", path.display());
+    }
+    Ok(())
+}
+
+fn integrators() -> Result<(), HookeError> {
+    for entry in hooke::integrate::INTEGRATORS {
+        let integrator = entry.with_defaults();
+        let aliases = if entry.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", entry.aliases.join(", "))
+        };
+        say!("{}{aliases}", entry.name);
+        say!("    {}", entry.summary);
+        let mut keys: Vec<&str> = entry.keys.to_vec();
+        if entry.uses_solver {
+            keys.push("[solver]");
+        }
+        if !keys.is_empty() {
+            say!("    settings: {}", keys.join(", "));
+        }
+        if let Ok(integrator) = integrator {
+            say!("    handles: {}", integrator.capabilities());
+        }
     }
     Ok(())
 }
@@ -411,6 +436,7 @@ fn main() -> ExitCode {
         Some(Command::Modes { scene, count, output }) => modes(scene, *count, output.as_deref()),
         Some(Command::Export { scene, output }) => export(scene, output.as_deref()),
         Some(Command::Check { scene }) => check(scene),
+        Some(Command::Integrators) => integrators(),
         Some(Command::Mesh {
             input,
             output,

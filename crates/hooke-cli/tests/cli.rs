@@ -159,6 +159,45 @@ fn unknown_scene_key_exits_with_status_2_and_names_the_key() {
     assert!(stderr.contains("typo.toml"), "{}", describe(&output));
 }
 
+/// What the integrator cannot handle is a scene error before any step: exit
+/// status 2 naming the key, and no step taken.
+#[test]
+fn an_integrator_that_cannot_run_the_scene_exits_with_status_2_before_stepping() {
+    let scratch = ScratchDirectory::new("capability");
+    let text = SMALL_SCENE.replace(
+        "kind = \"backward_euler\"",
+        "kind = \"time_reversible_adaptive\"\nstep_size = \"constant\"",
+    );
+    let scene = scratch.write("adaptive.toml", &text);
+    let output = run_scene(&scene, &scratch.path().join("results"));
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("scene gravity") && stderr.contains("time_reversible_adaptive"),
+        "{}",
+        describe(&output)
+    );
+    assert!(!scratch.path().join("results").join("energies.csv").exists());
+}
+
+/// `hooke integrators` lists the registry.
+#[test]
+fn integrators_lists_every_registered_integrator() {
+    let output = hooke(&["integrators".as_ref()]);
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for name in [
+        "backward_euler (be)",
+        "siere",
+        "semi_implicit_exact (si_exact)",
+        "static",
+        "handles:",
+        "[solver]",
+    ] {
+        assert!(stdout.contains(name), "{name} missing from\n{stdout}");
+    }
+}
+
 #[test]
 fn missing_scene_file_exits_with_status_2() {
     let scratch = ScratchDirectory::new("missing-scene");

@@ -5,7 +5,7 @@
 mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use hooke::integrate::IntegratorConfig;
+use hooke::integrate::{Integrator, IntegratorConfig, SymplecticAdaptive, TimeReversibleAdaptive, VariationalMidpoint};
 use hooke::model::{Model, State};
 use nalgebra::Vector3;
 
@@ -25,11 +25,10 @@ fn bar() -> (Model, State) {
 /// the cached analysis; each measured step restarts from the same state.
 fn bench_step(
     group: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>,
-    config: &IntegratorConfig,
+    mut integrator: Box<dyn Integrator>,
     model: &Model,
     state: &State,
 ) {
-    let mut integrator = config.build();
     let label = integrator.name();
     let mut warm = state.clone();
     integrator.step(model, &mut warm, 1e-3).expect("step");
@@ -49,7 +48,8 @@ fn integrators(c: &mut Criterion) {
     group.sample_size(10);
     for name in ["se", "fe", "vv", "rk4", "si", "be", "im", "bdf2", "nm", "vm", "siere"] {
         let config = IntegratorConfig::from_name(name).expect("known integrator");
-        bench_step(&mut group, &config, &model, &state);
+        let integrator = config.build(&Default::default()).expect("default settings");
+        bench_step(&mut group, integrator, &model, &state);
     }
     group.finish();
 }
@@ -58,31 +58,23 @@ fn integrators(c: &mut Criterion) {
 /// bar, unclamped and without gravity, sagging and moving as above.
 fn adaptive_integrators(c: &mut Criterion) {
     use hooke::integrate::StepSizeRule;
-    use hooke::solve::NewtonSettings;
+    use hooke::solve::SolverSettings;
     let (clamped, state) = bar();
     let material = clamped.materials()[0].clone();
     let mesh = clamped.mesh().tetrahedra().expect("a 3D bar").clone();
     let count = mesh.tet_count();
     let model = Model::new(mesh, vec![material; count], hooke::fem::MassKind::Lumped).expect("model");
     let rule = StepSizeRule::ElasticEnergy { scale: 1.0 };
-    let newton = NewtonSettings::default();
+    let newton = SolverSettings::default();
     let mut group = c.benchmark_group(format!("free_step_{count}_tets"));
     group.sample_size(10);
-    for config in [
-        IntegratorConfig::VariationalMidpoint {
-            residual_reinjection: true,
-            newton,
-        },
-        IntegratorConfig::TimeReversibleAdaptive {
-            step_size: rule,
-            newton,
-        },
-        IntegratorConfig::SymplecticAdaptive {
-            step_size: rule,
-            newton,
-        },
-    ] {
-        bench_step(&mut group, &config, &model, &state);
+    let integrators: [Box<dyn Integrator>; 3] = [
+        Box::new(VariationalMidpoint::new(newton, true)),
+        Box::new(TimeReversibleAdaptive::new(rule, newton)),
+        Box::new(SymplecticAdaptive::new(rule, newton)),
+    ];
+    for integrator in integrators {
+        bench_step(&mut group, integrator, &model, &state);
     }
     group.finish();
 }

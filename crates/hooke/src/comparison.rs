@@ -6,14 +6,14 @@ use crate::error::{HookeError, Result};
 use crate::integrate::IntegratorConfig;
 use crate::output::{plot_energies, EnergyRecord};
 use crate::scene::Scene;
-use crate::simulation::{run, RunSettings};
+use crate::simulation::{RunSettings, RunStatus, Simulation};
 use std::path::Path;
 
 /// One integrator's part of a comparison.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct ComparedRun {
     pub integrator: String,
-    pub status: String,
+    pub status: RunStatus,
     pub error: Option<String>,
     pub steps: usize,
     pub wall_seconds: f64,
@@ -26,8 +26,9 @@ pub struct ComparedRun {
 
 /// Runs `scene` once per integrator into `<output>/<integrator>/`, then writes
 /// `<output>/comparison.png` (total energy of each) and `<output>/comparison.json`.
-/// The integrator the scene names keeps all its settings; the other Newton-based
-/// ones take the scene's Newton settings when it has some.
+/// Every run uses the scene's `[solver]`; the integrator the scene names keeps
+/// all its settings, the others take their defaults. An integrator that cannot
+/// run the scene (a capability it lacks) is recorded as failed with the reason.
 pub fn compare(
     scene: &Scene,
     integrators: &[IntegratorConfig],
@@ -41,69 +42,57 @@ pub fn compare(
         ));
     }
     let built = scene.build()?;
-    let scene_newton = scene.file.integrator.newton_settings().copied();
-    let scene_integrator = scene.file.integrator.build().name();
+    let solver = &scene.file.solver;
+    let scene_integrator = scene.file.integrator.build(solver)?.name();
     let mut runs = Vec::new();
     for config in integrators {
+        let mut integrator = config.build(solver)?;
         // The scene's own integrator keeps all its settings (SIERE's mode count, say).
         // Compared by name, so that variants of one kind (si and si_exact) stay apart.
-        let same_kind = config.build().name() == scene_integrator;
-        let config = match (config.clone(), scene_newton) {
-            _ if same_kind => scene.file.integrator.clone(),
-            (IntegratorConfig::BackwardEuler { .. }, Some(newton)) => IntegratorConfig::BackwardEuler { newton },
-            (IntegratorConfig::ImplicitMidpoint { .. }, Some(newton)) => IntegratorConfig::ImplicitMidpoint { newton },
-            (IntegratorConfig::Bdf2 { .. }, Some(newton)) => IntegratorConfig::Bdf2 { newton },
-            (IntegratorConfig::Newmark { beta, gamma, .. }, Some(newton)) => {
-                IntegratorConfig::Newmark { beta, gamma, newton }
-            }
-            (
-                IntegratorConfig::VariationalMidpoint {
-                    residual_reinjection, ..
-                },
-                Some(newton),
-            ) => IntegratorConfig::VariationalMidpoint {
-                residual_reinjection,
-                newton,
-            },
-            (IntegratorConfig::TimeReversibleAdaptive { step_size, .. }, Some(newton)) => {
-                IntegratorConfig::TimeReversibleAdaptive { step_size, newton }
-            }
-            (IntegratorConfig::SymplecticAdaptive { step_size, .. }, Some(newton)) => {
-                IntegratorConfig::SymplecticAdaptive { step_size, newton }
-            }
-            (IntegratorConfig::Static { .. }, Some(newton)) => IntegratorConfig::Static { newton },
-            (other, _) => other,
-        };
-        config.validate()?;
-        let mut integrator = config.build();
+        if integrator.name() == scene_integrator {
+            integrator = scene.file.integrator.build(solver)?;
+        }
         let name = integrator.name().to_string();
         let settings = RunSettings {
             output_directory: output.join(&name),
             ..scene.run_settings(None)
         };
-        let outcome = run(
-            &built.model,
-            integrator.as_mut(),
-            built.initial_state.clone(),
-            &settings,
-            built.notes.clone(),
-            Some(scene.text.clone()),
-            &mut |step, total| progress(&name, step, total),
-        )?;
+        let initial_total_energy = crate::simulation::energy_record(&built.model, &built.initial_state).total;
+        let refused = |error: HookeError| ComparedRun {
+            integrator: name.clone(),
+            status: RunStatus::Failed,
+            error: Some(error.to_string()),
+            steps: 0,
+            wall_seconds: 0.0,
+            newton_iterations: 0,
+            initial_total_energy,
+            final_total_energy: None,
+            records: Vec::new(),
+        };
+        if let Err(error) = integrator.check(&built.model) {
+            runs.push(refused(error));
+            continue;
+        }
+        let outcome = Simulation::new(&built.model, integrator.as_mut(), &settings)
+            .notes(built.notes.clone())
+            .scene_text(scene.text.clone())
+            .progress(&mut |step, total| progress(&name, step, total))
+            .run(built.initial_state.clone())?;
         runs.push(ComparedRun {
             integrator: name,
-            status: outcome.summary.status.clone(),
+            status: outcome.summary.status,
             error: outcome.summary.error.clone(),
             steps: outcome.summary.statistics.steps,
             wall_seconds: outcome.summary.wall_seconds,
             newton_iterations: outcome.summary.statistics.total_iterations,
-            initial_total_energy: outcome.records.first().map_or(0.0, |r| r.total),
+            initial_total_energy,
             final_total_energy: outcome.records.last().map(|r| r.total),
             records: outcome.records,
         });
     }
     let series: Vec<(&str, &[EnergyRecord])> = runs
         .iter()
+        .filter(|r| !r.records.is_empty())
         .map(|r| (r.integrator.as_str(), r.records.as_slice()))
         .collect();
     plot_energies(

@@ -11,10 +11,9 @@
 //! let scene = Scene::from_file("scenes/falling_bar.toml".as_ref())?;
 //! let mut built = scene.build()?;
 //! let settings = scene.run_settings(None);
-//! let outcome = hooke::simulation::run(
-//!     &built.model, built.integrator.as_mut(), built.initial_state.clone(), &settings,
-//!     built.notes.clone(), None, &mut |_, _| {},
-//! )?;
+//! let outcome = hooke::simulation::Simulation::new(&built.model, built.integrator.as_mut(), &settings)
+//!     .notes(built.notes.clone())
+//!     .run(built.initial_state.clone())?;
 //! // `into_result` turns a run that stopped early into its error (the outputs so far stay on disk).
 //! let outcome = outcome.into_result()?;
 //! println!("{} steps; final energies {:?}", outcome.summary.statistics.steps, outcome.records.last());

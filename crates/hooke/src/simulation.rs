@@ -61,13 +61,31 @@ impl StepStatistics {
     }
 }
 
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every planned step was taken.
+    Completed,
+    /// A step or an output failed; `error` says which and where.
+    Failed,
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(match self {
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+        })
+    }
+}
+
 /// The outcome of a run, as written to `summary.json`.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct RunSummary {
     pub name: String,
     pub integrator: String,
-    /// "completed" or "failed".
-    pub status: String,
+    pub status: RunStatus,
     pub error: Option<String>,
     pub steps_planned: usize,
     pub final_time: f64,
@@ -181,11 +199,81 @@ impl RunOutcome {
     }
 }
 
-/// Runs the steps, writing outputs as it goes. `progress(step, total)` is called
-/// after every step. A failed step ends the run: the outputs so far are kept, the
-/// summary records the failure, and so does the returned outcome. `Err` is kept
-/// for failures to set up the outputs at all.
-pub fn run(
+/// A run to be made: the model, the integrator and the run settings, with
+/// optional notes, the scene text for the summary, and a progress callback.
+///
+/// ```no_run
+/// # fn example(built: hooke::scene::BuiltScene, settings: hooke::simulation::RunSettings) -> hooke::Result<()> {
+/// let mut built = built;
+/// let outcome = hooke::simulation::Simulation::new(&built.model, built.integrator.as_mut(), &settings)
+///     .notes(built.notes.clone())
+///     .progress(&mut |step, total| eprintln!("{step}/{total}"))
+///     .run(built.initial_state.clone())?;
+/// # Ok(()) }
+/// ```
+pub struct Simulation<'a> {
+    model: &'a Model,
+    integrator: &'a mut dyn Integrator,
+    settings: &'a RunSettings,
+    notes: Vec<String>,
+    scene_text: Option<String>,
+    progress: Option<&'a mut dyn FnMut(usize, usize)>,
+}
+
+impl<'a> Simulation<'a> {
+    pub fn new(model: &'a Model, integrator: &'a mut dyn Integrator, settings: &'a RunSettings) -> Simulation<'a> {
+        Simulation {
+            model,
+            integrator,
+            settings,
+            notes: Vec::new(),
+            scene_text: None,
+            progress: None,
+        }
+    }
+
+    /// Things the user should know, copied into the summary.
+    pub fn notes(mut self, notes: Vec<String>) -> Self {
+        self.notes = notes;
+        self
+    }
+
+    /// The scene's text, kept in the summary so that it alone says what was run.
+    pub fn scene_text(mut self, text: String) -> Self {
+        self.scene_text = Some(text);
+        self
+    }
+
+    /// Called with (step, total) after every step.
+    pub fn progress(mut self, progress: &'a mut dyn FnMut(usize, usize)) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Runs the steps from `state`, writing outputs as it goes. A failed step
+    /// ends the run: the outputs so far are kept, and the summary and the
+    /// returned outcome record the failure. `Err` is kept for runs that cannot
+    /// start (an integrator that does not handle the model, outputs that
+    /// cannot be set up).
+    pub fn run(self, state: State) -> Result<RunOutcome> {
+        let mut nothing = |_: usize, _: usize| {};
+        let progress = match self.progress {
+            Some(p) => p,
+            None => &mut nothing,
+        };
+        run_steps(
+            self.model,
+            self.integrator,
+            state,
+            self.settings,
+            self.notes,
+            self.scene_text,
+            progress,
+        )
+    }
+}
+
+fn run_steps(
     model: &Model,
     integrator: &mut dyn Integrator,
     mut state: State,
@@ -195,15 +283,7 @@ pub fn run(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<RunOutcome> {
     let started = Instant::now();
-    if !model.constraints().is_empty() && !integrator.supports_constraints() {
-        return Err(HookeError::scene(
-            "constraints",
-            format!(
-                "{} does not enforce surface constraints; use variational_midpoint",
-                integrator.name()
-            ),
-        ));
-    }
+    integrator.check(model)?;
     let directory = &settings.output_directory;
     std::fs::create_dir_all(directory).map_err(|e| HookeError::io(directory, e))?;
     let steps = settings.step_count();
@@ -298,7 +378,11 @@ pub fn run(
     let summary = RunSummary {
         name: settings.name.clone(),
         integrator: integrator.name().to_string(),
-        status: if failure.is_some() { "failed" } else { "completed" }.to_string(),
+        status: if failure.is_some() {
+            RunStatus::Failed
+        } else {
+            RunStatus::Completed
+        },
         error: failure.as_ref().map(|e| e.to_string()),
         steps_planned: steps,
         final_time: state.time,

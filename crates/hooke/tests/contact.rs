@@ -10,7 +10,7 @@ use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
 use hooke::model::{Model, Obstacle, ObstacleShape};
 use hooke::simulation::energy_record;
-use hooke::solve::NewtonSettings;
+use hooke::solve::SolverSettings;
 use nalgebra::Vector3;
 
 fn block(offset: Vector3<f64>) -> Model {
@@ -99,9 +99,9 @@ fn bouncing_block_and_ball_keep_their_energy_under_implicit_midpoint() {
         ));
         let mut state = model.initial_state();
         let initial = energy_record(&model, &state).total;
-        let mut integrator = ImplicitMidpoint::new(NewtonSettings {
+        let mut integrator = ImplicitMidpoint::new(SolverSettings {
             tolerance: 1e-11,
-            ..NewtonSettings::default()
+            ..SolverSettings::default()
         });
         let (mut bounces, mut in_contact, mut worst) = (0, false, 0.0f64);
         let mut deepest = 0.0f64;

@@ -9,7 +9,7 @@ use hooke::integrate::{Integrator, IntegratorConfig};
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
 use hooke::model::{Model, Motion, State};
-use hooke::solve::NewtonSettings;
+use hooke::solve::SolverSettings;
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
 
 const END_TIME: f64 = 0.2;
@@ -38,30 +38,17 @@ fn nonlinear_problem() -> (Model, State) {
 }
 
 fn tight(config: IntegratorConfig) -> Box<dyn Integrator> {
-    let newton = NewtonSettings {
+    let solver = SolverSettings {
         tolerance: 1e-13,
-        ..NewtonSettings::default()
+        ..SolverSettings::default()
     };
-    match config {
-        IntegratorConfig::BackwardEuler { .. } => IntegratorConfig::BackwardEuler { newton },
-        IntegratorConfig::ImplicitMidpoint { .. } => IntegratorConfig::ImplicitMidpoint { newton },
-        IntegratorConfig::Bdf2 { .. } => IntegratorConfig::Bdf2 { newton },
-        IntegratorConfig::Newmark { beta, gamma, .. } => IntegratorConfig::Newmark { beta, gamma, newton },
-        IntegratorConfig::ExponentialRosenbrockEuler { krylov_dimension, .. } => {
-            IntegratorConfig::ExponentialRosenbrockEuler {
-                krylov_tolerance: 1e-12,
-                krylov_dimension,
-            }
-        }
-        IntegratorConfig::VariationalMidpoint {
-            residual_reinjection, ..
-        } => IntegratorConfig::VariationalMidpoint {
-            residual_reinjection,
-            newton,
-        },
-        other => other,
+    let mut config = config;
+    if config.name().unwrap() == "exponential_rosenbrock_euler" {
+        config
+            .settings
+            .insert("krylov_tolerance".into(), toml::Value::Float(1e-12));
     }
-    .build()
+    config.build(&solver).unwrap()
 }
 
 fn solve(model: &Model, start: &State, config: &IntegratorConfig, steps: usize) -> State {
@@ -85,7 +72,7 @@ fn error(a: &State, b: &State) -> f64 {
 #[test]
 fn observed_orders_match_theory() {
     let (model, start) = nonlinear_problem();
-    let reference = solve(&model, &start, &IntegratorConfig::RungeKutta4 {}, 4000);
+    let reference = solve(&model, &start, &IntegratorConfig::from_name("rk4").unwrap(), 4000);
     let cases: [(&str, f64, &[usize]); 11] = [
         ("forward_euler", 1.0, &[160, 320, 640]),
         ("symplectic_euler", 1.0, &[40, 80, 160]),
@@ -225,21 +212,19 @@ fn exponential_rosenbrock_euler_is_exact_for_linear_systems() {
         }
         let end = 0.2;
         let run = |config: IntegratorConfig, steps: usize| {
-            let mut integrator = config.build();
+            let mut integrator = config.build(&Default::default()).unwrap();
             let mut state = start.clone();
             for _ in 0..steps {
                 integrator.step(&model, &mut state, end / steps as f64).unwrap();
             }
             state
         };
-        let reference = run(IntegratorConfig::RungeKutta4 {}, 4000);
-        let exponential = run(
-            IntegratorConfig::ExponentialRosenbrockEuler {
-                krylov_tolerance: 1e-12,
-                krylov_dimension: 30,
-            },
-            4,
-        );
+        let reference = run(IntegratorConfig::from_name("rk4").unwrap(), 4000);
+        let mut exponential = IntegratorConfig::from_name("ere").unwrap();
+        exponential
+            .settings
+            .insert("krylov_tolerance".into(), toml::Value::Float(1e-12));
+        let exponential = run(exponential, 4);
         let displacement = reference
             .positions
             .iter()

@@ -31,18 +31,11 @@ fn balance(name: &str) -> (f64, f64) {
     for (v, p) in model.mesh().vertices().iter().enumerate() {
         start.velocities[3 * v + 2] = 2.0 * p.x;
     }
-    let config = match IntegratorConfig::from_name(name).unwrap() {
-        IntegratorConfig::ImplicitMidpoint { mut newton } | IntegratorConfig::BackwardEuler { mut newton } => {
-            newton.tolerance = 1e-13;
-            if name == "implicit_midpoint" {
-                IntegratorConfig::ImplicitMidpoint { newton }
-            } else {
-                IntegratorConfig::BackwardEuler { newton }
-            }
-        }
-        other => other,
+    let solver = hooke::solve::SolverSettings {
+        tolerance: 1e-13,
+        ..Default::default()
     };
-    let mut integrator: Box<dyn Integrator> = config.build();
+    let mut integrator: Box<dyn Integrator> = IntegratorConfig::from_name(name).unwrap().build(&solver).unwrap();
     let outcome = common::run_quietly(&model, integrator.as_mut(), start, 0.2, 0.005, name);
     let first = &outcome.records[0];
     let last = outcome.records.last().unwrap();

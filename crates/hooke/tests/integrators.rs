@@ -9,7 +9,7 @@ use hooke::integrate::{BackwardEuler, Integrator, SemiImplicitBackwardEuler, Sta
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
 use hooke::model::{Model, Motion};
-use hooke::solve::NewtonSettings;
+use hooke::solve::SolverSettings;
 use hooke::HookeError;
 use nalgebra::Vector3;
 
@@ -24,7 +24,7 @@ fn soft_bar(mass: MassKind) -> Model {
 
 fn integrators() -> Vec<Box<dyn Integrator>> {
     vec![
-        Box::new(BackwardEuler::new(NewtonSettings::default())),
+        Box::new(BackwardEuler::new(SolverSettings::default())),
         Box::new(SemiImplicitBackwardEuler::new(true)),
         Box::new(SymplecticEuler::default()),
     ]
@@ -133,7 +133,7 @@ fn prescribed_rotation_is_followed_and_release_frees_the_pins() {
     };
     let pinned = clamp_left_end(&mut model, motion.clone(), Some(0.1));
     let mut state = model.initial_state();
-    let mut integrator = BackwardEuler::new(NewtonSettings::default());
+    let mut integrator = BackwardEuler::new(SolverSettings::default());
     let dt = 0.01;
     for step in 1..=20 {
         integrator.step(&model, &mut state, dt).unwrap();
@@ -167,7 +167,7 @@ fn static_equilibrium_balances_the_load() {
     model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
     clamp_left_end(&mut model, Motion::Fixed {}, None);
     let mut state = model.initial_state();
-    let report = StaticEquilibrium::new(NewtonSettings::default())
+    let report = StaticEquilibrium::new(SolverSettings::default())
         .step(&model, &mut state, 1.0)
         .unwrap();
     assert!(
@@ -186,7 +186,7 @@ fn static_equilibrium_balances_the_load() {
     // Without pins there is no equilibrium: a clear error, not a singular solve.
     let free = soft_bar(MassKind::Lumped);
     let mut state = free.initial_state();
-    let error = StaticEquilibrium::new(NewtonSettings::default())
+    let error = StaticEquilibrium::new(SolverSettings::default())
         .step(&free, &mut state, 1.0)
         .unwrap_err();
     assert!(error.to_string().contains("pinned"), "{error}");
@@ -210,9 +210,9 @@ fn backward_euler_dissipates_and_projection_does_not_change_the_solution() {
     let energy = |s: &hooke::model::State| model.kinetic_energy(&s.velocities) + model.elastic_energy(&s.positions);
     let mut results = Vec::new();
     for project in [true, false] {
-        let settings = NewtonSettings {
+        let settings = SolverSettings {
             project_hessian: project,
-            ..NewtonSettings::default()
+            ..SolverSettings::default()
         };
         let mut integrator = BackwardEuler::new(settings);
         let mut state = start.clone();
@@ -311,7 +311,7 @@ fn line_searched_static_solve_ends_in_equilibrium() {
     });
     // One large step: the end is pulled 30 cm along the bar and 10 cm sideways at once.
     let mut state = model.initial_state();
-    let report = StaticEquilibrium::new(NewtonSettings::default())
+    let report = StaticEquilibrium::new(SolverSettings::default())
         .step(&model, &mut state, 1.0)
         .unwrap();
     assert!(
@@ -353,7 +353,7 @@ fn backward_euler_recovers_from_an_infeasible_predictor() {
         model.elastic_energy(&predicted).is_infinite(),
         "the predictor must be infeasible for this test"
     );
-    let mut integrator = BackwardEuler::new(NewtonSettings::default());
+    let mut integrator = BackwardEuler::new(SolverSettings::default());
     integrator.step(&model, &mut state, dt).unwrap();
     assert!(model.elastic_energy(&state.positions).is_finite());
 }
@@ -392,7 +392,7 @@ fn simulation_is_bit_for_bit_identical_for_any_thread_count() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
             let mut state = model.initial_state();
-            let mut backward = BackwardEuler::new(NewtonSettings::default());
+            let mut backward = BackwardEuler::new(SolverSettings::default());
             let mut semi_implicit = SemiImplicitBackwardEuler::new(true);
             for _ in 0..3 {
                 backward.step(&model, &mut state, 0.01).unwrap();
@@ -427,11 +427,11 @@ fn newton_failure_triggers_step_halving() {
         state.velocities = crushing_velocities(&model, 40.0);
         state
     };
-    let strict = NewtonSettings {
+    let strict = SolverSettings {
         max_iterations: 5,
-        ..NewtonSettings::default()
+        ..SolverSettings::default()
     };
-    let without = NewtonSettings {
+    let without = SolverSettings {
         max_step_halvings: 0,
         ..strict
     };

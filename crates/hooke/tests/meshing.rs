@@ -509,18 +509,11 @@ render = { field = "displacement", width = 160, height = 120 }
     let scene = hooke::scene::Scene::from_text(text, "inline", std::path::PathBuf::from(".")).unwrap();
     let mut built = scene.build().unwrap();
     let settings = scene.run_settings(Some(&directory));
-    hooke::simulation::run(
-        &built.model,
-        built.integrator.as_mut(),
-        built.initial_state.clone(),
-        &settings,
-        Vec::new(),
-        None,
-        &mut |_, _| {},
-    )
-    .unwrap()
-    .into_result()
-    .unwrap();
+    hooke::simulation::Simulation::new(&built.model, built.integrator.as_mut(), &settings)
+        .run(built.initial_state.clone())
+        .unwrap()
+        .into_result()
+        .unwrap();
     // Steps 0, 2, 4 and the last (5).
     for index in 0..4 {
         let path = directory.join(format!("render_{index:04}.png"));

@@ -462,3 +462,42 @@ material = { model = "stable_neo_hookean", youngs_modulus = 1e5, poisson_ratio =
     );
     std::fs::remove_dir_all(directory).ok();
 }
+
+/// Capability queries, not model names: the co-rotational reversible
+/// integrator accepts any co-rotated quadratic material, and an anisotropic
+/// tensor equal to the isotropic one moves exactly as `corotational` does.
+#[test]
+fn corotational_reversible_takes_any_corotated_quadratic_material() {
+    use hooke::integrate::{CorotationalReversible, Integrator};
+    let mesh = common::bar([0.3, 0.05, 0.05], [6, 1, 1], hooke::mesh::TetsPerHex::Six);
+    let isotropic = IsotropicMaterial::shared(MaterialModel::Corotational, &common::parameters(1e5, 0.3));
+    let lame = common::parameters(1e5, 0.3).lame();
+    let anisotropic: hooke::material::MaterialRef = std::sync::Arc::new(AnisotropicLinear {
+        tensor: ElasticityTensor::isotropic(&lame),
+        corotated: true,
+        density: 1000.0,
+    });
+    let run = |material: hooke::material::MaterialRef| {
+        let count = mesh.tet_count();
+        let model =
+            hooke::model::Model::new(mesh.clone(), vec![material; count], hooke::fem::MassKind::Lumped).unwrap();
+        let mut state = model.initial_state();
+        for (v, p) in model.mesh().vertices().iter().enumerate() {
+            state.velocities[3 * v + 2] = p.x * p.x;
+        }
+        let mut integrator = CorotationalReversible::default();
+        for _ in 0..20 {
+            integrator.step(&model, &mut state, 2e-3).unwrap();
+        }
+        state.positions
+    };
+    let (a, b) = (run(isotropic), run(anisotropic));
+    let difference = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+    assert!(difference < 1e-12, "{difference:e}");
+    // A material that is not a co-rotated quadratic is refused, by name.
+    let snh = IsotropicMaterial::shared(MaterialModel::StableNeoHookean, &common::parameters(1e5, 0.3));
+    let model =
+        hooke::model::Model::new(mesh.clone(), vec![snh; mesh.tet_count()], hooke::fem::MassKind::Lumped).unwrap();
+    let error = CorotationalReversible::default().check(&model).unwrap_err().to_string();
+    assert!(error.contains("stable_neo_hookean"), "{error}");
+}

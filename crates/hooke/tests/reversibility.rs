@@ -10,12 +10,12 @@ use hooke::integrate::{Integrator, IntegratorConfig, StepSizeRule, TimeReversibl
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
 use hooke::model::{Model, State};
-use hooke::solve::NewtonSettings;
+use hooke::solve::SolverSettings;
 
-fn tight() -> NewtonSettings {
-    NewtonSettings {
+fn tight() -> SolverSettings {
+    SolverSettings {
         tolerance: 1e-14,
-        ..NewtonSettings::default()
+        ..SolverSettings::default()
     }
 }
 
@@ -54,25 +54,13 @@ fn there_and_back(
 fn symmetric_fixed_step_methods_retrace_their_steps() {
     let (model, start) = tumbling_rod();
     for name in ["implicit_midpoint", "velocity_verlet", "variational_midpoint"] {
-        let make = || -> Box<dyn Integrator> {
-            match IntegratorConfig::from_name(name).unwrap() {
-                IntegratorConfig::ImplicitMidpoint { .. } => IntegratorConfig::ImplicitMidpoint { newton: tight() },
-                IntegratorConfig::VariationalMidpoint {
-                    residual_reinjection, ..
-                } => IntegratorConfig::VariationalMidpoint {
-                    residual_reinjection,
-                    newton: tight(),
-                },
-                other => other,
-            }
-            .build()
-        };
+        let make = || -> Box<dyn Integrator> { IntegratorConfig::from_name(name).unwrap().build(&tight()).unwrap() };
         let h = if name == "velocity_verlet" { 2e-4 } else { 4e-3 };
         let (error, _) = there_and_back(&model, &start, &make, 50, h);
         assert!(error < 1e-9, "{name}: back within {error:e}");
     }
     // Backward Euler is not time-reversible: the same test fails clearly.
-    let make = || -> Box<dyn Integrator> { IntegratorConfig::from_name("be").unwrap().build() };
+    let make = || -> Box<dyn Integrator> { IntegratorConfig::from_name("be").unwrap().build(&tight()).unwrap() };
     let (error, _) = there_and_back(&model, &start, &make, 50, 4e-3);
     assert!(error > 1e-4, "backward Euler came back within {error:e}");
 }
@@ -124,7 +112,12 @@ fn corotational_rod() -> (Model, State) {
 #[test]
 fn corotational_scheme_is_reversible_and_bounded() {
     let (model, start) = corotational_rod();
-    let make = || -> Box<dyn Integrator> { IntegratorConfig::from_name("corotational_reversible").unwrap().build() };
+    let make = || -> Box<dyn Integrator> {
+        IntegratorConfig::from_name("corotational_reversible")
+            .unwrap()
+            .build(&tight())
+            .unwrap()
+    };
     let (error, _) = there_and_back(&model, &start, &make, 100, 4e-3);
     assert!(error < 1e-9, "back within {error:e}");
 

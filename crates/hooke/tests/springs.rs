@@ -9,7 +9,7 @@ use hooke::integrate::{Integrator, StaticEquilibrium};
 use hooke::mesh::spring_networks::{chain, cloth, straight_rope, ClothStiffness};
 use hooke::mesh::TetMesh;
 use hooke::model::{Model, Motion, Pin};
-use hooke::solve::NewtonSettings;
+use hooke::solve::SolverSettings;
 use nalgebra::{SymmetricEigen, Vector3};
 
 fn network_model(vertices: Vec<Vector3<f64>>, network: SpringNetwork) -> Model {
@@ -98,9 +98,9 @@ fn hanging_rope_stretch_is_exact() {
         model.set_gravity(Vector3::new(0.0, 0.0, -gravity));
         model.add_pin(Pin::new(vec![0], Motion::Fixed {}, None));
         let mut state = model.initial_state();
-        let settings = NewtonSettings {
+        let settings = SolverSettings {
             tolerance: 1e-13,
-            ..NewtonSettings::default()
+            ..SolverSettings::default()
         };
         StaticEquilibrium::new(settings).step(&model, &mut state, 1.0).unwrap();
         let stretch = -state.positions[3 * segments + 2] - length;

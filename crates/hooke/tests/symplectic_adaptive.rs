@@ -7,12 +7,12 @@ mod common;
 use common::tumbling_rod;
 use hooke::integrate::{Integrator, StepSizeRule, SymplecticAdaptive, VariationalMidpoint};
 use hooke::model::{Model, State};
-use hooke::solve::NewtonSettings;
+use hooke::solve::SolverSettings;
 
-fn tight() -> NewtonSettings {
-    NewtonSettings {
+fn tight() -> SolverSettings {
+    SolverSettings {
         tolerance: 1e-13,
-        ..NewtonSettings::default()
+        ..SolverSettings::default()
     }
 }
 

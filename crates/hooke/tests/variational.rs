@@ -9,7 +9,7 @@ use hooke::integrate::{Integrator, VariationalMidpoint};
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
 use hooke::model::{Model, State};
-use hooke::solve::NewtonSettings;
+use hooke::solve::SolverSettings;
 use nalgebra::Vector3;
 
 /// A thin 0.4 m rod of 48 tets with a lumped mass.
@@ -33,10 +33,10 @@ fn spinning(model: &Model) -> State {
     state
 }
 
-fn settings(tolerance: f64) -> NewtonSettings {
-    NewtonSettings {
+fn settings(tolerance: f64) -> SolverSettings {
+    SolverSettings {
         tolerance,
-        ..NewtonSettings::default()
+        ..SolverSettings::default()
     }
 }
 
@@ -162,12 +162,12 @@ fn variational_midpoint_halves_failing_steps() {
     );
     let mut state = spinning(&model);
     state.velocities.iter_mut().for_each(|v| *v *= 40.0);
-    let strict = NewtonSettings {
+    let strict = SolverSettings {
         max_iterations: 4,
         ..settings(1e-8)
     };
     let mut without = state.clone();
-    let no_halving = NewtonSettings {
+    let no_halving = SolverSettings {
         max_step_halvings: 0,
         ..strict
     };

@@ -9,7 +9,7 @@ use hooke::integrate::{BackwardEuler, Integrator, SymplecticEuler, VariationalMi
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
 use hooke::model::{Damping, DampingStiffness, Model, State};
-use hooke::solve::NewtonSettings;
+use hooke::solve::SolverSettings;
 use nalgebra::Vector3;
 
 /// The free Neo-Hookean rod of seed 001 (160 tets), set spinning and vibrating.
@@ -53,9 +53,9 @@ fn energy_at(model: &Model, start: &State, integrator: &mut dyn Integrator, h: f
 #[test]
 fn dissipation_does_not_depend_on_the_time_step() {
     let end = 0.4;
-    let newton = NewtonSettings {
+    let newton = SolverSettings {
         tolerance: 1e-10,
-        ..NewtonSettings::default()
+        ..SolverSettings::default()
     };
     let (model, start) = rod(viscoelastic(5e-3));
     let initial = model.kinetic_energy(&start.velocities);
@@ -120,7 +120,7 @@ fn explicit_impulse_conserves_both_momenta_exactly() {
 fn backward_euler_with_viscoelastic_damping_keeps_linear_momentum() {
     let (model, mut state) = rod(viscoelastic(5e-3));
     let (linear0, _) = model.momentum(&state.positions, &state.velocities);
-    let mut integrator = BackwardEuler::new(NewtonSettings::default());
+    let mut integrator = BackwardEuler::new(SolverSettings::default());
     for _ in 0..50 {
         integrator.step(&model, &mut state, 0.004).unwrap();
     }

@@ -47,7 +47,7 @@ pub(crate) fn solve_mass(
             }
         }
         MassKind::Consistent => {
-            let system = FreeSystem::for_dofs(mass_system, model.pattern(), dofs)?;
+            let system = FreeSystem::for_dofs(mass_system, model, dofs)?;
             system.load(&[(1.0, model.mass().values())]);
             system.factorize()?;
             let mut free = dofs.gather(rhs);

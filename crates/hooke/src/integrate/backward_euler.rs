@@ -3,31 +3,60 @@
 //! First order, unconditionally stable, dissipative.
 
 use super::implicit::{
-    finished_step, solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, ViscoelasticForm,
+    finished_step, solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, StepSolver, ViscoelasticForm,
 };
-use super::{axpy, commit_step, Integrator, StepReport};
+use super::registry::IntegratorEntry;
+use super::{axpy, commit_step, Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
-use crate::solve::{FreeSystem, Inertia, NewtonSettings};
+use crate::solve::{Inertia, Minimizer, SolverSettings};
 
 pub struct BackwardEuler {
-    settings: NewtonSettings,
-    system: Option<FreeSystem>,
+    solver: StepSolver,
 }
 
 impl BackwardEuler {
-    pub fn new(settings: NewtonSettings) -> Self {
-        BackwardEuler { settings, system: None }
+    pub fn new(settings: SolverSettings) -> Self {
+        BackwardEuler {
+            solver: StepSolver::new(settings),
+        }
+    }
+
+    /// With a minimiser of the caller's (the `[solver]` kinds build theirs from `settings`).
+    pub fn with_minimizer(settings: SolverSettings, minimizer: Box<dyn Minimizer>) -> Self {
+        BackwardEuler {
+            solver: StepSolver::with(settings, minimizer),
+        }
     }
 }
+
+/// What the minimisation-based one-step methods handle (viscoelastic damping
+/// where the method defines it, reduced coordinates).
+pub(crate) const IMPLICIT: Capabilities = Capabilities {
+    viscoelastic_damping: true,
+    reduced_coordinates: true,
+    ..Capabilities::COMMON
+};
+
+fn build(_: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    Ok(Box::new(BackwardEuler::new(*solver)))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "backward_euler",
+    aliases: &["be"],
+    summary: "implicit Euler by minimising the incremental potential: order 1, unconditionally stable, dissipative",
+    keys: &[],
+    uses_solver: true,
+    build,
+};
 
 /// One backward Euler step of `dt` from `state` (also the start-up step of BDF2).
 pub(crate) fn backward_euler_step(
     model: &Model,
     state: &State,
     dt: f64,
-    settings: &NewtonSettings,
-    cache: &mut Option<FreeSystem>,
+    solver: &mut StepSolver,
 ) -> Result<(State, StepReport)> {
     let end = state.time + dt;
     let predicted = axpy(&state.positions, dt, &state.velocities);
@@ -53,13 +82,13 @@ pub(crate) fn backward_euler_step(
             offset: vec![0.0; state.positions.len()],
         }),
     };
-    let (positions, newton) = solve_implicit_step(model, state, step, settings, cache)?;
+    let (positions, report) = solve_implicit_step(model, state, step, solver)?;
     let velocities: Vec<f64> = positions
         .iter()
         .zip(&state.positions)
         .map(|(x1, x0)| (x1 - x0) / dt)
         .collect();
-    Ok(finished_step(model, end, positions, velocities, &newton))
+    Ok(finished_step(model, end, positions, velocities, &report))
 }
 
 impl Integrator for BackwardEuler {
@@ -67,12 +96,16 @@ impl Integrator for BackwardEuler {
         "backward_euler"
     }
 
+    fn capabilities(&self) -> Capabilities {
+        IMPLICIT
+    }
+
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        let settings = self.settings;
-        let system = &mut self.system;
+        let settings = self.solver.settings;
+        let solver = &mut self.solver;
         commit_step(model, state, dt, |state| {
             with_step_halving(state, dt, &settings, &mut |s, h| {
-                backward_euler_step(model, s, h, &settings, system)
+                backward_euler_step(model, s, h, solver)
             })
         })
     }

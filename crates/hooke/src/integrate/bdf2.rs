@@ -7,36 +7,52 @@
 //! backward Euler step (BDF2 needs two equal steps of history).
 
 use super::backward_euler::backward_euler_step;
-use super::implicit::{finished_step, solve_implicit_step, with_step_halving, ImplicitStep, StepDamping};
-use super::{axpy, commit_step, Integrator, StepReport};
+use super::implicit::{finished_step, solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, StepSolver};
+use super::registry::IntegratorEntry;
+use super::{axpy, commit_step, Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
-use crate::solve::{FreeSystem, Inertia, NewtonSettings};
+use crate::solve::{Inertia, SolverSettings};
 
 pub struct Bdf2 {
-    settings: NewtonSettings,
-    system: Option<FreeSystem>,
-    /// The state one step before the current one, and that step's size.
-    previous: Option<(State, f64)>,
+    solver: StepSolver,
+    previous: Option<History>,
+}
+
+/// The state one step before the current one, and that step's size.
+struct History {
+    state: State,
+    step: f64,
 }
 
 impl Bdf2 {
-    pub fn new(settings: NewtonSettings) -> Self {
+    pub fn new(settings: SolverSettings) -> Self {
         Bdf2 {
-            settings,
-            system: None,
+            solver: StepSolver::new(settings),
             previous: None,
         }
     }
 }
+
+fn build(_: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    Ok(Box::new(Bdf2::new(*solver)))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "bdf2",
+    aliases: &[],
+    summary: "second-order backward differentiation by Newton: L-stable, mildly dissipative; its first step is backward Euler",
+    keys: &[],
+    uses_solver: true,
+    build,
+};
 
 fn bdf2_step(
     model: &Model,
     state: &State,
     previous: &State,
     dt: f64,
-    settings: &NewtonSettings,
-    cache: &mut Option<FreeSystem>,
+    solver: &mut StepSolver,
 ) -> Result<(State, StepReport)> {
     let beta = 2.0 * dt / 3.0;
     let end = state.time + dt;
@@ -63,9 +79,9 @@ fn bdf2_step(
         extra_force: None,
         viscoelastic: None,
     };
-    let (positions, newton) = solve_implicit_step(model, state, step, settings, cache)?;
+    let (positions, report) = solve_implicit_step(model, state, step, solver)?;
     let velocities: Vec<f64> = positions.iter().zip(&x_hat).map(|(x, h)| (x - h) / beta).collect();
-    Ok(finished_step(model, end, positions, velocities, &newton))
+    Ok(finished_step(model, end, positions, velocities, &report))
 }
 
 impl Integrator for Bdf2 {
@@ -73,23 +89,32 @@ impl Integrator for Bdf2 {
         "bdf2"
     }
 
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            reduced_coordinates: true,
+            ..Capabilities::COMMON
+        }
+    }
+
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        super::viscoelastic_unsupported(model, self.name())?;
-        let settings = self.settings;
-        let system = &mut self.system;
+        let settings = self.solver.settings;
+        let solver = &mut self.solver;
         let previous = &mut self.previous;
         let report = commit_step(model, state, dt, |state| {
             with_step_halving(state, dt, &settings, &mut |s, h| {
                 // History is usable only if it is exactly one step of the same size behind.
                 let history = previous
                     .as_ref()
-                    .filter(|(p, size)| (size - h).abs() <= 1e-12 * h && (s.time - p.time - h).abs() <= 1e-9 * h);
+                    .filter(|p| (p.step - h).abs() <= 1e-12 * h && (s.time - p.state.time - h).abs() <= 1e-9 * h);
                 let result = match history {
-                    Some((p, _)) => bdf2_step(model, s, p, h, &settings, system),
-                    None => backward_euler_step(model, s, h, &settings, system),
+                    Some(p) => bdf2_step(model, s, &p.state, h, solver),
+                    None => backward_euler_step(model, s, h, solver),
                 };
                 if result.is_ok() {
-                    *previous = Some((s.clone(), h));
+                    *previous = Some(History {
+                        state: s.clone(),
+                        step: h,
+                    });
                 }
                 result
             })

@@ -24,12 +24,13 @@
 //! step, which keeps the scheme time-reversible for constant loads.
 
 use super::acceleration::solve_mass;
-use super::{commit_step, same_time, Integrator, StepReport};
+use super::registry::IntegratorEntry;
+use super::{commit_step, Capabilities, Integrator, StepReport, Timed};
 use crate::error::{HookeError, Result};
 use crate::linalg::signed_svd3;
 use crate::material::{derivative_matrix, Evaluation, Material, MaterialCapabilities, Matrix9, StressDerivative, Want};
 use crate::model::{EnergyTerm, HessianTarget, Model, State, TermKind};
-use crate::solve::FreeSystem;
+use crate::solve::{FreeSystem, SolverSettings};
 use nalgebra::{Matrix3, SVector};
 
 /// Linear elasticity in a fixed rotated frame: ψ(F) = ½ gᵀC₀g with
@@ -89,21 +90,25 @@ pub struct CorotationalReversible {
     rest_tangents: Vec<Matrix9>,
     system: Option<FreeSystem>,
     mass_system: Option<FreeSystem>,
-    momentum: Option<(f64, Vec<f64>)>,
+    momentum: Option<Timed<Vec<f64>>>,
 }
 
-/// The checks `corotational_reversible` makes on a model, at scene build and before stepping.
-pub(crate) fn check_model(model: &Model) -> Result<()> {
-    if model.damping().is_some() || !model.obstacles().is_empty() {
-        return Err(HookeError::scene(
-            if model.damping().is_some() {
-                "damping"
-            } else {
-                "obstacles"
-            },
-            "corotational_reversible takes no damping or obstacles (they would break time symmetry)",
-        ));
-    }
+fn build(_: &toml::Table, _: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    Ok(Box::new(CorotationalReversible::default()))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "corotational_reversible",
+    aliases: &["cr"],
+    summary:
+        "seed 001's time-reversible co-rotational scheme: one linear solve per step; co-rotated quadratic materials",
+    keys: &[],
+    uses_solver: false,
+    build,
+};
+
+/// Every element's material must be a co-rotated quadratic.
+fn check_materials(model: &Model) -> Result<()> {
     for term in model.terms().iter().filter(|t| t.kind() == TermKind::Elastic) {
         let Some(elements) = term.as_elasticity() else {
             return Err(HookeError::scene(
@@ -136,7 +141,7 @@ impl CorotationalReversible {
         if !self.rest_tangents.is_empty() {
             return Ok(());
         }
-        check_model(model)?;
+        check_materials(model)?;
         self.rest_tangents = model
             .materials()
             .iter()
@@ -201,10 +206,24 @@ impl Integrator for CorotationalReversible {
         "corotational_reversible"
     }
 
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            // Damping and obstacles would break time symmetry.
+            rayleigh_damping: false,
+            obstacles: false,
+            ..Capabilities::COMMON
+        }
+    }
+
+    fn requirements(&self, model: &Model) -> Result<()> {
+        check_materials(model)
+    }
+
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
+        self.check(model)?;
         self.prepare(model)?;
-        let p = match self.momentum.as_ref().filter(|(time, _)| same_time(*time, state.time)) {
-            Some((_, p)) => p.clone(),
+        let p = match self.momentum.as_ref().and_then(|p| p.at(state.time)) {
+            Some(p) => p.clone(),
             None => {
                 let mut p = vec![0.0; state.positions.len()];
                 model.mass_multiply(&state.velocities, &mut p);
@@ -243,7 +262,7 @@ impl Integrator for CorotationalReversible {
                 .pattern()
                 .symmetric_multiply(&values, &pinned_velocity, &mut coupling);
             rhs.iter_mut().zip(&coupling).for_each(|(r, c)| *r -= c);
-            let system = FreeSystem::for_dofs(&mut linear_system, model.pattern(), &dofs)?;
+            let system = FreeSystem::for_dofs(&mut linear_system, model, &dofs)?;
             system.load(&[(1.0, &values)]);
             system.factorize()?;
             let mut free = dofs.gather(&rhs);
@@ -269,7 +288,7 @@ impl Integrator for CorotationalReversible {
             let free_momentum: Vec<f64> = momentum.iter().zip(&pinned_momentum).map(|(a, b)| a - b).collect();
             let mut velocities = solve_mass(model, &dofs, &free_momentum, &mut mass_cache)?;
             model.apply_prescribed_velocities(end, &mut velocities);
-            accepted = Some((end, momentum));
+            accepted = Some(Timed::new(end, momentum));
             Ok((
                 State {
                     time: end,

@@ -12,12 +12,13 @@
 //! consistent one; as with the explicit methods, the coupling M_fp to
 //! accelerating pins is then neglected.
 
-use super::{commit_step, Integrator, StepReport};
-use crate::error::Result;
+use super::registry::{settings_from, IntegratorEntry};
+use super::{commit_step, Capabilities, Integrator, StepReport};
+use crate::error::{HookeError, Result};
 use crate::fem::MassKind;
 use crate::linalg::{phi1v, KrylovSettings};
 use crate::model::{project_out_of_obstacles, vertex_point, Model, State};
-use crate::solve::FreeSystem;
+use crate::solve::{FreeSystem, SolverSettings};
 use std::cell::RefCell;
 
 pub struct ExponentialRosenbrockEuler {
@@ -36,6 +37,46 @@ impl ExponentialRosenbrockEuler {
         }
     }
 }
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    #[serde(default = "default_krylov_tolerance")]
+    krylov_tolerance: f64,
+    #[serde(default = "default_krylov_dimension")]
+    krylov_dimension: usize,
+}
+
+fn default_krylov_tolerance() -> f64 {
+    1e-8
+}
+
+fn default_krylov_dimension() -> usize {
+    30
+}
+
+fn build(table: &toml::Table, _: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    let s: Settings = settings_from(table)?;
+    if !(s.krylov_tolerance > 0.0 && s.krylov_tolerance < 1.0) || s.krylov_dimension < 2 {
+        return Err(HookeError::scene(
+            "integrator",
+            "krylov_tolerance must lie in (0, 1) and krylov_dimension be at least 2",
+        ));
+    }
+    Ok(Box::new(ExponentialRosenbrockEuler::new(
+        s.krylov_tolerance,
+        s.krylov_dimension,
+    )))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "exponential_rosenbrock_euler",
+    aliases: &["ere"],
+    summary: "seed 000's exponential Rosenbrock–Euler with the Krylov φ₁: exact for linear systems, second order",
+    keys: &["krylov_tolerance", "krylov_dimension"],
+    uses_solver: false,
+    build,
+};
 
 /// M⁻¹ on free-DOF vectors.
 enum MassInverse<'a> {
@@ -60,8 +101,11 @@ impl Integrator for ExponentialRosenbrockEuler {
         "exponential_rosenbrock_euler"
     }
 
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::COMMON
+    }
+
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        super::viscoelastic_unsupported(model, self.name())?;
         let settings = self.settings;
         let mass_system = &mut self.mass_system;
         commit_step(model, state, dt, |s| {
@@ -94,7 +138,7 @@ impl Integrator for ExponentialRosenbrockEuler {
                     MassInverse::Lumped(dofs.free_dofs.iter().map(|&d| 1.0 / model.mass().of_dof(d)).collect())
                 }
                 MassKind::Consistent => {
-                    let system = FreeSystem::for_dofs(mass_system, pattern, &dofs)?;
+                    let system = FreeSystem::for_dofs(mass_system, model, &dofs)?;
                     system.load(&[(1.0, model.mass().values())]);
                     system.factorize()?;
                     MassInverse::Consistent(&*system)

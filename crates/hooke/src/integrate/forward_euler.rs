@@ -3,10 +3,24 @@
 //! so it is offered as a reference, not for production runs.
 
 use super::explicit::{explicit_step, ExplicitMethod};
-use super::{Integrator, StepReport};
+use super::registry::IntegratorEntry;
+use super::{Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
-use crate::solve::FreeSystem;
+use crate::solve::{FreeSystem, SolverSettings};
+
+fn build(_: &toml::Table, _: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    Ok(Box::new(ForwardEuler::default()))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "forward_euler",
+    aliases: &["fe"],
+    summary: "explicit Euler: order 1; gains energy on undamped oscillation (a reference only)",
+    keys: &[],
+    uses_solver: false,
+    build,
+};
 
 #[derive(Default)]
 pub struct ForwardEuler {
@@ -16,6 +30,10 @@ pub struct ForwardEuler {
 impl Integrator for ForwardEuler {
     fn name(&self) -> &'static str {
         "forward_euler"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::COMMON
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {

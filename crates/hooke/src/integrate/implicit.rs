@@ -11,7 +11,8 @@ use crate::error::{HookeError, Result};
 use crate::model::RebasedElasticity;
 use crate::model::{Model, State};
 use crate::solve::{
-    minimize, DampingPart, FreeSystem, IncrementalPotential, Inertia, NewtonReport, NewtonSettings, ViscoelasticTerm,
+    Coordinates, DampingPart, IncrementalPotential, Inertia, Minimizer, MinimizerReport, Objective, SolverSettings,
+    ViscoelasticTerm,
 };
 
 /// One incremental potential to minimise.
@@ -45,14 +46,34 @@ pub(crate) struct ViscoelasticForm {
     pub offset: Vec<f64>,
 }
 
-/// Minimises the step's potential; returns the full minimiser.
+/// The minimiser of an implicit integrator and the `[solver]` settings it came from.
+pub(crate) struct StepSolver {
+    pub settings: SolverSettings,
+    pub minimizer: Box<dyn Minimizer>,
+}
+
+impl StepSolver {
+    pub fn new(settings: SolverSettings) -> StepSolver {
+        StepSolver {
+            minimizer: settings.minimizer(),
+            settings,
+        }
+    }
+
+    /// Any minimiser, with `settings` for the rest (continuation depth, projection).
+    pub fn with(settings: SolverSettings, minimizer: Box<dyn Minimizer>) -> StepSolver {
+        StepSolver { settings, minimizer }
+    }
+}
+
+/// Minimises the step's potential over the model's coordinates (the free DOFs,
+/// or its subspace); returns the full positions of the minimiser.
 pub(crate) fn solve_implicit_step(
     model: &Model,
     state: &State,
     step: ImplicitStep,
-    settings: &NewtonSettings,
-    cache: &mut Option<FreeSystem>,
-) -> Result<(Vec<f64>, NewtonReport)> {
+    solver: &mut StepSolver,
+) -> Result<(Vec<f64>, MinimizerReport)> {
     let dofs = model.dof_map(step.dof_time);
     let damping = match step.damping {
         Some(StepDamping { weight, center }) => {
@@ -80,41 +101,47 @@ pub(crate) fn solve_implicit_step(
             })
         }
     };
+    let coordinates = match model.subspace() {
+        Some(subspace) => Coordinates::Reduced(subspace),
+        None => Coordinates::Free {
+            dofs: &dofs,
+            restriction: model.restriction(&dofs),
+        },
+    };
     let potential = IncrementalPotential {
         model,
-        dofs: &dofs,
+        coordinates,
         base: step.base,
         inertia: step.inertia,
         damping,
         time: step.force_time,
         extra_force: step.extra_force,
-        project_hessian: settings.project_hessian,
+        project_hessian: solver.settings.project_hessian,
         viscoelastic,
     };
-    let system = FreeSystem::for_dofs(cache, model.pattern(), &dofs)?;
-    let mut free = dofs.gather(&potential.base);
+    let mut unknowns = potential.unknowns_of(&potential.base)?;
     // The predictor may invert an element of a model undefined there; the
     // current positions (with the pins moved) are then a feasible start.
-    if !potential.value(&free).is_finite() {
-        free = dofs.gather(&state.positions);
-        if !potential.value(&free).is_finite() {
+    if !potential.value(&unknowns).is_finite() {
+        unknowns = potential.unknowns_of(&state.positions)?;
+        if !potential.value(&unknowns).is_finite() {
             return Err(HookeError::Solver {
                 reason: "no feasible starting point: both the predicted and the current positions invert an element whose material is undefined there".to_string(),
             });
         }
     }
-    let newton = minimize(&potential, &mut free, system, settings, model.length_scale())?;
-    Ok((potential.full_positions(&free), newton))
+    let report = solver.minimizer.minimize(&potential, &mut unknowns)?;
+    Ok((potential.full_positions(&unknowns), report))
 }
 
-/// The state a Newton step ends in: pinned vertices get their motion's velocity
+/// The state an implicit step ends in: pinned vertices get their motion's velocity
 /// (the update formula would make theirs oscillate), and the step's report.
 pub(crate) fn finished_step(
     model: &Model,
     end: f64,
     positions: Vec<f64>,
     mut velocities: Vec<f64>,
-    newton: &NewtonReport,
+    report: &MinimizerReport,
 ) -> (State, StepReport) {
     model.apply_prescribed_velocities(end, &mut velocities);
     (
@@ -123,7 +150,7 @@ pub(crate) fn finished_step(
             positions,
             velocities,
         },
-        StepReport::from(newton),
+        StepReport::from(report),
     )
 }
 
@@ -133,7 +160,7 @@ pub(crate) fn finished_step(
 pub(crate) fn with_step_halving(
     state: &State,
     dt: f64,
-    settings: &NewtonSettings,
+    settings: &SolverSettings,
     attempt: &mut StepAttempt,
 ) -> Result<(State, StepReport)> {
     halve(state, dt, settings.max_step_halvings, attempt)

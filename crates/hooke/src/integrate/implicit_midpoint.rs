@@ -8,32 +8,42 @@
 //! by h²/4, is M + (h/2)D + (h²/4)K: the corrected Jacobian of seed 000 eq. 2.12
 //! (the thesis prints ½h² and ¼h² instead of h/2 and h²/4).
 
+use super::backward_euler::IMPLICIT;
 use super::implicit::{
-    finished_step, solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, ViscoelasticForm,
+    finished_step, solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, StepSolver, ViscoelasticForm,
 };
-use super::{axpy, commit_step, Integrator, StepReport};
+use super::registry::IntegratorEntry;
+use super::{axpy, commit_step, Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
-use crate::solve::{FreeSystem, Inertia, NewtonSettings};
+use crate::solve::{Inertia, SolverSettings};
 
 pub struct ImplicitMidpoint {
-    settings: NewtonSettings,
-    system: Option<FreeSystem>,
+    solver: StepSolver,
 }
 
 impl ImplicitMidpoint {
-    pub fn new(settings: NewtonSettings) -> Self {
-        ImplicitMidpoint { settings, system: None }
+    pub fn new(settings: SolverSettings) -> Self {
+        ImplicitMidpoint {
+            solver: StepSolver::new(settings),
+        }
     }
 }
 
-fn midpoint_step(
-    model: &Model,
-    state: &State,
-    dt: f64,
-    settings: &NewtonSettings,
-    cache: &mut Option<FreeSystem>,
-) -> Result<(State, StepReport)> {
+fn build(_: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    Ok(Box::new(ImplicitMidpoint::new(*solver)))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "implicit_midpoint",
+    aliases: &["im"],
+    summary: "implicit midpoint by Newton: order 2, symplectic, no artificial damping",
+    keys: &[],
+    uses_solver: true,
+    build,
+};
+
+fn midpoint_step(model: &Model, state: &State, dt: f64, solver: &mut StepSolver) -> Result<(State, StepReport)> {
     let half = 0.5 * dt;
     let end = state.time + dt;
     let predicted = axpy(&state.positions, half, &state.velocities);
@@ -67,7 +77,7 @@ fn midpoint_step(
             offset: state.positions.iter().map(|q| -q).collect(),
         }),
     };
-    let (midpoint, newton) = solve_implicit_step(model, state, step, settings, cache)?;
+    let (midpoint, report) = solve_implicit_step(model, state, step, solver)?;
     let positions: Vec<f64> = midpoint
         .iter()
         .zip(&state.positions)
@@ -79,7 +89,7 @@ fn midpoint_step(
         .zip(&state.velocities)
         .map(|((u, q), v)| 4.0 * (u - q) / dt - v)
         .collect();
-    Ok(finished_step(model, end, positions, velocities, &newton))
+    Ok(finished_step(model, end, positions, velocities, &report))
 }
 
 impl Integrator for ImplicitMidpoint {
@@ -87,13 +97,15 @@ impl Integrator for ImplicitMidpoint {
         "implicit_midpoint"
     }
 
+    fn capabilities(&self) -> Capabilities {
+        IMPLICIT
+    }
+
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        let settings = self.settings;
-        let system = &mut self.system;
+        let settings = self.solver.settings;
+        let solver = &mut self.solver;
         commit_step(model, state, dt, |state| {
-            with_step_halving(state, dt, &settings, &mut |s, h| {
-                midpoint_step(model, s, h, &settings, system)
-            })
+            with_step_halving(state, dt, &settings, &mut |s, h| midpoint_step(model, s, h, solver))
         })
     }
 }

@@ -6,12 +6,27 @@
 //! K_s is positive semi-definite whatever the deformation, so the system never
 //! needs a shift, unlike semi-implicit Euler on compressed springs.
 
+use super::registry::IntegratorEntry;
 use super::semi_implicit_euler::Linearisation;
-use super::{commit_step, Integrator, StepReport};
+use super::{commit_step, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
-use crate::solve::FreeSystem;
+use crate::solve::{FreeSystem, SolverSettings};
 use std::time::Instant;
+
+fn build(_: &toml::Table, _: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    Ok(Box::new(MassSpringSemiImplicit::default()))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "mass_spring_semi_implicit",
+    aliases: &["mssi"],
+    summary:
+        "seed 000's MSSI: semi-implicit Euler with only the springs' material stiffness implicit; spring networks only",
+    keys: &[],
+    uses_solver: false,
+    build,
+};
 
 #[derive(Default)]
 pub struct MassSpringSemiImplicit {
@@ -23,8 +38,15 @@ impl Integrator for MassSpringSemiImplicit {
         "mass_spring_semi_implicit"
     }
 
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            element_terms: false,
+            two_dimensional: false,
+            ..Capabilities::COMMON
+        }
+    }
+
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        super::viscoelastic_unsupported(model, self.name())?;
         commit_step(model, state, dt, |state| {
             let started = Instant::now();
             let n = model.dof_count();

@@ -8,49 +8,95 @@
 //! numerical damping (first order); β must be > 0 (the explicit β = 0 is not offered).
 
 use super::acceleration::Acceleration;
-use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep, StepDamping};
-use super::{commit_step, same_time, Integrator, StepReport};
-use crate::error::Result;
+use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, StepSolver};
+use super::registry::{settings_from, IntegratorEntry};
+use super::{commit_step, Capabilities, Integrator, StepReport, Timed};
+use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
-use crate::solve::{FreeSystem, Inertia, NewtonSettings};
+use crate::solve::{FreeSystem, Inertia, SolverSettings};
 
 pub struct Newmark {
     beta: f64,
     gamma: f64,
-    settings: NewtonSettings,
-    system: Option<FreeSystem>,
+    solver: StepSolver,
     mass_system: Option<FreeSystem>,
-    /// aₙ at the time of the current state.
-    acceleration: Option<(f64, Vec<f64>)>,
+    /// aₙ of the current state.
+    acceleration: Option<Timed<Vec<f64>>>,
 }
 
 impl Newmark {
-    pub fn new(beta: f64, gamma: f64, settings: NewtonSettings) -> Self {
+    pub fn new(beta: f64, gamma: f64, settings: SolverSettings) -> Self {
         Newmark {
             beta,
             gamma,
-            settings,
-            system: None,
+            solver: StepSolver::new(settings),
             mass_system: None,
             acceleration: None,
         }
     }
 }
 
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    #[serde(default = "default_beta")]
+    beta: f64,
+    #[serde(default = "default_gamma")]
+    gamma: f64,
+}
+
+fn default_beta() -> f64 {
+    0.25
+}
+
+fn default_gamma() -> f64 {
+    0.5
+}
+
+fn build(table: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    let Settings { beta, gamma } = settings_from(table)?;
+    if !(beta > 0.0 && beta <= 0.5) {
+        return Err(HookeError::scene(
+            "integrator.beta",
+            format!("must lie in (0, 0.5], got {beta}"),
+        ));
+    }
+    if !(0.5..=1.0).contains(&gamma) {
+        return Err(HookeError::scene(
+            "integrator.gamma",
+            format!("must lie in [0.5, 1], got {gamma}"),
+        ));
+    }
+    Ok(Box::new(Newmark::new(beta, gamma, *solver)))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "newmark",
+    aliases: &["nm"],
+    summary: "Newmark (beta, gamma) by Newton; (1/4, 1/2), the default, is the energy-conserving trapezoidal rule",
+    keys: &["beta", "gamma"],
+    uses_solver: true,
+    build,
+};
+
 impl Integrator for Newmark {
     fn name(&self) -> &'static str {
         "newmark"
     }
 
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::COMMON
+    }
+
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        let (beta, gamma, settings) = (self.beta, self.gamma, self.settings);
-        let system = &mut self.system;
+        let (beta, gamma, settings) = (self.beta, self.gamma, self.solver.settings);
+        let solver = &mut self.solver;
         let mass_system = &mut self.mass_system;
         let stored = &mut self.acceleration;
         commit_step(model, state, dt, |state| {
             // aₙ is known from the last step, or computed from the equations of motion at the start.
-            let initial = match stored.as_ref().filter(|(time, _)| same_time(*time, state.time)) {
-                Some((_, a)) => a.clone(),
+            let initial = match stored.as_ref().and_then(|a| a.at(state.time)) {
+                Some(a) => a.clone(),
                 None => {
                     let dofs = model.dof_map(state.time);
                     let damping = model.damping_values(&state.positions)?;
@@ -62,16 +108,16 @@ impl Integrator for Newmark {
                     .at(&state.positions, &state.velocities, state.time, mass_system)?
                 }
             };
-            let mut accelerations: Vec<(f64, Vec<f64>)> = Vec::new();
-            let mut current = (state.time, initial);
+            let mut accelerations: Vec<Timed<Vec<f64>>> = Vec::new();
+            let mut current = Timed::new(state.time, initial);
             let result = with_step_halving(state, dt, &settings, &mut |s, h| {
-                if !same_time(current.0, s.time) {
+                if current.at(s.time).is_none() {
                     // After a failed half step the acceleration of `s` is the one recorded for it.
-                    if let Some(found) = accelerations.iter().rev().find(|(t, _)| same_time(*t, s.time)) {
+                    if let Some(found) = accelerations.iter().rev().find(|a| a.at(s.time).is_some()) {
                         current = found.clone();
                     }
                 }
-                let a = &current.1;
+                let a = &current.value;
                 let end = s.time + h;
                 let predicted: Vec<f64> = (0..s.positions.len())
                     .map(|i| s.positions[i] + h * s.velocities[i] + h * h * (0.5 - beta) * a[i])
@@ -104,7 +150,7 @@ impl Integrator for Newmark {
                     extra_force,
                     viscoelastic: None,
                 };
-                let (positions, newton) = solve_implicit_step(model, s, step, &settings, system)?;
+                let (positions, report) = solve_implicit_step(model, s, step, solver)?;
                 let new_acceleration: Vec<f64> = positions
                     .iter()
                     .zip(&predicted)
@@ -117,14 +163,14 @@ impl Integrator for Newmark {
                     .collect();
                 model.apply_prescribed_velocities(end, &mut velocities);
                 accelerations.push(current.clone());
-                current = (end, new_acceleration);
+                current = Timed::new(end, new_acceleration);
                 Ok((
                     State {
                         time: end,
                         positions,
                         velocities,
                     },
-                    StepReport::from(&newton),
+                    StepReport::from(&report),
                 ))
             });
             if result.is_ok() {

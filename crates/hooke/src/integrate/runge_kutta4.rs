@@ -3,10 +3,24 @@
 //! small steps as ground truth).
 
 use super::explicit::{explicit_step, ExplicitMethod};
-use super::{Integrator, StepReport};
+use super::registry::IntegratorEntry;
+use super::{Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
-use crate::solve::FreeSystem;
+use crate::solve::{FreeSystem, SolverSettings};
+
+fn build(_: &toml::Table, _: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    Ok(Box::new(RungeKutta4::default()))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "runge_kutta4",
+    aliases: &["rk4"],
+    summary: "classical Runge–Kutta: order 4, explicit, four force evaluations",
+    keys: &[],
+    uses_solver: false,
+    build,
+};
 
 #[derive(Default)]
 pub struct RungeKutta4 {
@@ -16,6 +30,10 @@ pub struct RungeKutta4 {
 impl Integrator for RungeKutta4 {
     fn name(&self) -> &'static str {
         "runge_kutta4"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::COMMON
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {

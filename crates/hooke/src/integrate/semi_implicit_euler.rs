@@ -6,11 +6,13 @@
 //! The linearised solve is shared with MSSI (another K) and SIERE (the same
 //! solve on the part of the state outside its modal subspace).
 
-use super::{axpy, commit_step, Integrator, StepReport};
+use super::registry::{settings_from, IntegratorEntry};
+use super::{axpy, commit_step, Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::linalg::FactorizationOutcome;
+use crate::linalg::LowRank;
 use crate::model::{DofMap, Model, State};
-use crate::solve::{FreeSystem, IndefiniteSystem};
+use crate::solve::{FreeSystem, IndefiniteSystem, SolverSettings};
 use std::time::Instant;
 
 pub struct SemiImplicitBackwardEuler {
@@ -37,11 +39,63 @@ impl SemiImplicitBackwardEuler {
     }
 }
 
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    #[serde(default = "default_true")]
+    project_hessian: bool,
+    /// An indefinite A (possible only with the exact Hessian): `shift` it
+    /// (default) or solve it `exact`ly, as seed 000's semi-implicit Euler does.
+    #[serde(default)]
+    indefinite: IndefiniteSystem,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn build(table: &toml::Table, _: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    let settings: Settings = settings_from(table)?;
+    Ok(Box::new(SemiImplicitBackwardEuler::with_indefinite(
+        settings.project_hessian,
+        settings.indefinite,
+    )))
+}
+
+fn build_exact(_: &toml::Table, _: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    Ok(Box::new(SemiImplicitBackwardEuler::with_indefinite(
+        false,
+        IndefiniteSystem::Exact,
+    )))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "semi_implicit_backward_euler",
+    aliases: &["si"],
+    summary: "one linearised backward Euler step (Baraff–Witkin): order 1, one factorisation per step",
+    keys: &["project_hessian", "indefinite"],
+    uses_solver: false,
+    build,
+};
+
+/// Seed 000's plain semi-implicit Euler: the exact Hessian, and an indefinite A solved as it is.
+pub(crate) const EXACT_ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "semi_implicit_exact",
+    aliases: &["si_exact"],
+    summary:
+        "semi-implicit Euler with the exact Hessian and an indefinite system solved as it is (LBLᵀ), as seed 000 has it",
+    keys: &[],
+    uses_solver: false,
+    build: build_exact,
+};
+
 /// The quantities of a step linearised at (xₙ, vₙ).
 pub(crate) struct Linearisation {
     pub dofs: DofMap,
     /// K(xₙ) (or the part of it the method treats implicitly), full pattern.
     pub stiffness: Vec<f64>,
+    /// K's low-rank part (stiffness corrections), if any.
+    pub low_rank: Option<LowRank>,
     pub damping: Option<Vec<f64>>,
     /// How an indefinite A = M + hD + h²K is factorised.
     pub indefinite: IndefiniteSystem,
@@ -66,7 +120,9 @@ impl Linearisation {
             &mut stiffness,
             &mut low_rank,
         )?;
-        Self::from_parts(model, state, dt, gradient, stiffness, started)
+        let mut linearisation = Self::from_parts(model, state, dt, gradient, stiffness, started)?;
+        linearisation.low_rank = LowRank::combined(&low_rank.iter().map(|l| (1.0, l)).collect::<Vec<_>>());
+        Ok(linearisation)
     }
 
     /// Builds f from the gradient of E(xₙ, t_{n+1}) (loads included), with the given implicit stiffness.
@@ -94,6 +150,7 @@ impl Linearisation {
         Ok(Linearisation {
             dofs: model.dof_map(next_time),
             stiffness,
+            low_rank: None,
             damping,
             indefinite: IndefiniteSystem::Shift,
             force,
@@ -115,8 +172,13 @@ impl Linearisation {
     /// Factorises A = M + hD + h²K on the free DOFs into `cache`; returns whether
     /// A was indefinite (and so shifted, or factorised as LBLᵀ, per `self.indefinite`).
     pub fn factorize(&self, cache: &mut Option<FreeSystem>, model: &Model, dt: f64) -> Result<bool> {
-        let system = FreeSystem::for_dofs(cache, model.pattern(), &self.dofs)?;
+        let system = FreeSystem::for_dofs(cache, model, &self.dofs)?;
         system.load(&[(1.0, &self.system_values(model, dt))]);
+        let scaled = self.low_rank.as_ref().map(|l| LowRank {
+            vectors: l.vectors.clone(),
+            core: &l.core * (dt * dt),
+        });
+        system.set_low_rank(scaled, &self.dofs);
         Ok(system.factorize_with(self.indefinite)? != FactorizationOutcome::PositiveDefinite)
     }
 
@@ -137,6 +199,9 @@ impl Linearisation {
         let pattern = model.pattern();
         let mut stiffness_velocity = vec![0.0; n];
         pattern.symmetric_multiply(&self.stiffness, velocity, &mut stiffness_velocity);
+        if let Some(l) = &self.low_rank {
+            l.multiply_add(1.0, velocity, &mut stiffness_velocity);
+        }
         let mut rhs: Vec<f64> = (0..n).map(|i| dt * (force[i] - dt * stiffness_velocity[i])).collect();
 
         let mut prescribed = state.positions.clone();
@@ -152,10 +217,13 @@ impl Linearisation {
         if any_pinned {
             let mut coupling = vec![0.0; n];
             pattern.symmetric_multiply(&self.system_values(model, dt), &change, &mut coupling);
+            if let Some(l) = &self.low_rank {
+                l.multiply_add(dt * dt, &change, &mut coupling);
+            }
             rhs.iter_mut().zip(&coupling).for_each(|(r, c)| *r -= c);
         }
 
-        let system = FreeSystem::for_dofs(cache, pattern, &self.dofs)?;
+        let system = FreeSystem::for_dofs(cache, model, &self.dofs)?;
         let mut free_change = self.dofs.gather(&rhs);
         system.solve_in_place(&mut free_change)?;
         self.dofs.scatter(&free_change, &mut change);
@@ -242,8 +310,11 @@ impl Integrator for SemiImplicitBackwardEuler {
         }
     }
 
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::COMMON
+    }
+
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        super::viscoelastic_unsupported(model, self.name())?;
         commit_step(model, state, dt, |state| {
             let started = Instant::now();
             let mut linearisation = Linearisation::at(model, state, dt, self.project_hessian)?;

@@ -31,14 +31,15 @@
 //! - The eigensolver does not verify that no lower mode was missed: the
 //!   identity above holds for any set of exact eigenvectors.
 
+use super::registry::{settings_from, IntegratorEntry};
 use super::semi_implicit_euler::Linearisation;
-use super::{commit_step, Integrator, StepReport};
+use super::{commit_step, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};
 use crate::linalg::{
     dot, phi1_times, smallest_eigenpairs_reusing, EigenSettings, LowerPattern, MOrthonormal, SparseCholesky,
 };
 use crate::model::{Model, State};
-use crate::solve::FreeSystem;
+use crate::solve::{FreeSystem, SolverSettings};
 use nalgebra::{DMatrix, DVector, Matrix2, Vector2};
 use std::time::Instant;
 
@@ -125,6 +126,64 @@ fn modal_update(lambda: f64, damping: f64, h: f64, a: f64, g: f64) -> Result<Vec
     let e = phi1_times(&b, &DVector::from_column_slice(&[h * a, h * g]))?;
     Ok(Vector2::new(e[0], e[1]))
 }
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    #[serde(default = "default_modes")]
+    modes: usize,
+    /// Reuse the last modes while their step-scaled Ritz residual stays below
+    /// this (1e-3 to 1e-2 is sensible); absent: recompute every step.
+    #[serde(default)]
+    mode_refresh_tolerance: Option<f64>,
+    /// Relative residual ‖Ku − λMu‖/‖Ku‖ of the computed modes.
+    #[serde(default = "default_eigen_tolerance")]
+    eigen_tolerance: f64,
+    #[serde(default)]
+    project_hessian: bool,
+}
+
+fn default_modes() -> usize {
+    5
+}
+
+fn default_eigen_tolerance() -> f64 {
+    1e-6
+}
+
+fn build(table: &toml::Table, _: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    let s: Settings = settings_from(table)?;
+    if !(s.eigen_tolerance > 0.0 && s.eigen_tolerance < 1.0) {
+        return Err(HookeError::scene(
+            "integrator.eigen_tolerance",
+            format!("must lie in (0, 1), got {}", s.eigen_tolerance),
+        ));
+    }
+    if let Some(t) = s.mode_refresh_tolerance {
+        if !(t > 0.0 && t.is_finite()) {
+            return Err(HookeError::scene(
+                "integrator.mode_refresh_tolerance",
+                format!("must be positive, got {t}"),
+            ));
+        }
+    }
+    Ok(Box::new(Siere::new(
+        s.modes,
+        s.mode_refresh_tolerance
+            .map_or(ModeRefresh::EveryStep, ModeRefresh::RitzResidual),
+        s.eigen_tolerance,
+        s.project_hessian,
+    )))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "siere",
+    aliases: &[],
+    summary: "seed 000's SIERE: the lowest modes by their exact exponential, the rest by semi-implicit Euler",
+    keys: &["modes", "mode_refresh_tolerance", "eigen_tolerance", "project_hessian"],
+    uses_solver: false,
+    build,
+};
 
 impl Siere {
     pub fn new(modes: usize, refresh: ModeRefresh, eigen_tolerance: f64, project_hessian: bool) -> Self {
@@ -296,12 +355,21 @@ impl Integrator for Siere {
         "siere"
     }
 
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::COMMON
+    }
+
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        super::viscoelastic_unsupported(model, self.name())?;
         let project = self.project_hessian;
         commit_step(model, state, dt, |state| {
             let started = Instant::now();
             let linearisation = Linearisation::at(model, state, dt, project)?;
+            if linearisation.low_rank.is_some() {
+                return Err(HookeError::Solver {
+                    reason: "SIERE's modes are computed from a sparse K; this model's stiffness has a low-rank part"
+                        .to_string(),
+                });
+            }
             let dofs = &linearisation.dofs;
             let count = self.modes.min(dofs.free_count());
             if count == 0 {

@@ -2,21 +2,47 @@
 //! (quasi-static loading; velocities are zero). With continuation, a load step
 //! that Newton cannot take at once is split in two, recursively.
 
-use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep};
-use super::{commit_step, Integrator, StepReport};
+use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep, StepSolver};
+use super::registry::IntegratorEntry;
+use super::{commit_step, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
-use crate::solve::{FreeSystem, NewtonSettings};
+use crate::solve::SolverSettings;
 
 pub struct StaticEquilibrium {
-    settings: NewtonSettings,
-    system: Option<FreeSystem>,
+    solver: StepSolver,
 }
 
 impl StaticEquilibrium {
-    pub fn new(settings: NewtonSettings) -> Self {
-        StaticEquilibrium { settings, system: None }
+    pub fn new(settings: SolverSettings) -> Self {
+        StaticEquilibrium {
+            solver: StepSolver::new(settings),
+        }
     }
+}
+
+fn build(_: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    Ok(Box::new(StaticEquilibrium::new(*solver)))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "static",
+    aliases: &[],
+    summary: "static equilibrium at each step's end time (quasi-static loading, velocities zero)",
+    keys: &[],
+    uses_solver: true,
+    build,
+};
+
+/// A free body has no equilibrium under load: its rigid motions are unconstrained.
+fn needs_pins(model: &Model, time: f64) -> Result<()> {
+    if model.subspace().is_none() && !model.pins().iter().any(|p| p.is_active(time)) {
+        return Err(HookeError::scene(
+            "pins",
+            "a static solve needs pinned vertices: a free body has no equilibrium under load (rigid motions are unconstrained)",
+        ));
+    }
+    Ok(())
 }
 
 impl Integrator for StaticEquilibrium {
@@ -24,16 +50,24 @@ impl Integrator for StaticEquilibrium {
         "static"
     }
 
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            // A static solve has no motion to damp.
+            viscoelastic_damping: true,
+            reduced_coordinates: true,
+            ..Capabilities::COMMON
+        }
+    }
+
+    fn requirements(&self, model: &Model) -> Result<()> {
+        needs_pins(model, 0.0)
+    }
+
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        let settings = self.settings;
-        let system = &mut self.system;
+        let settings = self.solver.settings;
+        let solver = &mut self.solver;
         commit_step(model, state, dt, |state| {
-            if !model.pins().iter().any(|p| p.is_active(state.time + dt)) {
-                return Err(HookeError::Scene {
-                    key: "pins".to_string(),
-                    reason: "a static solve needs pinned vertices: a free body has no equilibrium under load (rigid motions are unconstrained)".to_string(),
-                });
-            }
+            needs_pins(model, state.time + dt)?;
             with_step_halving(state, dt, &settings, &mut |s, h| {
                 let end = s.time + h;
                 let mut base = s.positions.clone();
@@ -47,13 +81,13 @@ impl Integrator for StaticEquilibrium {
                     extra_force: None,
                     viscoelastic: None,
                 };
-                let (positions, newton) = solve_implicit_step(model, s, step, &settings, system)?;
+                let (positions, report) = solve_implicit_step(model, s, step, solver)?;
                 let next = State {
                     time: end,
                     positions,
                     velocities: vec![0.0; model.dof_count()],
                 };
-                Ok((next, StepReport::from(&newton)))
+                Ok((next, StepReport::from(&report)))
             })
         })
     }

@@ -28,14 +28,15 @@
 //! advances by Δt per step.
 
 use super::acceleration::solve_mass;
+use super::registry::IntegratorEntry;
 use super::time_reversible_adaptive::{
-    require_conservative, StepSizeRule, MAX_STEP_SIZE_ITERATIONS, STEP_SIZE_TOLERANCE_FACTOR,
+    step_size_rule, StepSizeRule, CONSERVATIVE, MAX_STEP_SIZE_ITERATIONS, STEP_SIZE_TOLERANCE_FACTOR,
 };
 use super::variational_midpoint::VariationalMidpoint;
-use super::{commit_step, same_time, Integrator, StepReport};
+use super::{commit_step, same_time, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
-use crate::solve::{FreeSystem, NewtonSettings};
+use crate::solve::{FreeSystem, SolverSettings};
 
 /// What the integrator carries from one step to the next, for the state at `time`.
 #[derive(Clone, Debug)]
@@ -59,7 +60,7 @@ pub struct SymplecticAdaptive {
 }
 
 impl SymplecticAdaptive {
-    pub fn new(rule: StepSizeRule, settings: NewtonSettings) -> Self {
+    pub fn new(rule: StepSizeRule, settings: SolverSettings) -> Self {
         SymplecticAdaptive {
             rule,
             tolerance: (STEP_SIZE_TOLERANCE_FACTOR * settings.tolerance).max(1e-13),
@@ -75,6 +76,19 @@ impl SymplecticAdaptive {
     }
 }
 
+fn build(table: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    Ok(Box::new(SymplecticAdaptive::new(step_size_rule(table)?, *solver)))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "symplectic_adaptive",
+    aliases: &[],
+    summary: "seed 001's symplectic time-adaptive variational integrator: steps h σ(midpoint) imposed by a Lagrange multiplier; conservative motion only",
+    keys: &["step_size"],
+    uses_solver: true,
+    build,
+};
+
 fn m_norm_squared(model: &Model, x: &[f64]) -> f64 {
     let mut mx = vec![0.0; x.len()];
     model.mass_multiply(x, &mut mx);
@@ -86,8 +100,11 @@ impl Integrator for SymplecticAdaptive {
         "symplectic_adaptive"
     }
 
+    fn capabilities(&self) -> Capabilities {
+        CONSERVATIVE
+    }
+
     fn step(&mut self, model: &Model, state: &mut State, h: f64) -> Result<StepReport> {
-        require_conservative(model, self.name())?;
         let n = model.dof_count();
         let start = match self.carried.as_ref().filter(|c| same_time(c.time, state.time)) {
             Some(c) => c.clone(),

@@ -6,10 +6,24 @@
 //! about x_k: linear and angular momentum stay exact.
 
 use super::explicit::{explicit_step, ExplicitMethod, PreviousPositions};
-use super::{Integrator, StepReport};
+use super::registry::IntegratorEntry;
+use super::{Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
-use crate::solve::FreeSystem;
+use crate::solve::{FreeSystem, SolverSettings};
+
+fn build(_: &toml::Table, _: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    Ok(Box::new(SymplecticEuler::default()))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "symplectic_euler",
+    aliases: &["se"],
+    summary: "symplectic Euler: order 1, explicit, momentum-conserving, energy bounded; explicit viscoelastic damping",
+    keys: &[],
+    uses_solver: false,
+    build,
+};
 
 #[derive(Default)]
 pub struct SymplecticEuler {
@@ -21,6 +35,13 @@ pub struct SymplecticEuler {
 impl Integrator for SymplecticEuler {
     fn name(&self) -> &'static str {
         "symplectic_euler"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            viscoelastic_damping: true,
+            ..Capabilities::COMMON
+        }
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {

@@ -16,11 +16,12 @@
 //! break the symmetry and are refused. It takes no step halving (halving one
 //! step of a symmetric pair breaks the symmetry): a failed step ends the run.
 
+use super::registry::{settings_from, IntegratorEntry};
 use super::variational_midpoint::VariationalMidpoint;
-use super::{commit_step, Integrator, StepReport};
+use super::{commit_step, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
-use crate::solve::NewtonSettings;
+use crate::solve::SolverSettings;
 
 /// The step-size function σ(q) > 0 of the state (seed 001 §3.3, "σ-rules").
 #[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -60,31 +61,47 @@ impl StepSizeRule {
     }
 }
 
-/// Refuses what would break the conservative setting of the adaptive
-/// variational integrators: external forces, damping, obstacles, moving or
-/// released pins.
-pub(crate) fn require_conservative(model: &Model, integrator: &str) -> Result<()> {
-    let time_dependent = !model
-        .pins()
-        .iter()
-        .all(|p| matches!(p.motion, crate::model::Motion::Fixed {}) && p.release_time.is_none());
-    let loaded = model.terms().iter().any(|t| t.capabilities().linear);
-    if time_dependent
-        || loaded
-        || model
-            .damping()
-            .is_some_and(|d| d.has_rayleigh() || d.viscoelastic_coefficient > 0.0)
-        || !model.obstacles().is_empty()
-    {
-        return Err(HookeError::Scene {
-            key: "integrator".to_string(),
-            reason: format!(
-                "{integrator} handles conservative elastic motion only: no gravity, forces, damping, obstacles or moving/released pins"
-            ),
-        });
-    }
-    Ok(())
+/// What the adaptive variational integrators handle: conservative elastic
+/// motion only (no gravity, forces, damping, obstacles, moving or released
+/// pins), which their time symmetry and energy behaviour need.
+pub(crate) const CONSERVATIVE: Capabilities = Capabilities {
+    viscoelastic_damping: false,
+    rayleigh_damping: false,
+    obstacles: false,
+    surface_constraints: false,
+    loads: false,
+    moving_pins: false,
+    element_terms: true,
+    two_dimensional: true,
+    reduced_coordinates: false,
+};
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AdaptiveSettings {
+    pub step_size: StepSizeRule,
 }
+
+/// The step-size rule of an adaptive integrator's `[integrator]` keys.
+pub(crate) fn step_size_rule(table: &toml::Table) -> Result<StepSizeRule> {
+    let settings: AdaptiveSettings = settings_from(table)?;
+    settings.step_size.validate("integrator.step_size")?;
+    Ok(settings.step_size)
+}
+
+fn build(table: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    Ok(Box::new(TimeReversibleAdaptive::new(step_size_rule(table)?, *solver)))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "time_reversible_adaptive",
+    aliases: &[],
+    summary:
+        "seed 001's time-reversible adaptive variational integrator: real steps h σ(midpoint); conservative motion only",
+    keys: &["step_size"],
+    uses_solver: true,
+    build,
+};
 
 /// The fixed point ĥ = h σ(midpoint) is accepted when σ changes by less than this
 /// many Newton tolerances (relatively): σ cannot settle more finely than the
@@ -101,7 +118,7 @@ pub struct TimeReversibleAdaptive {
 }
 
 impl TimeReversibleAdaptive {
-    pub fn new(rule: StepSizeRule, settings: NewtonSettings) -> Self {
+    pub fn new(rule: StepSizeRule, settings: SolverSettings) -> Self {
         // Reinjection takes the momentum from the δq equation; reversibility
         // needs the symmetric δv form, so it is off here.
         TimeReversibleAdaptive {
@@ -118,8 +135,11 @@ impl Integrator for TimeReversibleAdaptive {
         "time_reversible_adaptive"
     }
 
+    fn capabilities(&self) -> Capabilities {
+        CONSERVATIVE
+    }
+
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        require_conservative(model, self.name())?;
         let p = self.inner.momentum_of(model, state);
         let (rule, tolerance, inner) = (self.rule, self.step_size_tolerance, &mut self.inner);
         let mut sigma = self.last_sigma.unwrap_or_else(|| rule.sigma(model, &state.positions));

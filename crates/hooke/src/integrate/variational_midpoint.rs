@@ -23,30 +23,60 @@
 //! The reported velocity is M⁻¹p_{k+1}.
 
 use super::acceleration::solve_mass;
-use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, ViscoelasticForm};
-use super::{axpy, commit_step, same_time, Integrator, StepReport};
+use super::implicit::{
+    solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, StepSolver, ViscoelasticForm,
+};
+use super::registry::{settings_from, IntegratorEntry};
+use super::{axpy, commit_step, Capabilities, Integrator, StepReport, Timed};
 use crate::error::Result;
 use crate::model::{Model, RebasedElasticity, State};
-use crate::solve::{FreeSystem, Inertia, NewtonSettings};
+use crate::solve::{FreeSystem, Inertia, SolverSettings};
 
 /// Multiplier iterations per step for surface constraints.
 const MAX_CONSTRAINT_ITERATIONS: usize = 50;
 
 pub struct VariationalMidpoint {
-    settings: NewtonSettings,
+    solver: StepSolver,
     residual_reinjection: bool,
-    system: Option<FreeSystem>,
     mass_system: Option<FreeSystem>,
-    /// p at the time of the current state.
-    momentum: Option<(f64, Vec<f64>)>,
+    /// p of the current state.
+    momentum: Option<Timed<Vec<f64>>>,
 }
 
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    /// Feed the solver's residual into the next step (seed 001 §3.2.11).
+    #[serde(default = "default_true")]
+    residual_reinjection: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn build(table: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    let settings: Settings = settings_from(table)?;
+    Ok(Box::new(VariationalMidpoint::new(
+        *solver,
+        settings.residual_reinjection,
+    )))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "variational_midpoint",
+    aliases: &["vm"],
+    summary: "seed 001's variational midpoint (minimisation of the Lilyan): order 2, symplectic, momentum-conserving; surface constraints",
+    keys: &["residual_reinjection"],
+    uses_solver: true,
+    build,
+};
+
 impl VariationalMidpoint {
-    pub fn new(settings: NewtonSettings, residual_reinjection: bool) -> Self {
+    pub fn new(settings: SolverSettings, residual_reinjection: bool) -> Self {
         VariationalMidpoint {
-            settings,
+            solver: StepSolver::new(settings),
             residual_reinjection,
-            system: None,
             mass_system: None,
             momentum: None,
         }
@@ -54,12 +84,12 @@ impl VariationalMidpoint {
 
     /// The discrete momentum p of the last committed state, if any.
     pub fn momentum(&self) -> Option<&[f64]> {
-        self.momentum.as_ref().map(|(_, p)| p.as_slice())
+        self.momentum.as_ref().map(|p| p.value.as_slice())
     }
     /// The momentum belonging to `s`: the one this integrator stored for it, else M v.
     pub(crate) fn momentum_of(&self, model: &Model, s: &State) -> Vec<f64> {
-        match self.momentum.as_ref().filter(|(time, _)| same_time(*time, s.time)) {
-            Some((_, p)) => p.clone(),
+        match self.momentum.as_ref().and_then(|p| p.at(s.time)) {
+            Some(p) => p.clone(),
             None => {
                 let mut p = vec![0.0; s.positions.len()];
                 model.mass_multiply(&s.velocities, &mut p);
@@ -111,7 +141,7 @@ impl VariationalMidpoint {
                 offset: q.iter().map(|x| -x).collect(),
             }),
         };
-        let (u, newton) = solve_implicit_step(model, s, step, &self.settings, &mut self.system)?;
+        let (u, report) = solve_implicit_step(model, s, step, &mut self.solver)?;
 
         // ∇E(u, t_{k+½}) includes the loads: −∇E = f − ∇W.
         let mut gradient = vec![0.0; q.len()];
@@ -165,7 +195,7 @@ impl VariationalMidpoint {
                 velocities,
             },
             momentum,
-            StepReport::from(&newton),
+            StepReport::from(&report),
         ))
     }
 
@@ -199,7 +229,7 @@ impl VariationalMidpoint {
         let mut slopes: Vec<f64> = entries.iter().map(|(v, _, _)| dt * dt / masses[*v]).collect();
         let mut lambda = vec![0.0; entries.len()];
         let mut previous: Option<(Vec<f64>, Vec<f64>)> = None;
-        let tolerance = self.settings.tolerance * model.length_scale();
+        let tolerance = self.solver.settings.tolerance * model.length_scale();
         let mut total = StepReport::default();
         let mut worst = f64::INFINITY;
         for _ in 0..MAX_CONSTRAINT_ITERATIONS {
@@ -243,7 +273,7 @@ impl VariationalMidpoint {
 
     /// Makes `momentum` the stored momentum of the state at `time`.
     pub(crate) fn remember(&mut self, time: f64, momentum: Vec<f64>) {
-        self.momentum = Some((time, momentum));
+        self.momentum = Some(Timed::new(time, momentum));
     }
 }
 
@@ -252,30 +282,33 @@ impl Integrator for VariationalMidpoint {
         "variational_midpoint"
     }
 
-    fn supports_constraints(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            viscoelastic_damping: true,
+            surface_constraints: true,
+            ..Capabilities::COMMON
+        }
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        let settings = self.settings;
+        let settings = self.solver.settings;
         // Momenta of the states reached, so that half steps (continuation) start from the right one.
-        let mut momenta = vec![(state.time, self.momentum_of(model, state))];
+        let mut momenta = vec![Timed::new(state.time, self.momentum_of(model, state))];
         let report = commit_step(model, state, dt, |s| {
             with_step_halving(s, dt, &settings, &mut |sub, h| {
                 let p = momenta
                     .iter()
                     .rev()
-                    .find(|(time, _)| same_time(*time, sub.time))
-                    .map(|(_, p)| p.clone())
+                    .find_map(|p| p.at(sub.time).cloned())
                     .unwrap_or_else(|| self.momentum_of(model, sub));
                 let (next, momentum, report) = self.constrained_trial(model, sub, &p, h)?;
-                momenta.push((next.time, momentum));
+                momenta.push(Timed::new(next.time, momentum));
                 Ok((next, report))
             })
         });
         if report.is_ok() {
-            if let Some((time, momentum)) = momenta.pop() {
-                self.remember(time, momentum);
+            if let Some(last) = momenta.pop() {
+                self.remember(last.time, last.value);
             }
         }
         report

@@ -2,10 +2,24 @@
 //! Second order, symplectic and time-reversible for conservative forces; explicit.
 
 use super::explicit::{explicit_step, ExplicitMethod};
-use super::{Integrator, StepReport};
+use super::registry::IntegratorEntry;
+use super::{Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
-use crate::solve::FreeSystem;
+use crate::solve::{FreeSystem, SolverSettings};
+
+fn build(_: &toml::Table, _: &SolverSettings) -> Result<Box<dyn Integrator>> {
+    Ok(Box::new(VelocityVerlet::default()))
+}
+
+pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
+    name: "velocity_verlet",
+    aliases: &["vv"],
+    summary: "velocity Verlet: order 2, explicit, symplectic",
+    keys: &[],
+    uses_solver: false,
+    build,
+};
 
 #[derive(Default)]
 pub struct VelocityVerlet {
@@ -15,6 +29,10 @@ pub struct VelocityVerlet {
 impl Integrator for VelocityVerlet {
     fn name(&self) -> &'static str {
         "velocity_verlet"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::COMMON
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {

@@ -49,3 +49,30 @@ impl DofMap {
         }
     }
 }
+
+/// The full pattern restricted to the free DOFs of one [`DofMap`]: the pattern
+/// of the matrices an implicit step factorises, and where each of its entries
+/// comes from in the full pattern.
+#[derive(Debug)]
+pub struct Restriction {
+    pub pattern: std::sync::Arc<crate::linalg::LowerPattern>,
+    /// For each entry of `pattern`, its position in the full pattern.
+    pub source: Vec<usize>,
+}
+
+impl Restriction {
+    pub fn new(full: &crate::linalg::LowerPattern, dofs: &DofMap) -> Restriction {
+        let (pattern, source) = full.restrict(&dofs.free_index);
+        Restriction {
+            pattern: std::sync::Arc::new(pattern),
+            source,
+        }
+    }
+
+    /// The free part of Σ wₖ Aₖ for full-pattern matrices Aₖ, into `values`.
+    pub fn load(&self, terms: &[(f64, &[f64])], values: &mut [f64]) {
+        for (value, &k) in values.iter_mut().zip(&self.source) {
+            *value = terms.iter().map(|(w, a)| w * a[k]).sum();
+        }
+    }
+}

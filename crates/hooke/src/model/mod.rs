@@ -11,17 +11,19 @@ mod forces;
 mod pins;
 mod selection;
 mod state;
+mod subspace;
 mod term;
 mod viscoelastic;
 
 pub use constraints::SurfaceConstraint;
 pub use contact::{max_penetration, project_out_of_obstacles, vertex_point, ContactPenalty, Obstacle, ObstacleShape};
 pub use damping::{Damping, DampingStiffness};
-pub use dofs::DofMap;
+pub use dofs::{DofMap, Restriction};
 pub use forces::{Gravity, RegionForce};
 pub use pins::{Motion, Pin, ALL_COMPONENTS};
 pub use selection::Selection;
 pub use state::State;
+pub use subspace::Subspace;
 pub use term::{ElasticityTerm, EnergyTerm, HessianTarget, TermCapabilities, TermKind};
 pub use viscoelastic::RebasedElasticity;
 
@@ -31,7 +33,7 @@ use crate::linalg::{LowRank, LowerPattern};
 use crate::material::MaterialRef;
 use crate::mesh::{Mesh, TetMesh, TriangleMesh};
 use nalgebra::Vector3;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The energies of a state by kind (loads are not counted: see [`TermKind::Load`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -56,6 +58,10 @@ pub struct Model {
     damping: Option<Damping>,
     /// β K(rest) + α M on the pattern, when damping uses the rest stiffness.
     rest_damping_values: Option<Vec<f64>>,
+    /// Reduced coordinates x = x₀ + B u, when the model is simulated in a subspace.
+    subspace: Option<Arc<Subspace>>,
+    /// The last restriction of the pattern to free DOFs, keyed by the active pins.
+    restriction: Mutex<Option<(Vec<bool>, Arc<Restriction>)>>,
 }
 
 impl Model {
@@ -126,6 +132,8 @@ impl Model {
             constraints: Vec::new(),
             damping: None,
             rest_damping_values: None,
+            subspace: None,
+            restriction: Mutex::new(None),
         })
     }
 
@@ -150,6 +158,7 @@ impl Model {
         }
         self.terms.push(term);
         self.pattern = Arc::new(pattern_of(self.mesh.vertex_count(), d, &self.terms));
+        *self.restriction.lock().unwrap_or_else(|p| p.into_inner()) = None;
         for term in &mut self.terms {
             term.bind(&self.pattern, d);
         }
@@ -368,6 +377,67 @@ impl Model {
                 .flat_map(move |&v| (0..d).filter(|&a| p.components[a]).map(move |a| d * v + a))
         });
         DofMap::new(self.dof_count(), pinned, active)
+    }
+
+    /// The pattern restricted to the free DOFs of `dofs` (cached while the same pins hold).
+    pub fn restriction(&self, dofs: &DofMap) -> Arc<Restriction> {
+        let mut cache = self.restriction.lock().unwrap_or_else(|p| p.into_inner());
+        match cache.as_ref() {
+            Some((key, restriction)) if *key == dofs.active_pins => restriction.clone(),
+            _ => {
+                let restriction = Arc::new(Restriction::new(&self.pattern, dofs));
+                *cache = Some((dofs.active_pins.clone(), restriction.clone()));
+                restriction
+            }
+        }
+    }
+
+    /// Simulates the model in reduced coordinates x = x₀ + B u (None: all DOFs).
+    /// Pinned components must have zero rows in B and their rest position in
+    /// x₀, and pins must hold still for ever: a subspace cannot follow moving pins.
+    pub fn set_subspace(&mut self, subspace: Option<Subspace>) -> Result<()> {
+        if let Some(space) = &subspace {
+            if space.origin.len() != self.dof_count() {
+                return Err(HookeError::scene(
+                    "coordinates",
+                    format!(
+                        "the subspace has {} DOFs, the model {}",
+                        space.origin.len(),
+                        self.dof_count()
+                    ),
+                ));
+            }
+            if let Some(p) = self
+                .pins
+                .iter()
+                .position(|p| p.release_time.is_some() || p.motion != Motion::Fixed {})
+            {
+                return Err(HookeError::scene(
+                    format!("pins[{p}]"),
+                    "reduced coordinates need pins that hold still for ever (no motion, no release)",
+                ));
+            }
+            let rest = self.rest_positions();
+            let dofs = self.dof_map(0.0);
+            let pinned = dofs.free_index.iter().enumerate().filter(|(_, free)| free.is_none());
+            for (dof, _) in pinned {
+                let row_norm = space.basis.row(dof).amax();
+                if row_norm != 0.0 || (space.origin[dof] - rest[dof]).abs() > 1e-12 * self.length_scale() {
+                    return Err(HookeError::scene(
+                        "coordinates",
+                        format!(
+                            "pinned DOF {dof} must have a zero row in the basis and its rest position in the origin"
+                        ),
+                    ));
+                }
+            }
+        }
+        self.subspace = subspace.map(Arc::new);
+        Ok(())
+    }
+
+    pub fn subspace(&self) -> Option<&Subspace> {
+        self.subspace.as_deref()
     }
 
     /// Overwrites the pinned components of vertices pinned at time t with their prescribed values.

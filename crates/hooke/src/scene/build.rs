@@ -123,7 +123,9 @@ impl Scene {
         model.set_gravity(Vector3::from(file.gravity));
         for (p, pin) in file.pins.iter().enumerate() {
             let vertices = pin.select.vertices(model.mesh(), &format!("pins[{p}].select"))?;
-            model.add_pin(Pin::new(vertices, pin.motion.clone(), pin.release_time));
+            let mut held = Pin::new(vertices, pin.motion.clone(), pin.release_time);
+            held.components = pin.held_components(model.dimension(), &format!("pins[{p}]"))?;
+            model.add_pin(held);
         }
         for (f, force) in file.forces.iter().enumerate() {
             let vertices = force.select.vertices(model.mesh(), &format!("forces[{f}].select"))?;
@@ -143,18 +145,9 @@ impl Scene {
         for obstacle in &file.obstacles {
             model.add_obstacle(obstacle.clone());
         }
-        let integrator = file.integrator.build();
+        let integrator = file.integrator.build(&file.solver)?;
         for (c, constraint) in file.constraints.iter().enumerate() {
             let key = format!("constraints[{c}]");
-            if !integrator.supports_constraints() {
-                return Err(HookeError::scene(
-                    key,
-                    format!(
-                        "{} does not enforce surface constraints; use variational_midpoint",
-                        integrator.name()
-                    ),
-                ));
-            }
             let vertices = constraint.select.vertices(model.mesh(), &format!("{key}.select"))?;
             let surface = crate::model::SurfaceConstraint {
                 vertices,
@@ -163,6 +156,9 @@ impl Scene {
             surface.validate(model.mesh().vertex_count(), &key)?;
             model.add_constraint(surface)?;
         }
+
+        // Whether the integrator handles what the model holds: a scene error naming the key.
+        integrator.check(&model)?;
 
         let mut initial_state = model.initial_state();
         initial_state.velocities = initial_velocity;

@@ -6,7 +6,7 @@ use crate::fem::MassKind;
 use crate::integrate::IntegratorConfig;
 use crate::mesh::{Shape, TetsPerHex};
 use crate::model::{Damping, Motion, Obstacle, ObstacleShape, Selection};
-use crate::solve::NewtonSettings;
+use crate::solve::SolverSettings;
 
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
@@ -35,16 +35,13 @@ pub struct SceneFile {
     /// Rigid obstacles the bodies collide with (penalty contact).
     #[serde(default)]
     pub obstacles: Vec<Obstacle>,
-    #[serde(default = "default_integrator")]
+    #[serde(default)]
     pub integrator: IntegratorConfig,
+    /// The minimiser of the implicit integrators and the static solve.
+    #[serde(default)]
+    pub solver: SolverSettings,
     #[serde(default)]
     pub output: OutputSection,
-}
-
-fn default_integrator() -> IntegratorConfig {
-    IntegratorConfig::BackwardEuler {
-        newton: NewtonSettings::default(),
-    }
 }
 
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
@@ -212,6 +209,50 @@ pub struct PinSection {
     pub motion: Motion,
     /// Time at which the pinned vertices are let go, s.
     pub release_time: Option<f64>,
+    /// The components held ("x", "y", "z"); all of them when absent. Holding
+    /// only some makes a roller or a symmetry plane.
+    pub components: Option<Vec<String>>,
+}
+
+impl PinSection {
+    /// Which of x, y, z the pin holds; `key` names it in errors.
+    pub fn held_components(&self, dimension: usize, key: &str) -> Result<[bool; 3]> {
+        let Some(names) = &self.components else {
+            return Ok(crate::model::ALL_COMPONENTS);
+        };
+        let mut held = [false; 3];
+        for name in names {
+            let axis = match name.as_str() {
+                "x" => 0,
+                "y" => 1,
+                "z" if dimension == 3 => 2,
+                other => {
+                    return Err(HookeError::scene(
+                        format!("{key}.components"),
+                        format!(
+                            "{other:?} is not a component of a {dimension}D scene (use {})",
+                            if dimension == 3 {
+                                "\"x\", \"y\", \"z\""
+                            } else {
+                                "\"x\", \"y\""
+                            }
+                        ),
+                    ))
+                }
+            };
+            if held[axis] {
+                return Err(HookeError::scene(
+                    format!("{key}.components"),
+                    format!("{name:?} is listed twice"),
+                ));
+            }
+            held[axis] = true;
+        }
+        if !held.contains(&true) {
+            return Err(HookeError::scene(format!("{key}.components"), "lists no component"));
+        }
+        Ok(held)
+    }
 }
 
 /// Holonomic constraint: the selected vertices stay on `surface` (seed 001 §3.2.7).
@@ -449,7 +490,9 @@ impl SceneFile {
                 }
             }
         }
-        self.integrator.validate()
+        self.solver.validate("solver")?;
+        // Building checks the integrator's own settings.
+        self.integrator.build(&self.solver).map(|_| ())
     }
 }
 

@@ -46,6 +46,7 @@ impl Scene {
             HookeError::parse(origin, line, e.message().to_string())
         })?;
         materials::check_material_keys(&file, text, origin)?;
+        check_integrator_keys(&file, text, origin)?;
         file.validate()?;
         let materials = materials::body_materials(&file, &base_directory)?;
         file.prepare_shapes(&base_directory)?;
@@ -67,6 +68,17 @@ impl Scene {
                 .unwrap_or_else(|| "scene".to_string())
         })
     }
+}
+
+/// Refuses an `[integrator]` key its integrator does not take, naming its line
+/// (and saying where the Newton settings moved, for those).
+fn check_integrator_keys(file: &SceneFile, text: &str, origin: &str) -> Result<()> {
+    file.integrator.entry()?;
+    if let Some((_, span, reason)) = file.integrator.unknown_key() {
+        let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+        return Err(HookeError::parse(origin, Some(line), reason));
+    }
+    Ok(())
 }
 
 impl Scene {

@@ -5,13 +5,31 @@
 //! with E the model's potential (elasticity, springs, contact, gravity and
 //! loads at the step's force time t). Backward Euler uses w_M = 1/h², x̃ = xₙ + h vₙ,
 //! w_D = 1/h (Rayleigh damping as a dissipation potential); a static solve uses
-//! no inertia and no damping. Pinned DOFs keep their prescribed values inside
-//! `base`, so couplings through M, D and K are exact.
+//! no inertia and no damping.
+//!
+//! The unknowns are the step's [`Coordinates`]: the free DOFs (pinned ones keep
+//! their prescribed values inside `base`, so couplings through M, D and K are
+//! exact), or reduced coordinates u with x = x₀ + B u, whose gradient is Bᵀ∇Φ
+//! and Hessian the dense BᵀHB.
 
-use super::FreeSystem;
+use super::Objective;
 use crate::error::Result;
-use crate::model::{DofMap, Model, RebasedElasticity};
+use crate::linalg::{LowRank, SystemMatrix};
+use crate::model::{DofMap, Model, RebasedElasticity, Restriction, Subspace};
+use nalgebra::DMatrix;
 use std::borrow::Cow;
+use std::sync::Arc;
+
+/// What an implicit step solves for.
+pub enum Coordinates<'a> {
+    /// The free DOFs of a DOF map.
+    Free {
+        dofs: &'a DofMap,
+        restriction: Arc<Restriction>,
+    },
+    /// x = x₀ + B u.
+    Reduced(&'a Subspace),
+}
 
 /// The inertia part w_M/2 ‖x − x̃‖²_M.
 pub struct Inertia {
@@ -45,8 +63,9 @@ impl ViscoelasticTerm {
 
 pub struct IncrementalPotential<'a> {
     pub model: &'a Model,
-    pub dofs: &'a DofMap,
-    /// Full positions; pinned entries hold their prescribed values.
+    pub coordinates: Coordinates<'a>,
+    /// Full positions: pinned entries hold their prescribed values, free ones
+    /// the first guess.
     pub base: Vec<f64>,
     pub inertia: Option<Inertia>,
     pub damping: Option<DampingPart<'a>>,
@@ -61,11 +80,33 @@ pub struct IncrementalPotential<'a> {
 }
 
 impl IncrementalPotential<'_> {
-    /// Full positions for the given free values.
-    pub fn full_positions(&self, free: &[f64]) -> Vec<f64> {
-        let mut x = self.base.clone();
-        self.dofs.scatter(free, &mut x);
-        x
+    /// Full positions for the given unknowns.
+    pub fn full_positions(&self, unknowns: &[f64]) -> Vec<f64> {
+        match &self.coordinates {
+            Coordinates::Free { dofs, .. } => {
+                let mut x = self.base.clone();
+                dofs.scatter(unknowns, &mut x);
+                x
+            }
+            Coordinates::Reduced(subspace) => subspace.positions(unknowns),
+        }
+    }
+
+    /// The unknowns of full positions x (for reduced coordinates, the closest
+    /// subspace point in the mass norm).
+    pub fn unknowns_of(&self, x: &[f64]) -> Result<Vec<f64>> {
+        match &self.coordinates {
+            Coordinates::Free { dofs, .. } => Ok(dofs.gather(x)),
+            Coordinates::Reduced(subspace) => subspace.project(x, |a, b| self.model.mass_multiply(a, b)),
+        }
+    }
+
+    /// A full gradient in the unknowns' terms (gathered, or Bᵀg).
+    fn reduce(&self, full: &[f64]) -> Vec<f64> {
+        match &self.coordinates {
+            Coordinates::Free { dofs, .. } => dofs.gather(full),
+            Coordinates::Reduced(subspace) => subspace.reduce(full),
+        }
     }
 
     fn quadratic(
@@ -121,32 +162,17 @@ impl IncrementalPotential<'_> {
         value
     }
 
-    /// Φ at the given free values; +∞ where an element leaves its material's domain.
-    pub fn value(&self, free: &[f64]) -> f64 {
-        let x = self.full_positions(free);
-        let potential = self.model.energy(&x, self.time);
-        if !potential.is_finite() {
-            return f64::INFINITY;
-        }
-        let damping = match &self.viscoelastic {
-            Some(term) => term.weight * term.reference.energy(&term.configuration(&x)),
-            None => 0.0,
-        };
-        potential + self.step_parts(&x, None) + damping
-    }
-
-    /// Φ and its gradient with respect to the free values; with `system`, also
-    /// loads the Hessian (K + w_M M + w_D D) into it.
-    pub fn evaluate(&self, free: &[f64], system: Option<&mut FreeSystem>) -> Result<(f64, Vec<f64>)> {
-        let x = self.full_positions(free);
+    /// Φ at full positions x, its full gradient, and with `hessian`, the full
+    /// Hessian's parts: weighted sparse terms on the model's pattern and low-rank terms.
+    #[allow(clippy::type_complexity)]
+    fn full_derivatives(&self, x: &[f64], hessian: bool) -> Result<(f64, Vec<f64>, Option<HessianParts>)> {
         let nonzeros = self.model.pattern().nonzeros();
         let mut gradient = vec![0.0; x.len()];
-        let want_hessian = system.is_some();
-        let mut stiffness = if want_hessian { vec![0.0; nonzeros] } else { Vec::new() };
+        let mut stiffness = if hessian { vec![0.0; nonzeros] } else { Vec::new() };
         let mut low_rank = Vec::new();
-        let potential = if want_hessian {
+        let potential = if hessian {
             self.model.hessian(
-                &x,
+                x,
                 self.time,
                 self.project_hessian,
                 &mut gradient,
@@ -154,15 +180,15 @@ impl IncrementalPotential<'_> {
                 &mut low_rank,
             )?
         } else {
-            self.model.gradient(&x, self.time, &mut gradient)?
+            self.model.gradient(x, self.time, &mut gradient)?
         };
         // The viscoelastic term: value, gradient w s ∇W_ref and Hessian w s² K_ref.
         let mut damping_value = 0.0;
         let mut damping_stiffness = Vec::new();
         if let Some(term) = &self.viscoelastic {
-            let y = term.configuration(&x);
+            let y = term.configuration(x);
             let mut reference_gradient = vec![0.0; x.len()];
-            let energy = if want_hessian {
+            let energy = if hessian {
                 damping_stiffness = vec![0.0; nonzeros];
                 term.reference.hessian(
                     &y,
@@ -179,20 +205,118 @@ impl IncrementalPotential<'_> {
                 .zip(&reference_gradient)
                 .for_each(|(e, g)| *e += term.weight * term.scale * g);
         }
-        if let Some(system) = system {
-            let mut terms: Vec<(f64, &[f64])> = vec![(1.0, &stiffness)];
-            if let Some(inertia) = &self.inertia {
-                terms.push((inertia.weight, self.model.mass().values()));
-            }
-            if let Some(damping) = &self.damping {
-                terms.push((damping.weight, &damping.values));
-            }
-            if let Some(term) = &self.viscoelastic {
-                terms.push((term.weight * term.scale * term.scale, &damping_stiffness));
-            }
-            system.load(&terms);
+        let value = potential + self.step_parts(x, Some(&mut gradient)) + damping_value;
+        let parts = hessian.then_some(HessianParts {
+            stiffness,
+            damping_stiffness,
+            low_rank,
+        });
+        Ok((value, gradient, parts))
+    }
+
+    /// The weighted full-pattern matrices whose sum is the Hessian's sparse part.
+    fn weighted<'b>(&'b self, parts: &'b HessianParts) -> Vec<(f64, &'b [f64])> {
+        let mut terms: Vec<(f64, &[f64])> = vec![(1.0, &parts.stiffness)];
+        if let Some(inertia) = &self.inertia {
+            terms.push((inertia.weight, self.model.mass().values()));
         }
-        let value = potential + self.step_parts(&x, Some(&mut gradient)) + damping_value;
-        Ok((value, self.dofs.gather(&gradient)))
+        if let Some(damping) = &self.damping {
+            terms.push((damping.weight, &damping.values));
+        }
+        if let Some(term) = &self.viscoelastic {
+            terms.push((term.weight * term.scale * term.scale, &parts.damping_stiffness));
+        }
+        terms
+    }
+}
+
+/// The pieces of the full Hessian before they are summed and restricted.
+struct HessianParts {
+    stiffness: Vec<f64>,
+    damping_stiffness: Vec<f64>,
+    low_rank: Vec<LowRank>,
+}
+
+impl Objective for IncrementalPotential<'_> {
+    fn size(&self) -> usize {
+        match &self.coordinates {
+            Coordinates::Free { dofs, .. } => dofs.free_count(),
+            Coordinates::Reduced(subspace) => subspace.rank(),
+        }
+    }
+
+    fn value(&self, unknowns: &[f64]) -> f64 {
+        let x = self.full_positions(unknowns);
+        let potential = self.model.energy(&x, self.time);
+        if !potential.is_finite() {
+            return f64::INFINITY;
+        }
+        let damping = match &self.viscoelastic {
+            Some(term) => term.weight * term.reference.energy(&term.configuration(&x)),
+            None => 0.0,
+        };
+        potential + self.step_parts(&x, None) + damping
+    }
+
+    fn gradient(&self, unknowns: &[f64], gradient: &mut [f64]) -> Result<f64> {
+        let x = self.full_positions(unknowns);
+        let (value, full, _) = self.full_derivatives(&x, false)?;
+        gradient.copy_from_slice(&self.reduce(&full));
+        Ok(value)
+    }
+
+    fn hessian(&self, unknowns: &[f64], gradient: &mut [f64], hessian: &mut SystemMatrix) -> Result<f64> {
+        let x = self.full_positions(unknowns);
+        let (value, full, parts) = self.full_derivatives(&x, true)?;
+        let parts = parts.expect("asked for the Hessian");
+        gradient.copy_from_slice(&self.reduce(&full));
+        let terms = self.weighted(&parts);
+        match (&self.coordinates, hessian) {
+            (Coordinates::Free { dofs, restriction }, SystemMatrix::Sparse { values, low_rank, .. }) => {
+                restriction.load(&terms, values);
+                *low_rank = LowRank::combined(&parts.low_rank.iter().map(|l| (1.0, l)).collect::<Vec<_>>())
+                    .map(|l| l.restricted(&dofs.free_dofs));
+            }
+            (Coordinates::Reduced(subspace), SystemMatrix::Dense(reduced)) => {
+                // BᵀHB: the summed sparse part times each basis column, plus the low-rank parts.
+                let pattern = self.model.pattern();
+                let mut summed = vec![0.0; pattern.nonzeros()];
+                for (k, value) in summed.iter_mut().enumerate() {
+                    *value = terms.iter().map(|(w, a)| w * a[k]).sum();
+                }
+                let basis = &subspace.basis;
+                let mut image = DMatrix::zeros(basis.nrows(), basis.ncols());
+                let mut column = vec![0.0; basis.nrows()];
+                for j in 0..basis.ncols() {
+                    pattern.symmetric_multiply(&summed, basis.column(j).as_slice(), &mut column);
+                    for part in &parts.low_rank {
+                        part.multiply_add(1.0, basis.column(j).as_slice(), &mut column);
+                    }
+                    image.column_mut(j).copy_from_slice(&column);
+                }
+                let product = basis.tr_mul(&image);
+                *reduced = (&product + product.transpose()) * 0.5;
+            }
+            _ => unreachable!("the Hessian matrix comes from hessian_matrix()"),
+        }
+        Ok(value)
+    }
+
+    fn hessian_matrix(&self) -> SystemMatrix {
+        match &self.coordinates {
+            Coordinates::Free { restriction, .. } => SystemMatrix::zeros_on(restriction.pattern.clone()),
+            Coordinates::Reduced(subspace) => SystemMatrix::Dense(DMatrix::zeros(subspace.rank(), subspace.rank())),
+        }
+    }
+
+    fn increment_size(&self, change: &[f64]) -> f64 {
+        match &self.coordinates {
+            Coordinates::Free { .. } => change.iter().fold(0.0, |m: f64, d| m.max(d.abs())),
+            Coordinates::Reduced(subspace) => (&subspace.basis * nalgebra::DVector::from_column_slice(change)).amax(),
+        }
+    }
+
+    fn length_scale(&self) -> f64 {
+        self.model.length_scale()
     }
 }

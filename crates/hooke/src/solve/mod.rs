@@ -1,11 +1,19 @@
-//! Nonlinear solvers for implicit steps: the incremental potential they share,
-//! and Newton's method with a backtracking line search.
+//! Nonlinear solvers for implicit steps: the objective interface, the
+//! incremental potential every implicit step builds, interchangeable
+//! minimisers (Newton now) chosen by the `[solver]` table, and linear systems
+//! on the free DOFs.
 
 mod free_system;
 mod incremental_potential;
+mod line_search;
+mod minimizer;
 mod newton;
+mod objective;
 
 pub use crate::linalg::IndefiniteSystem;
 pub use free_system::FreeSystem;
-pub use incremental_potential::{DampingPart, IncrementalPotential, Inertia, ViscoelasticTerm};
-pub use newton::{minimize, NewtonReport, NewtonSettings};
+pub use incremental_potential::{Coordinates, DampingPart, IncrementalPotential, Inertia, ViscoelasticTerm};
+pub use line_search::backtrack;
+pub use minimizer::{Minimizer, MinimizerKind, MinimizerReport, SolverSettings, SOLVER_KEYS};
+pub use newton::Newton;
+pub use objective::Objective;

@@ -143,7 +143,8 @@ pub fn run_quietly(
         render_every: 0,
         render: Default::default(),
     };
-    let outcome = hooke::simulation::run(model, integrator, start, &settings, Vec::new(), None, &mut |_, _| {})
+    let outcome = hooke::simulation::Simulation::new(model, integrator, &settings)
+        .run(start)
         .unwrap()
         .into_result()
         .unwrap();

@@ -1,0 +1,137 @@
+//! What an integrator can handle, checked against a model when a scene is
+//! built (a scene error naming the key, exit status 2) and again before a run
+//! steps, instead of failing at some step.
+
+use crate::error::{HookeError, Result};
+use crate::model::{Model, Motion, TermKind};
+
+/// The model features an integrator supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Viscoelastic damping (seed 001 §2.6).
+    pub viscoelastic_damping: bool,
+    /// Rayleigh damping αM + βK.
+    pub rayleigh_damping: bool,
+    /// Obstacles (penalty contact, projection).
+    pub obstacles: bool,
+    /// Surface constraints (`[[constraints]]`).
+    pub surface_constraints: bool,
+    /// Gravity and forces.
+    pub loads: bool,
+    /// Pins that move or are released.
+    pub moving_pins: bool,
+    /// Elements with materials (false: spring networks only).
+    pub element_terms: bool,
+    /// 2D (plane-strain) models.
+    pub two_dimensional: bool,
+    /// Reduced coordinates x = x₀ + B u.
+    pub reduced_coordinates: bool,
+}
+
+impl std::fmt::Display for Capabilities {
+    /// The features it handles, comma-separated.
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let features = [
+            (self.loads, "gravity and forces"),
+            (self.moving_pins, "moving and released pins"),
+            (self.rayleigh_damping, "Rayleigh damping"),
+            (self.viscoelastic_damping, "viscoelastic damping"),
+            (self.obstacles, "obstacles"),
+            (self.surface_constraints, "surface constraints"),
+            (self.element_terms, "elements with materials"),
+            (self.two_dimensional, "2D"),
+            (self.reduced_coordinates, "reduced coordinates"),
+        ];
+        let names: Vec<&str> = features.iter().filter(|(on, _)| *on).map(|(_, name)| *name).collect();
+        f.write_str(&names.join(", "))
+    }
+}
+
+impl Capabilities {
+    /// Everything but surface constraints, viscoelastic damping and reduced coordinates.
+    pub const COMMON: Capabilities = Capabilities {
+        viscoelastic_damping: false,
+        rayleigh_damping: true,
+        obstacles: true,
+        surface_constraints: false,
+        loads: true,
+        moving_pins: true,
+        element_terms: true,
+        two_dimensional: true,
+        reduced_coordinates: false,
+    };
+
+    /// Refuses a model that needs what `integrator` lacks; the error names the scene key.
+    pub fn check(&self, integrator: &str, model: &Model) -> Result<()> {
+        let refuse =
+            |key: &str, what: &str| Err(HookeError::scene(key, format!("{integrator} does not handle {what}")));
+        let damping = model.damping();
+        if !self.viscoelastic_damping && damping.is_some_and(|d| d.viscoelastic_coefficient > 0.0) {
+            return refuse(
+                "damping.viscoelastic_coefficient",
+                "viscoelastic damping; use backward_euler, implicit_midpoint, variational_midpoint or symplectic_euler",
+            );
+        }
+        if !self.rayleigh_damping && damping.is_some_and(|d| d.has_rayleigh()) {
+            return refuse(
+                "damping",
+                "Rayleigh damping (it would break time symmetry or energy conservation)",
+            );
+        }
+        if !self.obstacles && !model.obstacles().is_empty() {
+            return refuse(
+                "obstacles",
+                "obstacles (they would break time symmetry or energy conservation)",
+            );
+        }
+        if !self.surface_constraints && !model.constraints().is_empty() {
+            return refuse(
+                "constraints[0]",
+                "surface constraints; use variational_midpoint, which enforces them",
+            );
+        }
+        if !self.loads
+            && model
+                .terms()
+                .iter()
+                .any(|t| matches!(t.kind(), TermKind::Gravity | TermKind::Load))
+        {
+            return refuse(
+                if model.gravity() != nalgebra::Vector3::zeros() {
+                    "gravity"
+                } else {
+                    "forces"
+                },
+                "gravity or forces: it integrates conservative elastic motion only",
+            );
+        }
+        if !self.moving_pins {
+            if let Some(p) = model
+                .pins()
+                .iter()
+                .position(|p| p.release_time.is_some() || p.motion != Motion::Fixed {})
+            {
+                return refuse(&format!("pins[{p}]"), "pins that move or are released");
+            }
+        }
+        if !self.element_terms {
+            if let Some(term) = model
+                .terms()
+                .iter()
+                .find(|t| t.as_elasticity().is_some_and(|e| e.element_count() > 0))
+            {
+                return refuse("bodies", &format!("{} (it splits spring stiffness only)", term.name()));
+            }
+        }
+        if !self.two_dimensional && model.dimension() == 2 {
+            return refuse("dimension", "2D models");
+        }
+        if !self.reduced_coordinates && model.subspace().is_some() {
+            return refuse(
+                "coordinates",
+                "reduced coordinates; use backward_euler, implicit_midpoint, bdf2 or static",
+            );
+        }
+        Ok(())
+    }
+}

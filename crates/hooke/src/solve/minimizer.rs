@@ -1,0 +1,107 @@
+//! Minimisers behind one interface, and the `[solver]` table of scenes that
+//! chooses and tunes them for every implicit integrator and the static solve.
+
+use super::{Newton, Objective};
+use crate::error::{HookeError, Result};
+
+/// What a minimisation did.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct MinimizerReport {
+    pub iterations: usize,
+    /// ‖∇Φ‖∞ where the last iteration started (before its update).
+    pub residual: f64,
+    /// Size of the last increment, in length units.
+    pub increment: f64,
+    /// Step-length halvings over all iterations.
+    pub line_search_reductions: usize,
+    /// Factorisations that needed a diagonal shift (indefinite Hessian without projection).
+    pub shifted_factorizations: usize,
+    pub assembly_seconds: f64,
+    pub solve_seconds: f64,
+}
+
+/// Finds a minimiser of an objective, starting from `u` and writing the result into it.
+pub trait Minimizer: Send {
+    /// The `[solver]` kind.
+    fn name(&self) -> &'static str;
+
+    fn minimize(&mut self, objective: &dyn Objective, u: &mut [f64]) -> Result<MinimizerReport>;
+}
+
+/// The minimisers a scene can choose.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MinimizerKind {
+    /// Newton's method with a backtracking line search; the Hessian is
+    /// factorised every iteration.
+    #[default]
+    Newton,
+}
+
+/// The `[solver]` table: which minimiser, and its settings.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SolverSettings {
+    pub kind: MinimizerKind,
+    /// Converged when the increment ‖Δx‖∞ is below this fraction of the body's size.
+    pub tolerance: f64,
+    pub max_iterations: usize,
+    /// Project each element's Hessian to positive semi-definite, so that the system is SPD.
+    pub project_hessian: bool,
+    /// Backtrack along the search direction until the objective decreases enough.
+    pub line_search: bool,
+    /// When the minimiser fails, split the step in two, recursively, at most this
+    /// deep (2^depth sub-steps; seed 000 §2.4). 0 turns continuation off.
+    pub max_step_halvings: usize,
+}
+
+impl Default for SolverSettings {
+    fn default() -> Self {
+        SolverSettings {
+            kind: MinimizerKind::Newton,
+            tolerance: 1e-8,
+            max_iterations: 50,
+            project_hessian: true,
+            line_search: true,
+            max_step_halvings: 4,
+        }
+    }
+}
+
+/// The keys of the `[solver]` table, which earlier versions read from `[integrator]`.
+pub const SOLVER_KEYS: [&str; 5] = [
+    "tolerance",
+    "max_iterations",
+    "project_hessian",
+    "line_search",
+    "max_step_halvings",
+];
+
+impl SolverSettings {
+    /// Checks the ranges; `key` names the table in errors.
+    pub fn validate(&self, key: &str) -> Result<()> {
+        if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
+            return Err(HookeError::scene(
+                format!("{key}.tolerance"),
+                format!("must lie in (0, 1), got {}", self.tolerance),
+            ));
+        }
+        if self.max_step_halvings > 20 {
+            return Err(HookeError::scene(
+                format!("{key}.max_step_halvings"),
+                format!("at most 20 (a million sub-steps), got {}", self.max_step_halvings),
+            ));
+        }
+        if self.max_iterations == 0 {
+            return Err(HookeError::scene(format!("{key}.max_iterations"), "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// The minimiser these settings describe.
+    pub fn minimizer(&self) -> Box<dyn Minimizer> {
+        match self.kind {
+            MinimizerKind::Newton => Box::new(Newton::new(*self)),
+        }
+    }
+}

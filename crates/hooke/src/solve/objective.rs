@@ -1,0 +1,36 @@
+//! What a minimiser minimises: a scalar function of some unknowns with its
+//! gradient and Hessian. Implicit steps build one (the incremental potential
+//! over their coordinates); minimisers see only this interface, so a new
+//! minimiser works with every implicit integrator.
+
+use crate::error::Result;
+use crate::linalg::SystemMatrix;
+
+pub trait Objective {
+    /// Number of unknowns.
+    fn size(&self) -> usize;
+
+    /// Φ(u); +∞ where the objective is undefined (an inverted element of a
+    /// material undefined there), which a line search must treat as "too far".
+    fn value(&self, u: &[f64]) -> f64;
+
+    /// Φ(u) and ∇Φ(u) (written into `gradient`).
+    fn gradient(&self, u: &[f64], gradient: &mut [f64]) -> Result<f64>;
+
+    /// Φ(u), ∇Φ(u) and the Hessian, written into `hessian`, which must come
+    /// from [`Objective::hessian_matrix`].
+    fn hessian(&self, u: &[f64], gradient: &mut [f64], hessian: &mut SystemMatrix) -> Result<f64>;
+
+    /// A matrix of the kind and shape [`Objective::hessian`] fills (sparse on
+    /// the free DOFs' pattern, or dense r×r for reduced coordinates).
+    fn hessian_matrix(&self) -> SystemMatrix;
+
+    /// The size of a change of the unknowns in length units (∞-norm of the
+    /// positions it moves), for convergence tests.
+    fn increment_size(&self, change: &[f64]) -> f64 {
+        change.iter().fold(0.0, |m: f64, d| m.max(d.abs()))
+    }
+
+    /// The body's size: tolerances are relative to it.
+    fn length_scale(&self) -> f64;
+}
