@@ -142,10 +142,11 @@ fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<(), H
     }
     let steps = settings.step_count();
     eprintln!(
-        "{}: {} vertices, {} tetrahedra, {} steps of {} s with {} → {}",
+        "{}: {} vertices, {} {}, {} steps of {} s with {} → {}",
         settings.name,
         built.model.mesh().vertex_count(),
         built.model.mesh().element_count(),
+        built.model.mesh().element_name(),
         steps,
         settings.time_step,
         built.integrator.name(),
@@ -325,10 +326,11 @@ fn check(scene: &Path) -> Result<(), HookeError> {
     }
     let model = &built.model;
     say!(
-        "{}: {} vertices, {} tetrahedra, {} free DOFs at t = 0, integrator {}, {} steps",
+        "{}: {} vertices, {} {}, {} free DOFs at t = 0, integrator {}, {} steps",
         scene.name(),
         model.mesh().vertex_count(),
         model.mesh().element_count(),
+        model.mesh().element_name(),
         model.dof_map(0.0).free_count(),
         built.integrator.name(),
         scene.run_settings(None).step_count()

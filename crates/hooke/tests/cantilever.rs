@@ -88,3 +88,70 @@ fn tip_deflection_converges_to_beam_theory() {
     );
     assert!(errors[3] < 0.05, "finest mesh within 5% of beam theory: {errors:?}");
 }
+
+/// The same cantilever in 2D (plane strain, per unit thickness): a scene with
+/// `dimension = 2`, a rectangle of linear triangles, 2-component gravity and
+/// selections. With ν = 0 plane strain is plane stress, and beam theory gives
+/// δ = q L⁴ / (8 E I) with q = ρ g H and I = H³/12.
+fn planar_tip_deflection(cells_along: usize, cells_across: usize, poisson_ratio: f64) -> f64 {
+    let text = format!(
+        r#"
+dimension = 2
+gravity = [0.0, -{GRAVITY}]
+[simulation]
+duration = 1.0
+time_step = 1.0
+[[bodies]]
+mesh = {{ rectangle = {{ size = [{LENGTH}, {SIDE}], cells = [{cells_along}, {cells_across}] }} }}
+material = {{ model = "linear", youngs_modulus = {YOUNGS_MODULUS}, poisson_ratio = {poisson_ratio}, density = {DENSITY} }}
+[[pins]]
+select = {{ plane = {{ point = [0.0, 0.0], normal = [-1.0, 0.0] }} }}
+[integrator]
+kind = "static"
+[solver]
+tolerance = 1e-12
+"#
+    );
+    let scene = hooke::scene::Scene::from_text(&text, "cantilever_2d", ".".into()).unwrap();
+    let mut built = scene.build().unwrap();
+    assert_eq!(built.model.dimension(), 2);
+    let mut state = built.initial_state.clone();
+    built.integrator.step(&built.model, &mut state, 1.0).unwrap();
+    let vertices = built.model.mesh().vertices();
+    let tip: Vec<usize> = (0..vertices.len())
+        .filter(|&v| (vertices[v].x - LENGTH).abs() < 1e-12)
+        .collect();
+    -tip.iter()
+        .map(|&v| state.positions[2 * v + 1] - vertices[v].y)
+        .sum::<f64>()
+        / tip.len() as f64
+}
+
+#[test]
+fn planar_tip_deflection_converges_to_beam_theory() {
+    let second_moment = SIDE.powi(3) / 12.0;
+    let expected = DENSITY * GRAVITY * SIDE * LENGTH.powi(4) / (8.0 * YOUNGS_MODULUS * second_moment);
+    let mut errors = Vec::new();
+    for refinement in [1, 2, 4, 8] {
+        let deflection = planar_tip_deflection(10 * refinement, refinement, 0.0);
+        let error = (deflection - expected).abs() / expected;
+        eprintln!(
+            "2D cells {}×{refinement}: δ = {deflection:.6e} (beam {expected:.6e}), error {error:.4}",
+            10 * refinement
+        );
+        assert!(deflection < expected, "linear triangles are stiffer than the beam");
+        errors.push(error);
+    }
+    assert!(errors.windows(2).all(|w| w[1] < w[0]), "errors must shrink: {errors:?}");
+    let order = (errors[2] / errors[3]).log2();
+    assert!((1.7..=2.3).contains(&order), "observed order {order:.2} ({errors:?})");
+    assert!(errors[3] < 0.05, "finest mesh within 5% of beam theory: {errors:?}");
+    // Plane strain stiffens by 1/(1 − ν²): with ν = 0.3 the beam deflects (1 − ν²) as much.
+    let fine = planar_tip_deflection(80, 8, 0.0);
+    let strained = planar_tip_deflection(80, 8, 0.3);
+    let ratio = strained / fine;
+    assert!(
+        (ratio - 0.91).abs() < 0.01,
+        "plane-strain ratio {ratio:.4}, expected about 1 − ν² = 0.91"
+    );
+}

@@ -1,12 +1,13 @@
 //! Gmsh MSH 4.1 reader (ASCII and binary), built on the `mshio` parser.
 //!
-//! Only linear tetrahedra (element type 4) are kept. An element's label is the
-//! first physical group of its volume entity, or the entity tag when the entity has
-//! none. Node tags may be sparse: the nodes used by tetrahedra are renumbered
-//! 0, 1, 2, ... in increasing tag order and the unused ones are dropped.
+//! [`read_gmsh`] keeps the linear tetrahedra (element type 4), [`read_gmsh_triangles`]
+//! the linear triangles (type 2) of a 2D mesh. An element's label is the first
+//! physical group of its entity (a volume, or a surface), or the entity tag when the
+//! entity has none. Node tags may be sparse: the nodes the elements use are
+//! renumbered 0, 1, 2, ... in increasing tag order and the unused ones are dropped.
 
 use crate::error::{HookeError, Result};
-use crate::mesh::TetMesh;
+use crate::mesh::{TetMesh, TriangleMesh};
 use mshio::{ElementType, MshFile};
 use nalgebra::Vector3;
 use std::collections::HashMap;
@@ -17,6 +18,16 @@ pub fn read_gmsh(path: &Path) -> Result<TetMesh> {
     let bytes = std::fs::read(path).map_err(|source| HookeError::io(path, source))?;
     let file = parse_bytes(&bytes).map_err(|reason| HookeError::parse(path, None, reason))?;
     mesh_from_file(&file).map_err(|reason| HookeError::parse(path, None, reason))
+}
+
+/// Reads the linear triangles of a Gmsh MSH 4.1 file (a 2D mesh; z is dropped).
+pub fn read_gmsh_triangles(path: &Path) -> Result<TriangleMesh> {
+    let bytes = std::fs::read(path).map_err(|source| HookeError::io(path, source))?;
+    let file = parse_bytes(&bytes).map_err(|reason| HookeError::parse(path, None, reason))?;
+    let fail = |reason: String| HookeError::parse(path, None, reason);
+    let (tagged, labels) = elements_by_node_tag::<3>(&file, ElementType::Tri3, "triangle").map_err(fail)?;
+    let (vertices, triangles) = renumber(&file, &tagged, "triangle").map_err(fail)?;
+    TriangleMesh::new(vertices, triangles, labels).map_err(|error| fail(error.to_string()))
 }
 
 type Msh = MshFile<u64, i32, f64>;
@@ -56,10 +67,21 @@ fn describe_error(error: &mshio::MshParserError<&[u8]>, bytes: &[u8]) -> String 
 
 /// Builds the mesh from the parsed file: tets, labels, and the nodes they use.
 fn mesh_from_file(file: &Msh) -> std::result::Result<TetMesh, String> {
-    let (tagged_tets, labels) = tetrahedra_by_node_tag(file)?;
-    let positions = node_positions(file)?;
+    let (tagged, labels) = elements_by_node_tag::<4>(file, ElementType::Tet4, "tetrahedron")?;
+    let (vertices, tets) = renumber(file, &tagged, "tetrahedron")?;
+    TetMesh::new(vertices, tets, labels).map_err(|error| error.to_string())
+}
 
-    let mut used_tags: Vec<u64> = tagged_tets.iter().flatten().copied().collect();
+/// The positions of the nodes the elements use, and the elements renumbered
+/// to them (in increasing tag order).
+#[allow(clippy::type_complexity)]
+fn renumber<const N: usize>(
+    file: &Msh,
+    tagged: &[[u64; N]],
+    what: &str,
+) -> std::result::Result<(Vec<Vector3<f64>>, Vec<[usize; N]>), String> {
+    let positions = node_positions(file)?;
+    let mut used_tags: Vec<u64> = tagged.iter().flatten().copied().collect();
     used_tags.sort_unstable();
     used_tags.dedup();
     let vertices = used_tags
@@ -68,54 +90,72 @@ fn mesh_from_file(file: &Msh) -> std::result::Result<TetMesh, String> {
             positions
                 .get(tag)
                 .copied()
-                .ok_or_else(|| format!("node {tag} is used by a tetrahedron but is not in the Nodes section"))
+                .ok_or_else(|| format!("node {tag} is used by a {what} but is not in the Nodes section"))
         })
         .collect::<std::result::Result<Vec<_>, String>>()?;
     // Every tag is in the sorted `used_tags`, so its position there is its new index.
-    let tets = tagged_tets
+    let elements = tagged
         .iter()
-        .map(|tet| tet.map(|tag| used_tags.partition_point(|&used| used < tag)))
+        .map(|element| element.map(|tag| used_tags.partition_point(|&used| used < tag)))
         .collect();
-    TetMesh::new(vertices, tets, labels).map_err(|error| error.to_string())
+    Ok((vertices, elements))
 }
 
-/// Linear tetrahedra as node tags, and their labels, in file order.
-fn tetrahedra_by_node_tag(file: &Msh) -> std::result::Result<(Vec<[u64; 4]>, Vec<i32>), String> {
-    let volume_labels: HashMap<i32, i32> = file
-        .data
-        .entities
-        .iter()
-        .flat_map(|entities| &entities.volumes)
-        .map(|volume| {
-            let label = volume.physical_tags.first().copied().unwrap_or(volume.tag);
-            (volume.tag, label)
-        })
-        .collect();
-
-    let mut tets = Vec::new();
+/// The elements of one type as node tags, and their labels, in file order;
+/// tetrahedra take their volume's label, triangles their surface's.
+#[allow(clippy::type_complexity)]
+fn elements_by_node_tag<const N: usize>(
+    file: &Msh,
+    element_type: ElementType,
+    what: &str,
+) -> std::result::Result<(Vec<[u64; N]>, Vec<i32>), String> {
+    let entities = file.data.entities.iter();
+    let entity_labels: HashMap<i32, i32> = if element_type == ElementType::Tet4 {
+        entities
+            .flat_map(|entities| &entities.volumes)
+            .map(|volume| (volume.tag, volume.physical_tags.first().copied().unwrap_or(volume.tag)))
+            .collect()
+    } else {
+        entities
+            .flat_map(|entities| &entities.surfaces)
+            .map(|surface| {
+                (
+                    surface.tag,
+                    surface.physical_tags.first().copied().unwrap_or(surface.tag),
+                )
+            })
+            .collect()
+    };
+    let mut elements = Vec::new();
     let mut labels = Vec::new();
     let blocks = file.data.elements.iter().flat_map(|elements| &elements.element_blocks);
-    for block in blocks.filter(|block| block.element_type == ElementType::Tet4) {
-        let label = volume_labels
+    for block in blocks.filter(|block| block.element_type == element_type) {
+        let label = entity_labels
             .get(&block.entity_tag)
             .copied()
             .unwrap_or(block.entity_tag);
         for element in &block.elements {
-            let tet: [u64; 4] = element.nodes.as_slice().try_into().map_err(|_| {
+            let nodes: [u64; N] = element.nodes.as_slice().try_into().map_err(|_| {
                 format!(
-                    "tetrahedron {} has {} nodes instead of 4",
+                    "{what} {} has {} nodes instead of {N}",
                     element.element_tag,
                     element.nodes.len()
                 )
             })?;
-            tets.push(tet);
+            elements.push(nodes);
             labels.push(label);
         }
     }
-    if tets.is_empty() {
-        return Err("no tetrahedra (Gmsh element type 4) in the file".into());
+    if elements.is_empty() {
+        let type_number = if element_type == ElementType::Tet4 { 4 } else { 2 };
+        let plural = if element_type == ElementType::Tet4 {
+            "tetrahedra"
+        } else {
+            "triangles"
+        };
+        return Err(format!("no {plural} (Gmsh element type {type_number}) in the file"));
     }
-    Ok((tets, labels))
+    Ok((elements, labels))
 }
 
 /// Node coordinates by tag.
@@ -124,7 +164,7 @@ fn node_positions(file: &Msh) -> std::result::Result<HashMap<u64, Vector3<f64>>,
         .data
         .nodes
         .as_ref()
-        .ok_or_else(|| "the file has tetrahedra but no Nodes section".to_string())?;
+        .ok_or_else(|| "the file has elements but no Nodes section".to_string())?;
     let mut positions = HashMap::new();
     // mshio keeps node tags only when they are sparse. Otherwise they are exactly
     // min_node_tag..=max_node_tag and, as Gmsh writes them, in file order.

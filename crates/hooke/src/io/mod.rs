@@ -39,6 +39,29 @@ pub fn read_mesh(path: &Path) -> Result<TetMesh> {
     }
 }
 
+/// Reads a planar triangle mesh for a 2D scene: Gmsh 4.1 (`.msh`, its linear
+/// triangles) or Wavefront OBJ (`.obj`, its faces triangulated; z is ignored).
+pub fn read_planar_mesh(path: &Path) -> Result<crate::mesh::TriangleMesh> {
+    let extension = path
+        .extension()
+        .and_then(|extension| extension.to_str())
+        .map(str::to_ascii_lowercase);
+    match extension.as_deref() {
+        Some("msh") => gmsh::read_gmsh_triangles(path),
+        Some("obj") => {
+            let soup = read_surface(path)?;
+            let labels = vec![0; soup.triangles.len()];
+            crate::mesh::TriangleMesh::new(soup.vertices, soup.triangles, labels)
+                .map_err(|error| HookeError::parse(path, None, error.to_string()))
+        }
+        _ => Err(HookeError::parse(
+            path,
+            None,
+            "unknown 2D mesh format; supported extensions are .msh (Gmsh 4.1 triangles) and .obj",
+        )),
+    }
+}
+
 /// Reads a whole text file, reporting failures against its path.
 fn read_text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).map_err(|source| HookeError::io(path, source))

@@ -182,6 +182,14 @@ impl Mesh {
         }
     }
 
+    /// What the elements are called in messages.
+    pub fn element_name(&self) -> &'static str {
+        match self {
+            Mesh::Tetrahedra(_) => "tetrahedra",
+            Mesh::Triangles(_) => "triangles",
+        }
+    }
+
     /// The vertices of element e.
     pub fn element(&self, e: usize) -> &[usize] {
         match self {

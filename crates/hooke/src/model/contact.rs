@@ -16,11 +16,25 @@ use nalgebra::{Matrix3, Vector3};
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ObstacleShape {
     /// The half-space behind a plane: (x − point)·n̂ < 0 is inside.
-    Plane { point: [f64; 3], normal: [f64; 3] },
+    Plane {
+        #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
+        point: [f64; 3],
+        #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
+        normal: [f64; 3],
+    },
     /// A solid ball.
-    Sphere { center: [f64; 3], radius: f64 },
+    Sphere {
+        #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
+        center: [f64; 3],
+        radius: f64,
+    },
     /// A solid axis-aligned box.
-    Box { min: [f64; 3], max: [f64; 3] },
+    Box {
+        #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
+        min: [f64; 3],
+        #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
+        max: [f64; 3],
+    },
 }
 
 /// An obstacle with its penalty stiffness.

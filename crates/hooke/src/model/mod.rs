@@ -13,6 +13,7 @@ mod selection;
 mod state;
 mod subspace;
 mod term;
+pub mod vectors;
 mod viscoelastic;
 
 pub use constraints::SurfaceConstraint;
@@ -490,8 +491,12 @@ impl Model {
         self.terms.push(term);
     }
 
-    /// Adds an obstacle; the contact term then covers it.
-    pub fn add_obstacle(&mut self, obstacle: Obstacle) {
+    /// Adds an obstacle; the contact term then covers it. In 2D a box spans all z.
+    pub fn add_obstacle(&mut self, mut obstacle: Obstacle) {
+        if let (2, ObstacleShape::Box { min, max }) = (self.dimension(), &mut obstacle.shape) {
+            min[2] = f64::NEG_INFINITY;
+            max[2] = f64::INFINITY;
+        }
         self.obstacles.push(obstacle);
         let term = ContactPenalty::new(self.obstacles.clone(), self.mass.lumped().to_vec(), self.dimension());
         self.replace_terms(TermKind::Contact, Some(Box::new(term)));

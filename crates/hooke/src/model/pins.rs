@@ -14,16 +14,29 @@ pub enum Motion {
     /// Held at the rest position.
     Fixed {},
     /// x(t) = X + v t.
-    Translation { velocity: [f64; 3] },
+    Translation {
+        #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
+        velocity: [f64; 3],
+    },
     /// x(t) = c + R(ω t, axis)(X − c): a rigid rotation about an axis through `center`.
     Rotation {
+        /// The z axis when absent (2D scenes leave it out).
+        #[serde(
+            default = "crate::model::vectors::z_axis",
+            deserialize_with = "crate::model::vectors::two_or_three"
+        )]
         axis: [f64; 3],
+        #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         center: [f64; 3],
         /// Radians per second.
         angular_velocity: f64,
     },
     /// x(t) = X + A sin(2π f t).
-    Shake { amplitude: [f64; 3], frequency: f64 },
+    Shake {
+        #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
+        amplitude: [f64; 3],
+        frequency: f64,
+    },
 }
 
 impl Motion {

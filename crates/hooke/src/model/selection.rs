@@ -11,13 +11,20 @@ pub enum Selection {
     /// Points on the plane through `point` or beyond it along `normal`:
     /// (x − point)·n̂ ≥ −tolerance. (normal = [-1,0,0] through the origin picks x ≤ 0.)
     Plane {
+        #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         point: [f64; 3],
+        #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         normal: [f64; 3],
         #[serde(default)]
         tolerance: Option<f64>,
     },
     /// Points inside the axis-aligned box [min, max] (inclusive, with a small tolerance).
-    Box { min: [f64; 3], max: [f64; 3] },
+    Box {
+        #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
+        min: [f64; 3],
+        #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
+        max: [f64; 3],
+    },
     /// Explicit vertex indices (0-based); for element selection, elements all of whose vertices are listed.
     Vertices(Vec<usize>),
     /// Elements with this label (and, for vertex selection, their vertices).

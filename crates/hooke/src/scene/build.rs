@@ -4,9 +4,9 @@ use super::{MeshSource, NetworkSection, NetworkShape, Scene};
 use crate::error::{HookeError, Result};
 use crate::fem::{Spring, SpringNetwork};
 use crate::integrate::Integrator;
-use crate::io::read_mesh;
+use crate::io::{read_mesh, read_planar_mesh};
 use crate::mesh::spring_networks::{chain, cloth, helix_rope, straight_rope, ClothStiffness, NetworkPart};
-use crate::mesh::{box_mesh, stuff_shape, BoxMeshOptions, TetMesh};
+use crate::mesh::{box_mesh, rectangle_mesh, stuff_shape, BoxMeshOptions, Mesh, TetMesh, TriangleMesh};
 use crate::model::{Model, Pin, RegionForce, State};
 use nalgebra::Vector3;
 
@@ -23,85 +23,39 @@ impl Scene {
     /// Builds meshes, materials, pins, forces, damping and the integrator.
     pub fn build(&self) -> Result<BuiltScene> {
         let file = &self.file;
+        let dimension = file.dimension;
         let mut notes = Vec::new();
-        let mut mesh = TetMesh::default();
+        let mut solids = TetMesh::default();
+        let mut planar = TriangleMesh::default();
         let mut materials = Vec::new();
         let mut initial_velocity = Vec::new();
         for (b, body) in file.bodies.iter().enumerate() {
             let key = format!("bodies[{b}]");
-            let mut part = match &body.mesh {
-                MeshSource::Box(section) => box_mesh(&BoxMeshOptions {
-                    origin: Vector3::from(section.origin),
-                    size: Vector3::from(section.size),
-                    cells: section.cells,
-                    tets_per_hex: section.tets_per_hex(&format!("{key}.mesh.box"))?,
-                })?,
-                MeshSource::File(path) => {
-                    let full = self.base_directory.join(path);
-                    let mut part = read_mesh(&full)?;
-                    let removed = part.remove_unused_vertices();
-                    if removed > 0 {
-                        notes.push(format!(
-                            "{}: removed {removed} vertices that belong to no element",
-                            full.display()
-                        ));
-                    }
-                    let report = part.orient().map_err(|e| HookeError::Mesh {
-                        reason: format!("{}: {e}", full.display()),
-                    })?;
-                    if !report.reoriented.is_empty() {
-                        notes.push(format!(
-                            "{}: re-oriented {} inside-out elements (first: {:?})",
-                            full.display(),
-                            report.reoriented.len(),
-                            &report.reoriented[..report.reoriented.len().min(5)]
-                        ));
-                    }
-                    part
-                }
-                MeshSource::Solid(section) => {
-                    let (part, report) = stuff_shape(&section.shape, section.edge_length)
-                        .map_err(|e| HookeError::scene(format!("{key}.mesh.solid"), e.to_string()))?;
-                    if part.tet_count() == 0 {
-                        return Err(HookeError::scene(
-                            format!("{key}.mesh.solid"),
-                            "the shape is empty at this edge length (no tetrahedron inside it)",
-                        ));
-                    }
-                    let quality = crate::mesh::mesh_quality(&part);
-                    notes.push(format!(
-                        "{key}: meshed {} tets, {} vertices, dihedral angles {:.1}° to {:.1}° ({} vertices snapped to the surface)",
-                        part.tet_count(),
-                        part.vertex_count(),
-                        quality.min_dihedral_degrees,
-                        quality.max_dihedral_degrees,
-                        report.warped_vertices
-                    ));
-                    part
-                }
-            };
+            let mut part = self.body_mesh(&body.mesh, &key, &mut notes)?;
             let offset = Vector3::from(body.translate);
-            part.vertices.iter_mut().for_each(|p| *p += offset);
+            part.vertices_mut().iter_mut().for_each(|p| *p += offset);
 
             let mut masks = Vec::with_capacity(body.regions.len());
-            let selectable = crate::mesh::Mesh::Tetrahedra(part.clone());
             for (r, region) in body.regions.iter().enumerate() {
                 let key = format!("{key}.regions[{r}].select");
-                let mask = region.select.element_mask(&selectable, &key)?;
+                let mask = region.select.element_mask(&part, &key)?;
                 if !mask.contains(&true) {
                     return Err(HookeError::scene(key, "selects no element of the body"));
                 }
                 masks.push(mask);
             }
-            let part_materials = self.materials[b].assign(part.tet_count(), &masks)?;
-            let centroid = part.vertices.iter().sum::<Vector3<f64>>() / part.vertex_count().max(1) as f64;
+            materials.extend(self.materials[b].assign(part.element_count(), &masks)?);
+            let vertices = part.vertices();
+            let centroid = vertices.iter().sum::<Vector3<f64>>() / vertices.len().max(1) as f64;
             let spin = Vector3::from(body.angular_velocity);
-            for p in &part.vertices {
+            for p in vertices {
                 let v = Vector3::from(body.velocity) + spin.cross(&(p - centroid));
-                initial_velocity.extend_from_slice(v.as_slice());
+                initial_velocity.extend_from_slice(&v.as_slice()[..dimension]);
             }
-            mesh.append(&part);
-            materials.extend(part_materials);
+            match part {
+                Mesh::Tetrahedra(part) => solids.append(&part),
+                Mesh::Triangles(part) => planar.append(&part),
+            }
         }
 
         // Networks follow the bodies in vertex numbering; their vertices carry their own mass.
@@ -109,7 +63,7 @@ impl Scene {
         for (n, section) in file.networks.iter().enumerate() {
             let part =
                 build_network(section).map_err(|e| HookeError::scene(format!("networks[{n}]"), e.to_string()))?;
-            let offset = mesh.vertex_count();
+            let offset = solids.vertex_count();
             network.vertex_masses.resize(offset, 0.0);
             network.vertex_masses.extend_from_slice(&part.masses);
             network.springs.extend(part.springs.iter().map(|s| Spring {
@@ -117,9 +71,13 @@ impl Scene {
                 ..*s
             }));
             initial_velocity.extend(std::iter::repeat_n(section.velocity, part.vertices.len()).flatten());
-            mesh.vertices.extend(part.vertices);
+            solids.vertices.extend(part.vertices);
         }
-        let mut model = Model::with_springs(mesh, materials, network, file.simulation.mass)?;
+        let mut model = if dimension == 2 {
+            Model::planar(planar, materials, file.simulation.mass)?
+        } else {
+            Model::with_springs(solids, materials, network, file.simulation.mass)?
+        };
         model.set_gravity(Vector3::from(file.gravity));
         for (p, pin) in file.pins.iter().enumerate() {
             let vertices = pin.select.vertices(model.mesh(), &format!("pins[{p}].select"))?;
@@ -166,7 +124,9 @@ impl Scene {
         for pin in model.pins().iter().filter(|p| p.is_active(0.0)) {
             for &v in &pin.vertices {
                 let velocity = pin.motion.velocity(&model.mesh().vertices()[v], 0.0);
-                initial_state.velocities[3 * v..3 * v + 3].copy_from_slice(velocity.as_slice());
+                for a in (0..dimension).filter(|&a| pin.components[a]) {
+                    initial_state.velocities[dimension * v + a] = velocity[a];
+                }
             }
         }
         Ok(BuiltScene {
@@ -174,6 +134,90 @@ impl Scene {
             model,
             initial_state,
             notes,
+        })
+    }
+}
+
+impl Scene {
+    /// The mesh of one body: generated, read from a file (re-oriented where
+    /// needed, with a note), or meshed from a shape.
+    fn body_mesh(&self, source: &MeshSource, key: &str, notes: &mut Vec<String>) -> Result<Mesh> {
+        Ok(match source {
+            MeshSource::Box(section) => Mesh::Tetrahedra(box_mesh(&BoxMeshOptions {
+                origin: Vector3::from(section.origin),
+                size: Vector3::from(section.size),
+                cells: section.cells,
+                tets_per_hex: section.tets_per_hex(&format!("{key}.mesh.box"))?,
+            })?),
+            MeshSource::Rectangle(section) => {
+                Mesh::Triangles(rectangle_mesh(section.origin, section.size, section.cells)?)
+            }
+            MeshSource::File(path) if self.file.dimension == 2 => {
+                let full = self.base_directory.join(path);
+                let mut part = read_planar_mesh(&full)?;
+                let removed = part.remove_unused_vertices();
+                if removed > 0 {
+                    notes.push(format!(
+                        "{}: removed {removed} vertices that belong to no triangle",
+                        full.display()
+                    ));
+                }
+                let reversed = part.orient().map_err(|e| HookeError::Mesh {
+                    reason: format!("{}: {e}", full.display()),
+                })?;
+                if !reversed.is_empty() {
+                    notes.push(format!(
+                        "{}: re-oriented {} clockwise triangles (first: {:?})",
+                        full.display(),
+                        reversed.len(),
+                        &reversed[..reversed.len().min(5)]
+                    ));
+                }
+                Mesh::Triangles(part)
+            }
+            MeshSource::File(path) => {
+                let full = self.base_directory.join(path);
+                let mut part = read_mesh(&full)?;
+                let removed = part.remove_unused_vertices();
+                if removed > 0 {
+                    notes.push(format!(
+                        "{}: removed {removed} vertices that belong to no element",
+                        full.display()
+                    ));
+                }
+                let report = part.orient().map_err(|e| HookeError::Mesh {
+                    reason: format!("{}: {e}", full.display()),
+                })?;
+                if !report.reoriented.is_empty() {
+                    notes.push(format!(
+                        "{}: re-oriented {} inside-out elements (first: {:?})",
+                        full.display(),
+                        report.reoriented.len(),
+                        &report.reoriented[..report.reoriented.len().min(5)]
+                    ));
+                }
+                Mesh::Tetrahedra(part)
+            }
+            MeshSource::Solid(section) => {
+                let (part, report) = stuff_shape(&section.shape, section.edge_length)
+                    .map_err(|e| HookeError::scene(format!("{key}.mesh.solid"), e.to_string()))?;
+                if part.tet_count() == 0 {
+                    return Err(HookeError::scene(
+                        format!("{key}.mesh.solid"),
+                        "the shape is empty at this edge length (no tetrahedron inside it)",
+                    ));
+                }
+                let quality = crate::mesh::mesh_quality(&part);
+                notes.push(format!(
+                    "{key}: meshed {} tets, {} vertices, dihedral angles {:.1}° to {:.1}° ({} vertices snapped to the surface)",
+                    part.tet_count(),
+                    part.vertex_count(),
+                    quality.min_dihedral_degrees,
+                    quality.max_dihedral_degrees,
+                    report.warped_vertices
+                ));
+                Mesh::Tetrahedra(part)
+            }
         })
     }
 }

@@ -15,6 +15,9 @@ pub struct SceneFile {
     pub description: Option<String>,
     /// Which experiment of which source document the scene reproduces, if any.
     pub reproduces: Option<String>,
+    /// 3 (default), or 2 for plane strain: triangle bodies, 2-component vectors.
+    #[serde(default = "default_dimension")]
+    pub dimension: usize,
     pub simulation: SimulationSection,
     #[serde(default)]
     pub bodies: Vec<BodySection>,
@@ -29,7 +32,7 @@ pub struct SceneFile {
     #[serde(default)]
     pub forces: Vec<ForceSection>,
     /// Gravitational acceleration, m/s².
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::model::vectors::two_or_three")]
     pub gravity: [f64; 3],
     pub damping: Option<Damping>,
     /// Rigid obstacles the bodies collide with (penalty contact).
@@ -42,6 +45,10 @@ pub struct SceneFile {
     pub solver: SolverSettings,
     #[serde(default)]
     pub output: OutputSection,
+}
+
+fn default_dimension() -> usize {
+    3
 }
 
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
@@ -64,13 +71,14 @@ pub struct BodySection {
     #[serde(default)]
     pub regions: Vec<RegionSection>,
     /// Rigid offset applied to the mesh, m.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::model::vectors::two_or_three")]
     pub translate: [f64; 3],
     /// Initial velocity of every vertex, m/s.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::model::vectors::two_or_three")]
     pub velocity: [f64; 3],
-    /// Initial spin about the body's centroid, rad/s (added to `velocity`).
-    #[serde(default)]
+    /// Initial spin about the body's centroid, rad/s (added to `velocity`): a
+    /// vector in 3D, the rate about z in 2D.
+    #[serde(default, deserialize_with = "crate::model::vectors::angular")]
     pub angular_velocity: [f64; 3],
 }
 
@@ -129,6 +137,17 @@ pub enum MeshSource {
     /// A solid (a shape, a combination of shapes, or a closed surface file)
     /// meshed by isosurface stuffing.
     Solid(SolidMeshSection),
+    /// 2D: a rectangle of cells, each split into two triangles.
+    Rectangle(RectangleMeshSection),
+}
+
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RectangleMeshSection {
+    pub size: [f64; 2],
+    pub cells: [usize; 2],
+    #[serde(default)]
+    pub origin: [f64; 2],
 }
 
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
@@ -269,10 +288,10 @@ pub struct ConstraintSection {
 pub struct ForceSection {
     pub select: Selection,
     /// Constant total force on the region, N.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::model::vectors::two_or_three")]
     pub total: [f64; 3],
     /// Amplitude of a periodic total force, N: total + amplitude · sin(2π frequency t + phase).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::model::vectors::two_or_three")]
     pub amplitude: [f64; 3],
     #[serde(default)]
     pub frequency: f64,
@@ -387,6 +406,22 @@ impl SceneFile {
         finite("gravity", &self.gravity)?;
         for (b, body) in self.bodies.iter().enumerate() {
             let key = format!("bodies[{b}]");
+            if let MeshSource::Rectangle(section) = &body.mesh {
+                for (axis, size) in section.size.iter().enumerate() {
+                    positive(&format!("{key}.mesh.rectangle.size[{axis}]"), *size)?;
+                }
+                finite(&format!("{key}.mesh.rectangle.origin"), &section.origin)?;
+                let triangles = section.cells.iter().try_fold(2usize, |acc, &c| acc.checked_mul(c));
+                if section.cells.contains(&0) || triangles.is_none_or(|t| t > MAX_GENERATED_TETS) {
+                    return Err(HookeError::scene(
+                        format!("{key}.mesh.rectangle.cells"),
+                        format!(
+                            "{:?}: every count must be at least 1, and at most {MAX_GENERATED_TETS} triangles in all",
+                            section.cells
+                        ),
+                    ));
+                }
+            }
             if let MeshSource::Box(section) = &body.mesh {
                 section.tets_per_hex(&format!("{key}.mesh.box"))?;
                 for (axis, size) in section.size.iter().enumerate() {
@@ -417,6 +452,7 @@ impl SceneFile {
             finite(&format!("{key}.angular_velocity"), &body.angular_velocity)?;
         }
         for (p, pin) in self.pins.iter().enumerate() {
+            pin.held_components(self.dimension, &format!("pins[{p}]"))?;
             if let Some(t) = pin.release_time {
                 if !(t.is_finite() && t >= 0.0) {
                     return Err(HookeError::scene(
@@ -481,7 +517,7 @@ impl SceneFile {
                 }
                 ObstacleShape::Box { min, max } => {
                     finite(&key, &[*min, *max].concat())?;
-                    if (0..3).any(|a| min[a] >= max[a]) {
+                    if (0..self.dimension).any(|a| min[a] >= max[a]) {
                         return Err(HookeError::scene(
                             key,
                             format!("box min {min:?} must be below max {max:?}"),

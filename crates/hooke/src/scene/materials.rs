@@ -51,7 +51,7 @@ pub(super) fn check_material_keys(file: &SceneFile, text: &str, origin: &str) ->
 
 /// Reads every material table (checking its parameters and loading the files it names).
 pub(super) fn body_materials(file: &SceneFile, base: &Path) -> Result<Vec<BodyMaterials>> {
-    let dimension = 3;
+    let dimension = file.dimension;
     file.bodies
         .iter()
         .enumerate()

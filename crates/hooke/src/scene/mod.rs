@@ -2,6 +2,7 @@
 //! `Scene::from_file` parses and checks it; `Scene::build` makes the model and integrator.
 
 mod build;
+mod dimension;
 mod format;
 mod materials;
 
@@ -45,6 +46,9 @@ impl Scene {
                 .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
             HookeError::parse(origin, line, e.message().to_string())
         })?;
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| HookeError::parse(origin, None, e.message().to_string()))?;
+        dimension::check(&table)?;
         materials::check_material_keys(&file, text, origin)?;
         check_integrator_keys(&file, text, origin)?;
         file.validate()?;
