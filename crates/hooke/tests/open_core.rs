@@ -578,3 +578,47 @@ fn subspaces_refuse_what_they_cannot_represent() {
         .unwrap_err();
     assert!(error.to_string().contains("hold still"), "{error}");
 }
+
+/// A soft pin on every vertex of a block under gravity: the block moves down
+/// rigidly by M g / k (each vertex's spring carries its own weight, as the
+/// stiffness is shared by mass), and stores no elastic energy in its elements.
+#[test]
+fn soft_pins_hold_with_zero_length_springs_shared_by_mass() {
+    let stiffness = 2e4;
+    let text = format!(
+        "gravity = [0, 0, -9.81]\n{BLOCK}[integrator]\nkind = \"static\"\n[[pins]]\nselect = \"all\"\nsoft = {{ stiffness = {stiffness} }}\n"
+    );
+    let mut built = scene(&text).unwrap();
+    let mut state = built.initial_state.clone();
+    built.integrator.step(&built.model, &mut state, 1.0).unwrap();
+    let mass: f64 = built.model.mass().lumped().iter().sum();
+    let drop = mass * 9.81 / stiffness;
+    let rest = built.model.rest_positions();
+    for (v, p) in state.positions.chunks(3).enumerate() {
+        assert!((p[2] - rest[3 * v + 2] + drop).abs() < 1e-9 * drop, "vertex {v}");
+        assert!((p[0] - rest[3 * v]).abs() < 1e-12 && (p[1] - rest[3 * v + 1]).abs() < 1e-12);
+    }
+    // The potential of a moving soft pin has consistent derivatives.
+    let moving = text.replace(
+        "soft = {",
+        "motion = { kind = \"translation\", velocity = [0.1, 0, 0] }\nsoft = {",
+    );
+    let moving = moving.replace("kind = \"static\"", "kind = \"be\"");
+    let built = scene(&moving).unwrap();
+    let mut rng = Lcg::new(1);
+    let x: Vec<f64> = built
+        .model
+        .rest_positions()
+        .iter()
+        .map(|p| p + 0.01 * rng.next())
+        .collect();
+    common::assert_potential_derivatives(&built.model, &x, 1e-6, 1e-6, "soft pin");
+    // Conservative integrators refuse a moving one, naming the pins.
+    let refused = moving
+        .replace(
+            "kind = \"be\"",
+            "kind = \"symplectic_adaptive\"\nstep_size = \"constant\"",
+        )
+        .replacen("gravity = [0, 0, -9.81]\n", "", 1);
+    assert!(matches!(scene(&refused), Err(HookeError::Scene { key, .. }) if key == "pins"));
+}

@@ -113,6 +113,9 @@ impl Capabilities {
             {
                 return refuse(&format!("pins[{p}]"), "pins that move or are released");
             }
+            if let Some(term) = model.terms().iter().find(|t| t.capabilities().time_dependent) {
+                return refuse("pins", &format!("{} that moves or is released", term.name()));
+            }
         }
         if !self.element_terms {
             if let Some(term) = model

@@ -36,7 +36,8 @@ pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
 
 /// A free body has no equilibrium under load: its rigid motions are unconstrained.
 fn needs_pins(model: &Model, time: f64) -> Result<()> {
-    if model.subspace().is_none() && !model.pins().iter().any(|p| p.is_active(time)) {
+    let anchored = model.terms().iter().any(|t| t.capabilities().anchoring);
+    if model.subspace().is_none() && !anchored && !model.pins().iter().any(|p| p.is_active(time)) {
         return Err(HookeError::scene(
             "pins",
             "a static solve needs pinned vertices: a free body has no equilibrium under load (rigid motions are unconstrained)",

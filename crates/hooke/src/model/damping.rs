@@ -7,6 +7,9 @@
 //! so the energy it removes does not depend on the time step, and since W is
 //! frame-invariant it exerts no net force or torque.
 
+use super::{HessianTarget, RebasedElasticity, TermKind};
+use crate::error::{HookeError, Result};
+
 /// Which stiffness the β term uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -40,5 +43,97 @@ impl Damping {
     /// Whether the Rayleigh part is present.
     pub fn has_rayleigh(&self) -> bool {
         self.mass_coefficient != 0.0 || self.stiffness_coefficient != 0.0
+    }
+}
+
+impl super::Model {
+    /// Sets the damping; with the rest stiffness, K(rest) is assembled here once.
+    /// Viscoelastic damping needs rotation-invariant materials and elements only.
+    pub fn set_damping(&mut self, damping: Option<Damping>) -> Result<()> {
+        if damping.is_some_and(|d| d.viscoelastic_coefficient > 0.0) {
+            let reason = if self.materials().iter().any(|m| !m.capabilities().rotation_invariant) {
+                Some("it needs a rotation-invariant material; linear elasticity would damp rigid rotation (seed 001 §2.6 uses it with non-linear materials only)")
+            } else if self
+                .terms
+                .iter()
+                .any(|t| t.kind() == TermKind::Elastic && t.as_elasticity().is_none())
+            {
+                Some("it acts on elements with materials only; this model has springs, which would stay undamped")
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                return Err(HookeError::scene("damping.viscoelastic_coefficient", reason));
+            }
+        }
+        self.damping = damping;
+        self.rest_damping_values = None;
+        if let Some(d) = damping.filter(Damping::has_rayleigh) {
+            if d.stiffness == DampingStiffness::Rest {
+                let rest = self.rest_positions();
+                self.rest_damping_values = Some(self.damping_values_at(&d, &rest)?);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn damping(&self) -> Option<Damping> {
+        self.damping
+    }
+
+    /// α M + β K_elastic(x), K projected to PSD.
+    fn damping_values_at(&self, damping: &Damping, x: &[f64]) -> Result<Vec<f64>> {
+        let mut values = vec![0.0; self.pattern.nonzeros()];
+        if damping.stiffness_coefficient != 0.0 {
+            let mut gradient = vec![0.0; x.len()];
+            let mut low_rank = Vec::new();
+            for term in self.terms.iter().filter(|t| t.kind() == TermKind::Elastic) {
+                let mut target = HessianTarget {
+                    values: &mut values,
+                    low_rank: &mut low_rank,
+                };
+                term.hessian(x, 0.0, true, &mut gradient, &mut target, false)?;
+            }
+        }
+        for (v, m) in values.iter_mut().zip(self.mass.values()) {
+            *v = damping.stiffness_coefficient * *v + damping.mass_coefficient * m;
+        }
+        Ok(values)
+    }
+
+    /// The damping matrix D = αM + βK on the pattern for a step starting at `x`
+    /// (None without damping); borrowed when it uses the rest stiffness.
+    pub fn damping_values(&self, x: &[f64]) -> Result<Option<std::borrow::Cow<'_, [f64]>>> {
+        match (&self.damping.filter(Damping::has_rayleigh), &self.rest_damping_values) {
+            (None, _) => Ok(None),
+            (Some(_), Some(rest)) => Ok(Some(std::borrow::Cow::Borrowed(rest))),
+            (Some(d), None) => self.damping_values_at(d, x).map(|v| Some(std::borrow::Cow::Owned(v))),
+        }
+    }
+
+    /// The viscoelastic damping coefficient k_D (0 without).
+    pub fn viscoelastic_coefficient(&self) -> f64 {
+        self.damping.map_or(0.0, |d| d.viscoelastic_coefficient)
+    }
+
+    /// Work done against the damping forces over a step from `x0` to `x1` of length h:
+    /// Rayleigh h v̄ᵀD v̄ with v̄ = (x1 − x0)/h (D as the step used it), and
+    /// viscoelastic k_D ∇W_ref(x1)·(x1 − x0) with x0 as the rest shape. This is
+    /// the physical dissipation; numerical dissipation is not included.
+    pub fn damping_work(&self, x0: &[f64], x1: &[f64], h: f64) -> Result<f64> {
+        let displacement: Vec<f64> = x1.iter().zip(x0).map(|(b, a)| b - a).collect();
+        let mut work = 0.0;
+        if let Some(d) = self.damping_values(x0)? {
+            let mut product = vec![0.0; displacement.len()];
+            self.pattern.symmetric_multiply(&d, &displacement, &mut product);
+            work += product.iter().zip(&displacement).map(|(p, u)| p * u).sum::<f64>() / h;
+        }
+        let coefficient = self.viscoelastic_coefficient();
+        if coefficient > 0.0 {
+            let mut gradient = vec![0.0; x1.len()];
+            RebasedElasticity::new(self, x0)?.gradient(x1, &mut gradient)?;
+            work += coefficient * gradient.iter().zip(&displacement).map(|(g, u)| g * u).sum::<f64>();
+        }
+        Ok(work)
     }
 }

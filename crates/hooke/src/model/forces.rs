@@ -13,6 +13,8 @@ const LINEAR: TermCapabilities = TermCapabilities {
     defined_under_inversion: true,
     material_stiffness: true,
     linear: true,
+    time_dependent: false,
+    anchoring: false,
 };
 
 /// Uniform gravitational acceleration acting on the lumped masses.

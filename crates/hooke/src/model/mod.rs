@@ -3,6 +3,7 @@
 //! constraints. It knows nothing about integrators: they ask it for energies,
 //! gradients and Hessians, and for the boundary conditions at a time.
 
+mod attachment;
 mod constraints;
 mod contact;
 mod damping;
@@ -16,6 +17,7 @@ mod term;
 pub mod vectors;
 mod viscoelastic;
 
+pub use attachment::Attachment;
 pub use constraints::SurfaceConstraint;
 pub use contact::{max_penetration, project_out_of_obstacles, vertex_point, ContactPenalty, Obstacle, ObstacleShape};
 pub use damping::{Damping, DampingStiffness};
@@ -358,40 +360,7 @@ impl Model {
         self.terms.iter().any(|t| !t.capabilities().defined_under_inversion)
     }
 
-    // ---- boundary conditions and loads --------------------------------------------
-
-    pub fn add_pin(&mut self, pin: Pin) {
-        self.pins.push(pin);
-    }
-
-    pub fn pins(&self) -> &[Pin] {
-        &self.pins
-    }
-
-    /// Which DOFs are free at time t.
-    pub fn dof_map(&self, time: f64) -> DofMap {
-        let d = self.dimension();
-        let active: Vec<bool> = self.pins.iter().map(|p| p.is_active(time)).collect();
-        let pinned = self.pins.iter().filter(|p| p.is_active(time)).flat_map(|p| {
-            p.vertices
-                .iter()
-                .flat_map(move |&v| (0..d).filter(|&a| p.components[a]).map(move |a| d * v + a))
-        });
-        DofMap::new(self.dof_count(), pinned, active)
-    }
-
-    /// The pattern restricted to the free DOFs of `dofs` (cached while the same pins hold).
-    pub fn restriction(&self, dofs: &DofMap) -> Arc<Restriction> {
-        let mut cache = self.restriction.lock().unwrap_or_else(|p| p.into_inner());
-        match cache.as_ref() {
-            Some((key, restriction)) if *key == dofs.active_pins => restriction.clone(),
-            _ => {
-                let restriction = Arc::new(Restriction::new(&self.pattern, dofs));
-                *cache = Some((dofs.active_pins.clone(), restriction.clone()));
-                restriction
-            }
-        }
-    }
+    // ---- boundary conditions and loads (pins: model/pins.rs) ------------------------
 
     /// Simulates the model in reduced coordinates x = x₀ + B u (None: all DOFs).
     /// Pinned components must have zero rows in B and their rest position in
@@ -439,32 +408,6 @@ impl Model {
 
     pub fn subspace(&self) -> Option<&Subspace> {
         self.subspace.as_deref()
-    }
-
-    /// Overwrites the pinned components of vertices pinned at time t with their prescribed values.
-    pub fn apply_prescribed_positions(&self, time: f64, positions: &mut [f64]) {
-        let d = self.dimension();
-        for pin in self.pins.iter().filter(|p| p.is_active(time)) {
-            for &v in &pin.vertices {
-                let x = pin.motion.position(&self.mesh.vertices()[v], time);
-                for a in (0..d).filter(|&a| pin.components[a]) {
-                    positions[d * v + a] = x[a];
-                }
-            }
-        }
-    }
-
-    /// Overwrites the pinned components' velocities with their motion's velocity at time t.
-    pub fn apply_prescribed_velocities(&self, time: f64, velocities: &mut [f64]) {
-        let d = self.dimension();
-        for pin in self.pins.iter().filter(|p| p.is_active(time)) {
-            for &v in &pin.vertices {
-                let velocity = pin.motion.velocity(&self.mesh.vertices()[v], time);
-                for a in (0..d).filter(|&a| pin.components[a]) {
-                    velocities[d * v + a] = velocity[a];
-                }
-            }
-        }
     }
 
     /// Sets the gravitational acceleration (z ignored in 2D): a term −Σ mᵢ g·xᵢ.
@@ -520,98 +463,6 @@ impl Model {
     /// The springs' vertex pairs.
     pub fn spring_edges(&self) -> Vec<[usize; 2]> {
         self.terms.iter().flat_map(|t| t.drawn_edges()).collect()
-    }
-
-    // ---- damping ------------------------------------------------------------------
-
-    /// Sets the damping; with the rest stiffness, K(rest) is assembled here once.
-    /// Viscoelastic damping needs rotation-invariant materials and elements only.
-    pub fn set_damping(&mut self, damping: Option<Damping>) -> Result<()> {
-        if damping.is_some_and(|d| d.viscoelastic_coefficient > 0.0) {
-            let reason = if self.materials().iter().any(|m| !m.capabilities().rotation_invariant) {
-                Some("it needs a rotation-invariant material; linear elasticity would damp rigid rotation (seed 001 §2.6 uses it with non-linear materials only)")
-            } else if self
-                .terms
-                .iter()
-                .any(|t| t.kind() == TermKind::Elastic && t.as_elasticity().is_none())
-            {
-                Some("it acts on elements with materials only; this model has springs, which would stay undamped")
-            } else {
-                None
-            };
-            if let Some(reason) = reason {
-                return Err(HookeError::scene("damping.viscoelastic_coefficient", reason));
-            }
-        }
-        self.damping = damping;
-        self.rest_damping_values = None;
-        if let Some(d) = damping.filter(Damping::has_rayleigh) {
-            if d.stiffness == DampingStiffness::Rest {
-                let rest = self.rest_positions();
-                self.rest_damping_values = Some(self.damping_values_at(&d, &rest)?);
-            }
-        }
-        Ok(())
-    }
-
-    pub fn damping(&self) -> Option<Damping> {
-        self.damping
-    }
-
-    /// α M + β K_elastic(x), K projected to PSD.
-    fn damping_values_at(&self, damping: &Damping, x: &[f64]) -> Result<Vec<f64>> {
-        let mut values = vec![0.0; self.pattern.nonzeros()];
-        if damping.stiffness_coefficient != 0.0 {
-            let mut gradient = vec![0.0; x.len()];
-            let mut low_rank = Vec::new();
-            for term in self.terms.iter().filter(|t| t.kind() == TermKind::Elastic) {
-                let mut target = HessianTarget {
-                    values: &mut values,
-                    low_rank: &mut low_rank,
-                };
-                term.hessian(x, 0.0, true, &mut gradient, &mut target, false)?;
-            }
-        }
-        for (v, m) in values.iter_mut().zip(self.mass.values()) {
-            *v = damping.stiffness_coefficient * *v + damping.mass_coefficient * m;
-        }
-        Ok(values)
-    }
-
-    /// The damping matrix D = αM + βK on the pattern for a step starting at `x`
-    /// (None without damping); borrowed when it uses the rest stiffness.
-    pub fn damping_values(&self, x: &[f64]) -> Result<Option<std::borrow::Cow<'_, [f64]>>> {
-        match (&self.damping.filter(Damping::has_rayleigh), &self.rest_damping_values) {
-            (None, _) => Ok(None),
-            (Some(_), Some(rest)) => Ok(Some(std::borrow::Cow::Borrowed(rest))),
-            (Some(d), None) => self.damping_values_at(d, x).map(|v| Some(std::borrow::Cow::Owned(v))),
-        }
-    }
-
-    /// The viscoelastic damping coefficient k_D (0 without).
-    pub fn viscoelastic_coefficient(&self) -> f64 {
-        self.damping.map_or(0.0, |d| d.viscoelastic_coefficient)
-    }
-
-    /// Work done against the damping forces over a step from `x0` to `x1` of length h:
-    /// Rayleigh h v̄ᵀD v̄ with v̄ = (x1 − x0)/h (D as the step used it), and
-    /// viscoelastic k_D ∇W_ref(x1)·(x1 − x0) with x0 as the rest shape. This is
-    /// the physical dissipation; numerical dissipation is not included.
-    pub fn damping_work(&self, x0: &[f64], x1: &[f64], h: f64) -> Result<f64> {
-        let displacement: Vec<f64> = x1.iter().zip(x0).map(|(b, a)| b - a).collect();
-        let mut work = 0.0;
-        if let Some(d) = self.damping_values(x0)? {
-            let mut product = vec![0.0; displacement.len()];
-            self.pattern.symmetric_multiply(&d, &displacement, &mut product);
-            work += product.iter().zip(&displacement).map(|(p, u)| p * u).sum::<f64>() / h;
-        }
-        let coefficient = self.viscoelastic_coefficient();
-        if coefficient > 0.0 {
-            let mut gradient = vec![0.0; x1.len()];
-            RebasedElasticity::new(self, x0)?.gradient(x1, &mut gradient)?;
-            work += coefficient * gradient.iter().zip(&displacement).map(|(g, u)| g * u).sum::<f64>();
-        }
-        Ok(work)
     }
 
     // ---- quantities of a state ----------------------------------------------------------

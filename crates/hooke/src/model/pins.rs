@@ -2,7 +2,9 @@
 //! optional release time. A pin may hold only some components (a roller, a
 //! symmetry plane).
 
+use super::{DofMap, Restriction};
 use nalgebra::{Rotation3, Unit, Vector3};
+use std::sync::Arc;
 
 /// How pinned vertices move (measured from their rest positions, starting at t = 0).
 ///
@@ -117,5 +119,66 @@ impl Pin {
     /// Whether the pin still holds at time t.
     pub fn is_active(&self, time: f64) -> bool {
         self.release_time.is_none_or(|release| time < release)
+    }
+}
+
+impl super::Model {
+    pub fn add_pin(&mut self, pin: Pin) {
+        self.pins.push(pin);
+    }
+
+    pub fn pins(&self) -> &[Pin] {
+        &self.pins
+    }
+
+    /// Which DOFs are free at time t.
+    pub fn dof_map(&self, time: f64) -> DofMap {
+        let d = self.dimension();
+        let active: Vec<bool> = self.pins.iter().map(|p| p.is_active(time)).collect();
+        let pinned = self.pins.iter().filter(|p| p.is_active(time)).flat_map(|p| {
+            p.vertices
+                .iter()
+                .flat_map(move |&v| (0..d).filter(|&a| p.components[a]).map(move |a| d * v + a))
+        });
+        DofMap::new(self.dof_count(), pinned, active)
+    }
+
+    /// The pattern restricted to the free DOFs of `dofs` (cached while the same pins hold).
+    pub fn restriction(&self, dofs: &DofMap) -> Arc<Restriction> {
+        let mut cache = self.restriction.lock().unwrap_or_else(|p| p.into_inner());
+        match cache.as_ref() {
+            Some((key, restriction)) if *key == dofs.active_pins => restriction.clone(),
+            _ => {
+                let restriction = Arc::new(Restriction::new(&self.pattern, dofs));
+                *cache = Some((dofs.active_pins.clone(), restriction.clone()));
+                restriction
+            }
+        }
+    }
+
+    /// Overwrites the pinned components of vertices pinned at time t with their prescribed values.
+    pub fn apply_prescribed_positions(&self, time: f64, positions: &mut [f64]) {
+        let d = self.dimension();
+        for pin in self.pins.iter().filter(|p| p.is_active(time)) {
+            for &v in &pin.vertices {
+                let x = pin.motion.position(&self.mesh.vertices()[v], time);
+                for a in (0..d).filter(|&a| pin.components[a]) {
+                    positions[d * v + a] = x[a];
+                }
+            }
+        }
+    }
+
+    /// Overwrites the pinned components' velocities with their motion's velocity at time t.
+    pub fn apply_prescribed_velocities(&self, time: f64, velocities: &mut [f64]) {
+        let d = self.dimension();
+        for pin in self.pins.iter().filter(|p| p.is_active(time)) {
+            for &v in &pin.vertices {
+                let velocity = pin.motion.velocity(&self.mesh.vertices()[v], time);
+                for a in (0..d).filter(|&a| pin.components[a]) {
+                    velocities[d * v + a] = velocity[a];
+                }
+            }
+        }
     }
 }

@@ -37,6 +37,11 @@ pub struct TermCapabilities {
     pub material_stiffness: bool,
     /// Linear in x: the gradient is a constant force and the Hessian zero.
     pub linear: bool,
+    /// It changes with time other than through x (a moving or released soft pin).
+    pub time_dependent: bool,
+    /// It holds the body in place (a soft pin): the potential then has no rigid
+    /// motions, and a static solve is defined without hard pins.
+    pub anchoring: bool,
 }
 
 impl TermCapabilities {
@@ -47,6 +52,8 @@ impl TermCapabilities {
         defined_under_inversion: true,
         material_stiffness: false,
         linear: false,
+        time_dependent: false,
+        anchoring: false,
     };
 }
 

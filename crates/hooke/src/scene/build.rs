@@ -7,7 +7,7 @@ use crate::integrate::Integrator;
 use crate::io::{read_mesh, read_planar_mesh};
 use crate::mesh::spring_networks::{chain, cloth, helix_rope, straight_rope, ClothStiffness, NetworkPart};
 use crate::mesh::{box_mesh, rectangle_mesh, stuff_shape, BoxMeshOptions, Mesh, TetMesh, TriangleMesh};
-use crate::model::{Model, Pin, RegionForce, State};
+use crate::model::{Attachment, Model, Pin, RegionForce, State};
 use nalgebra::Vector3;
 
 /// Everything needed to run a scene.
@@ -81,9 +81,28 @@ impl Scene {
         model.set_gravity(Vector3::from(file.gravity));
         for (p, pin) in file.pins.iter().enumerate() {
             let vertices = pin.select.vertices(model.mesh(), &format!("pins[{p}].select"))?;
-            let mut held = Pin::new(vertices, pin.motion.clone(), pin.release_time);
-            held.components = pin.held_components(model.dimension(), &format!("pins[{p}]"))?;
-            model.add_pin(held);
+            let components = pin.held_components(model.dimension(), &format!("pins[{p}]"))?;
+            match pin.soft {
+                Some(soft) => {
+                    let masses: Vec<f64> = vertices.iter().map(|&v| model.mass().lumped()[v]).collect();
+                    let rest = vertices.iter().map(|&v| model.mesh().vertices()[v]).collect();
+                    model.add_term(Box::new(Attachment::new(
+                        vertices,
+                        rest,
+                        &masses,
+                        soft.stiffness,
+                        pin.motion.clone(),
+                        pin.release_time,
+                        components,
+                        model.dimension(),
+                    )))?;
+                }
+                None => {
+                    let mut held = Pin::new(vertices, pin.motion.clone(), pin.release_time);
+                    held.components = components;
+                    model.add_pin(held);
+                }
+            }
         }
         for (f, force) in file.forces.iter().enumerate() {
             let vertices = force.select.vertices(model.mesh(), &format!("forces[{f}].select"))?;

@@ -231,6 +231,17 @@ pub struct PinSection {
     /// The components held ("x", "y", "z"); all of them when absent. Holding
     /// only some makes a roller or a symmetry plane.
     pub components: Option<Vec<String>>,
+    /// A soft pin: the vertices stay unknowns, pulled toward their prescribed
+    /// positions by zero-length springs of this total stiffness.
+    pub soft: Option<SoftPinSection>,
+}
+
+#[derive(Clone, Copy, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SoftPinSection {
+    /// Total stiffness of the group, N/m (N/m per metre of thickness in 2D),
+    /// shared among its vertices by lumped mass.
+    pub stiffness: f64,
 }
 
 impl PinSection {
@@ -453,6 +464,9 @@ impl SceneFile {
         }
         for (p, pin) in self.pins.iter().enumerate() {
             pin.held_components(self.dimension, &format!("pins[{p}]"))?;
+            if let Some(soft) = &pin.soft {
+                positive(&format!("pins[{p}].soft.stiffness"), soft.stiffness)?;
+            }
             if let Some(t) = pin.release_time {
                 if !(t.is_finite() && t >= 0.0) {
                     return Err(HookeError::scene(
