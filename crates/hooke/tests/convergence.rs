@@ -111,17 +111,7 @@ fn single_mode() -> (Model, State, DVector<f64>, f64) {
     );
     clamp_left_end(&mut model, Motion::Fixed {}, None);
     let dofs = model.dof_map(0.0);
-    let mut values = vec![0.0; model.pattern().nonzeros()];
-    model
-        .hessian(
-            &model.rest_positions(),
-            0.0,
-            false,
-            &mut vec![0.0; model.dof_count()],
-            &mut values,
-            &mut Vec::new(),
-        )
-        .unwrap();
+    let values = model.stiffness(&model.rest_positions(), 0.0, false).unwrap();
     let k = common::dense(model.pattern(), &values);
     let n = dofs.free_count();
     let inverse_sqrt_mass: Vec<f64> = dofs

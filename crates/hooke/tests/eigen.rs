@@ -14,17 +14,7 @@ use nalgebra::{DMatrix, SymmetricEigen};
 /// K and M restricted to the free DOFs (pattern, values), and the dense eigenvalues of M⁻¹K.
 fn problem(model: &Model, x: &[f64]) -> (hooke::linalg::LowerPattern, Vec<f64>, Vec<f64>, Vec<f64>) {
     let dofs = model.dof_map(0.0);
-    let mut stiffness = vec![0.0; model.pattern().nonzeros()];
-    model
-        .hessian(
-            x,
-            0.0,
-            false,
-            &mut vec![0.0; model.dof_count()],
-            &mut stiffness,
-            &mut Vec::new(),
-        )
-        .unwrap();
+    let stiffness = model.stiffness(x, 0.0, false).unwrap();
     let (pattern, source) = model.pattern().restrict(&dofs.free_index);
     let k: Vec<f64> = source.iter().map(|&s| stiffness[s]).collect();
     let m: Vec<f64> = source.iter().map(|&s| model.mass().values()[s]).collect();

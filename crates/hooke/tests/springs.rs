@@ -46,30 +46,11 @@ fn spring_forces_and_hessians_match_finite_differences() {
     let mut rng = Lcg::new(5);
     let x: Vec<f64> = model.rest_positions().iter().map(|p| p + 0.02 * rng.next()).collect();
     common::assert_potential_derivatives(&model, &x, 1e-7, 1e-6, "cloth");
-    let mut values = vec![0.0; model.pattern().nonzeros()];
-    model
-        .hessian(
-            &x,
-            0.0,
-            false,
-            &mut vec![0.0; model.dof_count()],
-            &mut values,
-            &mut Vec::new(),
-        )
-        .unwrap();
+    let values = model.stiffness(&x, 0.0, false).unwrap();
     let k = dense(model.pattern(), &values);
     // Compressed springs make the exact Hessian indefinite; the projected one is PSD.
     let indefinite = SymmetricEigen::new(k).eigenvalues.min();
-    model
-        .hessian(
-            &x,
-            0.0,
-            true,
-            &mut vec![0.0; model.dof_count()],
-            &mut values,
-            &mut Vec::new(),
-        )
-        .unwrap();
+    let values = model.stiffness(&x, 0.0, true).unwrap();
     let projected = SymmetricEigen::new(dense(model.pattern(), &values)).eigenvalues.min();
     assert!(indefinite < -1e-6, "the test needs a compressed spring ({indefinite})");
     assert!(projected > -1e-9, "projected Hessian has eigenvalue {projected}");

@@ -36,41 +36,7 @@ pub struct TetMesh {
 impl TetMesh {
     /// Builds a mesh, checking that every index is in range and that labels match tets.
     pub fn new(vertices: Vec<Vector3<f64>>, tets: Vec<[usize; 4]>, labels: Vec<i32>) -> Result<Self> {
-        if labels.len() != tets.len() {
-            return Err(HookeError::Mesh {
-                reason: format!("{} labels for {} tetrahedra", labels.len(), tets.len()),
-            });
-        }
-        for (e, tet) in tets.iter().enumerate() {
-            for &v in tet {
-                if v >= vertices.len() {
-                    return Err(HookeError::Mesh {
-                        reason: format!(
-                            "element {e} refers to vertex {v}, but the mesh has {} vertices",
-                            vertices.len()
-                        ),
-                    });
-                }
-            }
-            for a in 0..4 {
-                for b in a + 1..4 {
-                    if tet[a] == tet[b] {
-                        return Err(HookeError::Mesh {
-                            reason: format!("element {e} repeats vertex {}", tet[a]),
-                        });
-                    }
-                }
-            }
-        }
-        if let Some((v, _)) = vertices
-            .iter()
-            .enumerate()
-            .find(|(_, p)| !p.iter().all(|c| c.is_finite()))
-        {
-            return Err(HookeError::Mesh {
-                reason: format!("vertex {v} has a non-finite coordinate"),
-            });
-        }
+        check_elements(&vertices, &tets, labels.len(), "tetrahedra", "element")?;
         Ok(TetMesh { vertices, tets, labels })
     }
 
@@ -123,21 +89,67 @@ impl TetMesh {
     /// Drops vertices that no element uses (they would make the mass matrix
     /// singular) and renumbers the rest in order. Returns how many were dropped.
     pub fn remove_unused_vertices(&mut self) -> usize {
-        let mut used = vec![false; self.vertices.len()];
-        self.tets.iter().flatten().for_each(|&v| used[v] = true);
-        let mut new_index = vec![usize::MAX; self.vertices.len()];
-        let mut kept = Vec::with_capacity(self.vertices.len());
-        for (v, &is_used) in used.iter().enumerate() {
-            if is_used {
-                new_index[v] = kept.len();
-                kept.push(self.vertices[v]);
+        compact(&mut self.vertices, &mut self.tets)
+    }
+}
+
+/// Checks elements of N vertices against their vertices and labels: indices in
+/// range, no vertex repeated within an element, finite coordinates. `plural` and
+/// `singular` name the elements in errors.
+pub(crate) fn check_elements<const N: usize>(
+    vertices: &[Vector3<f64>],
+    elements: &[[usize; N]],
+    label_count: usize,
+    plural: &str,
+    singular: &str,
+) -> Result<()> {
+    if label_count != elements.len() {
+        return Err(HookeError::Mesh {
+            reason: format!("{label_count} labels for {} {plural}", elements.len()),
+        });
+    }
+    for (e, element) in elements.iter().enumerate() {
+        if let Some(v) = element.iter().find(|&&v| v >= vertices.len()) {
+            return Err(HookeError::Mesh {
+                reason: format!(
+                    "{singular} {e} refers to vertex {v}, but the mesh has {} vertices",
+                    vertices.len()
+                ),
+            });
+        }
+        for a in 0..N {
+            if element[a + 1..].contains(&element[a]) {
+                return Err(HookeError::Mesh {
+                    reason: format!("{singular} {e} repeats vertex {}", element[a]),
+                });
             }
         }
-        let removed = self.vertices.len() - kept.len();
-        self.vertices = kept;
-        self.tets.iter_mut().for_each(|t| *t = t.map(|v| new_index[v]));
-        removed
     }
+    if let Some(v) = vertices.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
+        return Err(HookeError::Mesh {
+            reason: format!("vertex {v} has a non-finite coordinate"),
+        });
+    }
+    Ok(())
+}
+
+/// Drops vertices that no element uses and renumbers the rest in order;
+/// returns how many were dropped.
+pub(crate) fn compact<const N: usize>(vertices: &mut Vec<Vector3<f64>>, elements: &mut [[usize; N]]) -> usize {
+    let mut used = vec![false; vertices.len()];
+    elements.iter().flatten().for_each(|&v| used[v] = true);
+    let mut new_index = vec![usize::MAX; vertices.len()];
+    let mut kept = Vec::with_capacity(vertices.len());
+    for (v, &is_used) in used.iter().enumerate() {
+        if is_used {
+            new_index[v] = kept.len();
+            kept.push(vertices[v]);
+        }
+    }
+    let removed = vertices.len() - kept.len();
+    *vertices = kept;
+    elements.iter_mut().for_each(|t| *t = t.map(|v| new_index[v]));
+    removed
 }
 
 /// The mesh a model is made of: tetrahedra in 3D, triangles in 2D.

@@ -1,6 +1,7 @@
 //! Triangle meshes in the plane, the geometry of 2D (plane-strain) bodies:
 //! vertices with z = 0, counter-clockwise triangles, an integer label each.
 
+use super::{check_elements, compact};
 use crate::error::{HookeError, Result};
 use nalgebra::Vector3;
 
@@ -19,31 +20,7 @@ impl TriangleMesh {
     /// Builds a mesh, checking indices, repeated vertices, labels and finiteness;
     /// z coordinates are dropped (set to 0).
     pub fn new(vertices: Vec<Vector3<f64>>, triangles: Vec<[usize; 3]>, labels: Vec<i32>) -> Result<Self> {
-        if labels.len() != triangles.len() {
-            return Err(HookeError::Mesh {
-                reason: format!("{} labels for {} triangles", labels.len(), triangles.len()),
-            });
-        }
-        for (e, t) in triangles.iter().enumerate() {
-            if let Some(v) = t.iter().find(|&&v| v >= vertices.len()) {
-                return Err(HookeError::Mesh {
-                    reason: format!(
-                        "triangle {e} refers to vertex {v}, but the mesh has {} vertices",
-                        vertices.len()
-                    ),
-                });
-            }
-            if t[0] == t[1] || t[1] == t[2] || t[0] == t[2] {
-                return Err(HookeError::Mesh {
-                    reason: format!("triangle {e} repeats a vertex ({t:?})"),
-                });
-            }
-        }
-        if let Some(v) = vertices.iter().position(|p| !(p.x.is_finite() && p.y.is_finite())) {
-            return Err(HookeError::Mesh {
-                reason: format!("vertex {v} has a non-finite coordinate"),
-            });
-        }
+        check_elements(&vertices, &triangles, labels.len(), "triangles", "triangle")?;
         let vertices = vertices.into_iter().map(|p| Vector3::new(p.x, p.y, 0.0)).collect();
         Ok(TriangleMesh {
             vertices,
@@ -102,20 +79,7 @@ impl TriangleMesh {
 
     /// Drops vertices that no triangle uses and renumbers the rest; returns how many were dropped.
     pub fn remove_unused_vertices(&mut self) -> usize {
-        let mut used = vec![false; self.vertices.len()];
-        self.triangles.iter().flatten().for_each(|&v| used[v] = true);
-        let mut new_index = vec![usize::MAX; self.vertices.len()];
-        let mut kept = Vec::new();
-        for (v, &is_used) in used.iter().enumerate() {
-            if is_used {
-                new_index[v] = kept.len();
-                kept.push(self.vertices[v]);
-            }
-        }
-        let removed = self.vertices.len() - kept.len();
-        self.vertices = kept;
-        self.triangles.iter_mut().for_each(|t| *t = t.map(|v| new_index[v]));
-        removed
+        compact(&mut self.vertices, &mut self.triangles)
     }
 
     /// Appends another mesh; its labels are kept.

@@ -17,6 +17,21 @@ const LINEAR: TermCapabilities = TermCapabilities {
     anchoring: false,
 };
 
+/// A linear term's Hessian is zero: only its gradient is added.
+fn linear_hessian(
+    term: &dyn EnergyTerm,
+    x: &[f64],
+    time: f64,
+    gradient: &mut [f64],
+    hessian: &mut HessianTarget,
+    overwrite: bool,
+) -> Result<f64> {
+    if overwrite {
+        hessian.values.fill(0.0);
+    }
+    term.gradient(x, time, gradient, overwrite)
+}
+
 /// Uniform gravitational acceleration acting on the lumped masses.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Gravity {
@@ -65,10 +80,7 @@ impl EnergyTerm for Gravity {
         hessian: &mut HessianTarget,
         overwrite: bool,
     ) -> Result<f64> {
-        if overwrite {
-            hessian.values.fill(0.0);
-        }
-        self.gradient(x, time, gradient, overwrite)
+        linear_hessian(self, x, time, gradient, hessian, overwrite)
     }
 }
 
@@ -149,9 +161,6 @@ impl EnergyTerm for RegionForce {
         hessian: &mut HessianTarget,
         overwrite: bool,
     ) -> Result<f64> {
-        if overwrite {
-            hessian.values.fill(0.0);
-        }
-        self.gradient(x, time, gradient, overwrite)
+        linear_hessian(self, x, time, gradient, hessian, overwrite)
     }
 }
