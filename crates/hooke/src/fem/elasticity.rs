@@ -30,6 +30,8 @@ pub struct Elasticity<E: ElementKind> {
     connectivity: Arc<Vec<usize>>,
     geometry: Arc<Vec<E::Geometry>>,
     materials: Vec<MaterialRef>,
+    /// Whether every material is defined under inversion (asked once per step).
+    defined_under_inversion: bool,
     gather: Option<Arc<ElementGather>>,
     workspace: Mutex<Workspace>,
     kind: PhantomData<E>,
@@ -57,6 +59,7 @@ impl<E: ElementKind> Elasticity<E> {
         Ok(Elasticity {
             connectivity: Arc::new(connectivity),
             geometry: Arc::new(geometry),
+            defined_under_inversion: defined_under_inversion(&materials),
             materials,
             gather: None,
             workspace: Mutex::new(Workspace::default()),
@@ -91,6 +94,7 @@ impl<E: ElementKind> Elasticity<E> {
         Elasticity {
             connectivity: self.connectivity.clone(),
             geometry,
+            defined_under_inversion: defined_under_inversion(&materials),
             materials,
             gather: self.gather.clone(),
             workspace: Mutex::new(Workspace::default()),
@@ -192,6 +196,10 @@ impl<E: ElementKind> Elasticity<E> {
     }
 }
 
+fn defined_under_inversion(materials: &[MaterialRef]) -> bool {
+    materials.iter().all(|m| m.capabilities().defined_under_inversion)
+}
+
 /// The rest corners of an element (z = 0 in 2D).
 fn corners<E: ElementKind>(vertices: &[usize], x: &[f64]) -> Vec<Vector3<f64>> {
     let d = E::DIMENSION;
@@ -216,7 +224,7 @@ impl<E: ElementKind> EnergyTerm for Elasticity<E> {
 
     fn capabilities(&self) -> TermCapabilities {
         TermCapabilities {
-            defined_under_inversion: self.materials.iter().all(|m| m.capabilities().defined_under_inversion),
+            defined_under_inversion: self.defined_under_inversion,
             ..TermCapabilities::SMOOTH
         }
     }

@@ -25,6 +25,8 @@ pub struct MassMatrix {
     dimension: usize,
     /// Lumped (row-sum) mass of each vertex.
     lumped: Vec<f64>,
+    /// The lumped mass of each DOF (kept so that hot loops need no division).
+    per_dof: Vec<f64>,
     /// The matrix on the model's pattern (diagonal only when lumped).
     values: Vec<f64>,
 }
@@ -70,10 +72,12 @@ impl MassMatrix {
                 }
             }
         }
+        let per_dof = lumped.iter().flat_map(|&m| std::iter::repeat_n(m, dimension)).collect();
         Ok(MassMatrix {
             kind,
             dimension,
             lumped,
+            per_dof,
             values,
         })
     }
@@ -90,7 +94,12 @@ impl MassMatrix {
     /// Lumped mass of DOF i.
     #[inline]
     pub fn of_dof(&self, i: usize) -> f64 {
-        self.lumped[i / self.dimension]
+        self.per_dof[i]
+    }
+
+    /// Coordinates per vertex.
+    pub fn dimension(&self) -> usize {
+        self.dimension
     }
 
     /// The matrix's values on the model's pattern.
@@ -102,8 +111,8 @@ impl MassMatrix {
     pub fn multiply(&self, pattern: &LowerPattern, v: &[f64], out: &mut [f64]) {
         match self.kind {
             MassKind::Lumped => {
-                for (i, (o, x)) in out.iter_mut().zip(v).enumerate() {
-                    *o = self.of_dof(i) * x;
+                for ((o, x), m) in out.iter_mut().zip(v).zip(&self.per_dof) {
+                    *o = m * x;
                 }
             }
             MassKind::Consistent => pattern.symmetric_multiply(&self.values, v, out),

@@ -62,13 +62,17 @@ impl EnergyTerm for Gravity {
             .sum::<f64>()
     }
 
-    fn gradient(&self, x: &[f64], time: f64, gradient: &mut [f64], overwrite: bool) -> Result<f64> {
+    fn gradient(&self, x: &[f64], _time: f64, gradient: &mut [f64], overwrite: bool) -> Result<f64> {
         let d = self.dimension;
-        for (i, g) in gradient.iter_mut().enumerate() {
-            let value = -self.masses[i / d] * self.acceleration[i % d];
-            *g = if overwrite { value } else { *g + value };
+        let mut energy = 0.0;
+        for ((g, p), m) in gradient.chunks_mut(d).zip(x.chunks(d)).zip(&self.masses) {
+            for a in 0..d {
+                let weight = m * self.acceleration[a];
+                energy -= weight * p[a];
+                g[a] = if overwrite { -weight } else { g[a] - weight };
+            }
         }
-        Ok(self.energy(x, time))
+        Ok(energy)
     }
 
     fn hessian(
@@ -146,9 +150,13 @@ impl EnergyTerm for RegionForce {
         if overwrite {
             gradient.fill(0.0);
         }
-        let mut force = vec![0.0; gradient.len()];
-        self.add_to(time, &mut force);
-        gradient.iter_mut().zip(&force).for_each(|(g, f)| *g -= f);
+        let total = self.total_at(time);
+        let d = self.dimension;
+        for (&v, &share) in self.vertices.iter().zip(&self.shares) {
+            for a in 0..d {
+                gradient[d * v + a] -= share * total[a];
+            }
+        }
         Ok(self.energy(x, time))
     }
 
