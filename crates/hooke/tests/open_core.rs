@@ -199,6 +199,12 @@ fn the_step_objective_has_consistent_derivatives_in_both_coordinates() {
         let mut hessian = objective.hessian_matrix();
         objective.hessian(&u, &mut gradient, &mut hessian).unwrap();
         let dense = hessian.to_dense();
+        // The Hessian-free product agrees with the assembled matrix.
+        let direction: Vec<f64> = (0..size).map(|i| (i as f64 * 0.7).sin()).collect();
+        let mut product = vec![0.0; size];
+        objective.hessian_times(&u, &direction, &mut product).unwrap();
+        let expected = &dense * DVector::from_column_slice(&direction);
+        assert!(largest_difference(&product, expected.as_slice()) < 1e-10 * expected.amax());
         let step = 1e-6;
         let (g_scale, h_scale) = (gradient.iter().fold(0.0f64, |m, g| m.max(g.abs())), dense.amax());
         for j in 0..size {

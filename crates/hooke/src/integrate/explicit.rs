@@ -12,7 +12,7 @@
 //! follow their motion: prescribed positions and velocities overwrite the update.
 
 use super::acceleration::Acceleration;
-use super::{axpy, commit_step, same_time, StepReport};
+use super::{axpy, commit_step, StepReport, Timed};
 use crate::error::{HookeError, Result};
 use crate::model::{project_out_of_obstacles, Model, RebasedElasticity, State};
 use crate::solve::FreeSystem;
@@ -28,7 +28,7 @@ pub(crate) enum ExplicitMethod {
 /// The explicit viscoelastic damping impulse of seed 001 §2.6, −k_D ∇W(F(x_{k−1}, x_k)),
 /// torque-free about x_k, needs the previous positions: `previous` holds them,
 /// keyed by the time of the state they precede.
-pub(crate) type PreviousPositions = Option<(f64, Vec<f64>)>;
+pub(crate) type PreviousPositions = Option<Timed<Vec<f64>>>;
 
 /// Takes one step of an explicit method. `previous` is given by the methods that
 /// support viscoelastic damping (symplectic Euler); the others refuse it.
@@ -77,11 +77,8 @@ pub(crate) fn explicit_step(
             ExplicitMethod::SymplecticEuler => {
                 let a0 = a(x, v, s.time)?;
                 let mut v1 = axpy(v, dt, &a0);
-                let last = previous
-                    .as_ref()
-                    .and_then(|p| p.as_ref())
-                    .filter(|(time, _)| same_time(*time, s.time));
-                if let (true, Some((_, x_previous))) = (coefficient > 0.0, last) {
+                let last = previous.as_ref().and_then(|p| p.as_ref()).and_then(|p| p.at(s.time));
+                if let (true, Some(x_previous)) = (coefficient > 0.0, last) {
                     let mut gradient = vec![0.0; x.len()];
                     RebasedElasticity::new(model, x_previous)?.gradient(x, &mut gradient)?;
                     let impulse: Vec<f64> = gradient.iter().map(|g| -coefficient * g).collect();
@@ -122,7 +119,7 @@ pub(crate) fn explicit_step(
             }
         };
         *mass_system = mass;
-        remembered = Some((end, before.clone()));
+        remembered = Some(Timed::new(end, before.clone()));
         let (mut positions, mut velocities) = pinned(end, positions, velocities);
         project_out_of_obstacles(model.obstacles(), model.dimension(), &mut positions, &mut velocities);
         let seconds = started.elapsed().as_secs_f64();
@@ -141,7 +138,7 @@ pub(crate) fn explicit_step(
     });
     if let (Ok(_), Some(slot)) = (&report, previous) {
         // The positions this step started from precede the new state.
-        *slot = remembered.filter(|(time, _)| *time > start_time);
+        *slot = remembered.filter(|p| p.time > start_time);
     }
     report
 }

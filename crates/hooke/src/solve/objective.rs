@@ -21,6 +21,16 @@ pub trait Objective {
     /// from [`Objective::hessian_matrix`].
     fn hessian(&self, u: &[f64], gradient: &mut [f64], hessian: &mut SystemMatrix) -> Result<f64>;
 
+    /// The Hessian-vector product H(u) v, written into `product`. The default
+    /// assembles the Hessian; objectives with a cheaper product override it.
+    fn hessian_times(&self, u: &[f64], v: &[f64], product: &mut [f64]) -> Result<()> {
+        let mut gradient = vec![0.0; self.size()];
+        let mut hessian = self.hessian_matrix();
+        self.hessian(u, &mut gradient, &mut hessian)?;
+        hessian.multiply(v, product);
+        Ok(())
+    }
+
     /// A matrix of the kind and shape [`Objective::hessian`] fills (sparse on
     /// the free DOFs' pattern, or dense r×r for reduced coordinates).
     fn hessian_matrix(&self) -> SystemMatrix;
