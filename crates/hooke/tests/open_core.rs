@@ -628,3 +628,59 @@ fn soft_pins_hold_with_zero_length_springs_shared_by_mass() {
         .replacen("gravity = [0, 0, -9.81]\n", "", 1);
     assert!(matches!(scene(&refused), Err(HookeError::Scene { key, .. }) if key == "pins"));
 }
+
+/// `[coordinates] kind = "modal"` simulates a scene in its lowest modes: a
+/// clamped bar released from a sag under gravity swings as the full model
+/// does (its motion lives in the lowest modes), and integrators that cannot
+/// take reduced coordinates are refused.
+#[test]
+fn scenes_can_run_in_their_lowest_modes() {
+    let text = |coordinates: &str, kind: &str| {
+        format!(
+            r#"
+gravity = [0, 0, -9.81]
+[simulation]
+duration = 0.2
+time_step = 0.005
+[[bodies]]
+mesh = {{ box = {{ size = [0.5, 0.05, 0.05], cells = [10, 1, 1] }} }}
+material = {{ model = "linear", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 1000.0 }}
+[[pins]]
+select = {{ plane = {{ point = [0, 0, 0], normal = [-1, 0, 0] }} }}
+[integrator]
+kind = "{kind}"
+{coordinates}
+"#
+        )
+    };
+    let tip_path = |text: &str| {
+        let mut built = scene(text).unwrap();
+        let mut state = built.initial_state.clone();
+        let tip = built
+            .model
+            .mesh()
+            .vertices()
+            .iter()
+            .position(|p| p.x == 0.5 && p.y == 0.0 && p.z == 0.0)
+            .unwrap();
+        let mut path = Vec::new();
+        for _ in 0..40 {
+            built.integrator.step(&built.model, &mut state, 0.005).unwrap();
+            path.push(state.positions[3 * tip + 2]);
+        }
+        path
+    };
+    let full = tip_path(&text("", "im"));
+    let modal = tip_path(&text("[coordinates]\nkind = \"modal\"\nmodes = 12", "im"));
+    let amplitude = full.iter().fold(0.0f64, |m, z| m.max(z.abs()));
+    assert!(amplitude > 1e-3, "the bar swings ({amplitude})");
+    let difference = largest_difference(&full, &modal);
+    assert!(
+        difference < 0.03 * amplitude,
+        "modal path differs by {difference:e} of {amplitude:e}"
+    );
+    let refused = text("[coordinates]\nkind = \"modal\"\nmodes = 12", "se");
+    assert!(matches!(scene(&refused), Err(HookeError::Scene { key, .. }) if key == "coordinates"));
+    let too_many = text("[coordinates]\nkind = \"modal\"\nmodes = 100000", "im");
+    assert!(matches!(scene(&too_many), Err(HookeError::Scene { key, .. }) if key == "coordinates.modes"));
+}

@@ -134,6 +134,10 @@ impl Scene {
             model.add_constraint(surface)?;
         }
 
+        if let Some(coordinates) = &file.coordinates {
+            let subspace = reduced_coordinates(&model, coordinates)?;
+            model.set_subspace(Some(subspace))?;
+        }
         // Whether the integrator handles what the model holds: a scene error naming the key.
         integrator.check(&model)?;
 
@@ -239,6 +243,24 @@ impl Scene {
             }
         })
     }
+}
+
+/// The subspace of a `[coordinates]` table: the lowest modes at rest, pins held.
+fn reduced_coordinates(model: &Model, section: &super::CoordinatesSection) -> Result<crate::model::Subspace> {
+    let super::CoordinatesSection::Modal { modes } = section;
+    let free = model.dof_map(0.0).free_count();
+    if *modes > free {
+        return Err(HookeError::scene(
+            "coordinates.modes",
+            format!("{modes} modes of a model with {free} free DOFs"),
+        ));
+    }
+    let rest = model.initial_state();
+    let found = crate::modal::lowest_modes(model, &rest, *modes, &Default::default())?;
+    let basis = nalgebra::DMatrix::from_fn(model.dof_count(), found.shapes.len(), |row, column| {
+        found.shapes[column][row]
+    });
+    crate::model::Subspace::new(rest.positions, basis)
 }
 
 fn build_network(section: &NetworkSection) -> Result<NetworkPart> {

@@ -43,12 +43,23 @@ pub struct SceneFile {
     /// The minimiser of the implicit integrators and the static solve.
     #[serde(default)]
     pub solver: SolverSettings,
+    /// Reduced coordinates x = x₀ + B u (absent: every free DOF is an unknown).
+    pub coordinates: Option<CoordinatesSection>,
     #[serde(default)]
     pub output: OutputSection,
 }
 
 fn default_dimension() -> usize {
     3
+}
+
+/// The `[coordinates]` table: the subspace a scene is simulated in.
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum CoordinatesSection {
+    /// The lowest `modes` vibration modes of (K, M) at rest, with the pins held:
+    /// linear modal reduction, for small deformations about the rest shape.
+    Modal { modes: usize },
 }
 
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
@@ -541,6 +552,11 @@ impl SceneFile {
             }
         }
         self.solver.validate("solver")?;
+        if let Some(CoordinatesSection::Modal { modes }) = &self.coordinates {
+            if *modes == 0 {
+                return Err(HookeError::scene("coordinates.modes", "must be at least 1"));
+            }
+        }
         // Building checks the integrator's own settings.
         self.integrator.build(&self.solver).map(|_| ())
     }
