@@ -49,8 +49,8 @@ enum Command {
         /// The scene file (TOML).
         scene: PathBuf,
         /// Comma-separated integrators by name or alias (`hooke integrators` lists them). The
-        /// scene's own integrator keeps its settings, the others take their defaults; the adaptive
-        /// ones need a step-size rule, so they run only as the scene's integrator.
+        /// scene's own integrator keeps its settings, the others take their defaults (the adaptive
+        /// ones then take fixed steps, σ = 1).
         #[arg(short, long, value_delimiter = ',', default_value = "be,im,bdf2")]
         integrators: Vec<String>,
         /// Output folder (default: out/<scene name>-comparison); each integrator writes a subfolder.

@@ -43,15 +43,17 @@ pub fn compare(
     }
     let built = scene.build()?;
     let solver = &scene.file.solver;
-    let scene_integrator = scene.file.integrator.build(solver)?.name();
+    let scene_integrator = scene.file.integrator.name()?;
     let mut runs = Vec::new();
     for config in integrators {
-        let mut integrator = config.build(solver)?;
         // The scene's own integrator keeps all its settings (SIERE's mode count, say).
-        // Compared by name, so that variants of one kind (si and si_exact) stay apart.
-        if integrator.name() == scene_integrator {
-            integrator = scene.file.integrator.build(solver)?;
-        }
+        // Compared by registered name, so that variants (si and si_exact) stay apart.
+        let own = config.name()? == scene_integrator;
+        let mut integrator = if own {
+            scene.file.integrator.build(solver)?
+        } else {
+            config.build(solver)?
+        };
         let name = integrator.name().to_string();
         let settings = RunSettings {
             output_directory: output.join(&name),

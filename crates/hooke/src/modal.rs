@@ -1,5 +1,5 @@
 //! Modal analysis: the lowest vibration modes of a model about its initial
-//! state, K u = ω² M u on the free DOFs (pinned vertices held), written as a
+//! state, K u = ω² M u on the free DOFs (pinned components held), written as a
 //! frequency table and mode-shape frames.
 
 use crate::error::{HookeError, Result};
@@ -111,7 +111,7 @@ pub fn export_matrices(model: &Model, state: &State, directory: &Path) -> Result
     let restrict = |values: &[f64]| -> Vec<f64> { source.iter().map(|&s| values[s]).collect() };
     let stiffness = model.stiffness(&state.positions, state.time, false)?;
     let note = format!(
-        "Hooke: {} free DOFs of {} (pinned vertices removed), interleaved x, y(, z) per vertex",
+        "Hooke: {} free DOFs of {} (pinned components removed), interleaved x, y(, z) per vertex",
         dofs.free_count(),
         model.dof_count()
     );

@@ -308,6 +308,7 @@ fn line_searched_static_solve_ends_in_equilibrium() {
         },
         release_time: None,
         components: hooke::model::ALL_COMPONENTS,
+        key: None,
     });
     // One large step: the end is pulled 30 cm along the bar and 10 cm sideways at once.
     let mut state = model.initial_state();

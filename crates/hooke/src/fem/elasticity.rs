@@ -7,7 +7,7 @@ use super::kind::ElementKind;
 use crate::error::{HookeError, Result};
 use crate::linalg::LowerPattern;
 use crate::material::{MaterialRef, Want};
-use crate::model::{ElasticityTerm, EnergyTerm, HessianTarget, TermCapabilities, TermKind};
+use crate::model::{vertex_point, ElasticityTerm, EnergyTerm, HessianTarget, TermCapabilities, TermKind};
 use nalgebra::{Matrix3, Vector3};
 use rayon::prelude::*;
 use std::marker::PhantomData;
@@ -202,15 +202,7 @@ fn defined_under_inversion(materials: &[MaterialRef]) -> bool {
 
 /// The rest corners of an element (z = 0 in 2D).
 fn corners<E: ElementKind>(vertices: &[usize], x: &[f64]) -> Vec<Vector3<f64>> {
-    let d = E::DIMENSION;
-    vertices
-        .iter()
-        .map(|&v| {
-            let mut p = Vector3::zeros();
-            p.as_mut_slice()[..d].copy_from_slice(&x[d * v..d * v + d]);
-            p
-        })
-        .collect()
+    vertices.iter().map(|&v| vertex_point(x, v, E::DIMENSION)).collect()
 }
 
 impl<E: ElementKind> EnergyTerm for Elasticity<E> {
@@ -312,10 +304,6 @@ impl<E: ElementKind> ElasticityTerm for Elasticity<E> {
                     .energy_density
             })
             .collect()
-    }
-
-    fn measures(&self) -> Vec<f64> {
-        self.geometry.iter().map(E::measure).collect()
     }
 
     fn with_materials(&self, materials: Vec<MaterialRef>) -> Box<dyn EnergyTerm> {

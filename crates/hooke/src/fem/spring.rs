@@ -99,10 +99,6 @@ impl Springs {
             blocks: Vec::new(),
         })
     }
-
-    pub fn springs(&self) -> &[Spring] {
-        &self.springs
-    }
 }
 
 impl EnergyTerm for Springs {
@@ -117,6 +113,8 @@ impl EnergyTerm for Springs {
     fn capabilities(&self) -> TermCapabilities {
         TermCapabilities {
             material_stiffness: true,
+            // Springs index 3 coordinates per vertex.
+            planar: false,
             ..TermCapabilities::SMOOTH
         }
     }
@@ -181,7 +179,7 @@ impl EnergyTerm for Springs {
         self.springs.iter().map(|s| s.vertices).collect()
     }
 
-    fn add_material_stiffness(&self, x: &[f64], values: &mut [f64]) {
+    fn add_material_stiffness(&self, x: &[f64], _time: f64, values: &mut [f64]) {
         for (s, blocks) in self.springs.iter().zip(&self.blocks) {
             let [a, b] = s.vertices;
             blocks.add(values, &s.material_block(&point(x, a), &point(x, b)));

@@ -3,7 +3,7 @@
 //! steps, instead of failing at some step.
 
 use crate::error::{HookeError, Result};
-use crate::model::{Model, Motion, TermKind};
+use crate::model::{moves, Model, TermKind};
 
 /// The model features an integrator supports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +26,18 @@ pub struct Capabilities {
     pub two_dimensional: bool,
     /// Reduced coordinates x = x₀ + B u.
     pub reduced_coordinates: bool,
+    /// Energy terms whose Hessian has a low-rank part U S Uᵀ.
+    pub low_rank_terms: bool,
+    /// It uses gradients only (explicit methods), so terms without a Hessian are fine.
+    pub gradient_only: bool,
+}
+
+/// The refusal of viscoelastic damping by an integrator that does not apply it.
+pub(crate) fn viscoelastic_refused(integrator: &str) -> HookeError {
+    HookeError::scene(
+        "damping.viscoelastic_coefficient",
+        format!("{integrator} does not handle viscoelastic damping; use backward_euler, implicit_midpoint, variational_midpoint or symplectic_euler"),
+    )
 }
 
 impl std::fmt::Display for Capabilities {
@@ -41,6 +53,8 @@ impl std::fmt::Display for Capabilities {
             (self.element_terms, "elements with materials"),
             (self.two_dimensional, "2D"),
             (self.reduced_coordinates, "reduced coordinates"),
+            (self.low_rank_terms, "low-rank stiffness terms"),
+            (self.gradient_only, "terms without a Hessian"),
         ];
         let names: Vec<&str> = features.iter().filter(|(on, _)| *on).map(|(_, name)| *name).collect();
         f.write_str(&names.join(", "))
@@ -59,6 +73,8 @@ impl Capabilities {
         element_terms: true,
         two_dimensional: true,
         reduced_coordinates: false,
+        low_rank_terms: true,
+        gradient_only: false,
     };
 
     /// Refuses a model that needs what `integrator` lacks; the error names the scene key.
@@ -67,10 +83,7 @@ impl Capabilities {
             |key: &str, what: &str| Err(HookeError::scene(key, format!("{integrator} does not handle {what}")));
         let damping = model.damping();
         if !self.viscoelastic_damping && damping.is_some_and(|d| d.viscoelastic_coefficient > 0.0) {
-            return refuse(
-                "damping.viscoelastic_coefficient",
-                "viscoelastic damping; use backward_euler, implicit_midpoint, variational_midpoint or symplectic_euler",
-            );
+            return Err(viscoelastic_refused(integrator));
         }
         if !self.rayleigh_damping && damping.is_some_and(|d| d.has_rayleigh()) {
             return refuse(
@@ -106,12 +119,13 @@ impl Capabilities {
             );
         }
         if !self.moving_pins {
-            if let Some(p) = model
+            if let Some((p, pin)) = model
                 .pins()
                 .iter()
-                .position(|p| p.release_time.is_some() || p.motion != Motion::Fixed {})
+                .enumerate()
+                .find(|(_, p)| moves(&p.motion, p.release_time))
             {
-                return refuse(&format!("pins[{p}]"), "pins that move or are released");
+                return refuse(&pin.name(p), "pins that move or are released");
             }
             if let Some(term) = model.terms().iter().find(|t| t.capabilities().time_dependent) {
                 return refuse("pins", &format!("{} that moves or is released", term.name()));
@@ -128,6 +142,19 @@ impl Capabilities {
         }
         if !self.two_dimensional && model.dimension() == 2 {
             return refuse("dimension", "2D models");
+        }
+        if !self.low_rank_terms {
+            if let Some(term) = model.terms().iter().find(|t| t.capabilities().low_rank) {
+                return refuse(
+                    "integrator.kind",
+                    &format!("{}, whose stiffness has a low-rank part", term.name()),
+                );
+            }
+        }
+        if !self.gradient_only {
+            if let Some(term) = model.terms().iter().find(|t| !t.capabilities().hessian) {
+                return refuse("integrator.kind", &format!("{}, which has no Hessian", term.name()));
+            }
         }
         if !self.reduced_coordinates && model.subspace().is_some() {
             return refuse(

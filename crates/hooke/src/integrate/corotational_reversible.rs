@@ -127,7 +127,7 @@ fn check_materials(model: &Model) -> Result<()> {
             return Err(HookeError::scene(
                 "bodies.material.model",
                 format!(
-                    "corotational_reversible needs a co-rotated quadratic material everywhere (corotational, or anisotropic_linear with corotated = true); element {e} is {}",
+                    "corotational_reversible needs a co-rotated quadratic material everywhere (corotational, or anisotropic_linear with corotated = true); element {e} (numbered over all bodies) is {}",
                     elements.materials()[e].name()
                 ),
             ));
@@ -220,7 +220,6 @@ impl Integrator for CorotationalReversible {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        self.check(model)?;
         self.prepare(model)?;
         let p = match self.momentum.as_ref().and_then(|p| p.at(state.time)) {
             Some(p) => p.clone(),

@@ -13,7 +13,7 @@
 
 use super::acceleration::Acceleration;
 use super::{axpy, commit_step, StepReport, Timed};
-use crate::error::{HookeError, Result};
+use crate::error::Result;
 use crate::model::{project_out_of_obstacles, Model, RebasedElasticity, State};
 use crate::solve::FreeSystem;
 
@@ -23,6 +23,17 @@ pub(crate) enum ExplicitMethod {
     SymplecticEuler,
     VelocityVerlet,
     RungeKutta4,
+}
+
+impl ExplicitMethod {
+    fn name(self) -> &'static str {
+        match self {
+            ExplicitMethod::ForwardEuler => "forward_euler",
+            ExplicitMethod::SymplecticEuler => "symplectic_euler",
+            ExplicitMethod::VelocityVerlet => "velocity_verlet",
+            ExplicitMethod::RungeKutta4 => "runge_kutta4",
+        }
+    }
 }
 
 /// The explicit viscoelastic damping impulse of seed 001 §2.6, −k_D ∇W(F(x_{k−1}, x_k)),
@@ -42,10 +53,7 @@ pub(crate) fn explicit_step(
 ) -> Result<StepReport> {
     let coefficient = model.viscoelastic_coefficient();
     if coefficient > 0.0 && previous.is_none() {
-        return Err(HookeError::Scene {
-            key: "damping.viscoelastic_coefficient".to_string(),
-            reason: "viscoelastic damping is available with backward_euler, implicit_midpoint, variational_midpoint and symplectic_euler".to_string(),
-        });
+        return Err(super::capabilities::viscoelastic_refused(method.name()));
     }
     let mut remembered = None;
     let before = state.positions.clone();

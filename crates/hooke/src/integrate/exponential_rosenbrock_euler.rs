@@ -128,6 +128,7 @@ impl Integrator for ExponentialRosenbrockEuler {
                 &mut low_rank,
             )?;
             add_resting_contact_stiffness(model, &s.positions, &mut stiffness);
+            let low_rank = crate::linalg::LowRank::combined(&low_rank.iter().map(|l| (1.0, l)).collect::<Vec<_>>());
             let damping = model.damping_values(&s.positions)?;
             let mut damping_force = vec![0.0; n];
             if let Some(d) = &damping {
@@ -165,6 +166,9 @@ impl Integrator for ExponentialRosenbrockEuler {
                 dofs.scatter(zv, &mut full_v);
                 let mut kx = vec![0.0; n];
                 pattern.symmetric_multiply(&stiffness, &full_x, &mut kx);
+                if let Some(l) = &low_rank {
+                    l.multiply_add(1.0, &full_x, &mut kx);
+                }
                 if let Some(d) = &damping {
                     let mut dv = vec![0.0; n];
                     pattern.symmetric_multiply(d, &full_v, &mut dv);

@@ -94,12 +94,7 @@ pub(crate) fn solve_implicit_step(
             offset: form.offset,
             reference: RebasedElasticity::new(model, &state.positions)?,
         }),
-        (true, None) => {
-            return Err(HookeError::Scene {
-                key: "damping.viscoelastic_coefficient".to_string(),
-                reason: "viscoelastic damping is available with backward_euler, implicit_midpoint, variational_midpoint and symplectic_euler".to_string(),
-            })
-        }
+        (true, None) => return Err(super::capabilities::viscoelastic_refused("this integrator")),
     };
     let coordinates = match model.subspace() {
         Some(subspace) => Coordinates::Reduced(subspace),

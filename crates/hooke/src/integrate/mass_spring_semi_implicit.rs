@@ -46,6 +46,19 @@ impl Integrator for MassSpringSemiImplicit {
         }
     }
 
+    fn requirements(&self, model: &Model) -> Result<()> {
+        match model.terms().iter().find(|t| !t.capabilities().material_stiffness) {
+            Some(term) => Err(HookeError::scene(
+                "integrator.kind",
+                format!(
+                    "mass_spring_semi_implicit splits spring stiffness only; this model has {} (use semi_implicit_backward_euler or siere)",
+                    term.name()
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
         commit_step(model, state, dt, |state| {
             let started = Instant::now();
@@ -53,17 +66,9 @@ impl Integrator for MassSpringSemiImplicit {
             let mut gradient = vec![0.0; n];
             let mut stiffness = vec![0.0; model.pattern().nonzeros()];
             model.gradient(&state.positions, state.time + dt, &mut gradient)?;
+            self.requirements(model)?;
             for term in model.terms() {
-                if !term.capabilities().material_stiffness {
-                    return Err(HookeError::scene(
-                        "integrator.kind",
-                        format!(
-                            "mass_spring_semi_implicit splits spring stiffness only; this model has {} (use semi_implicit_backward_euler or siere)",
-                            term.name()
-                        ),
-                    ));
-                }
-                term.add_material_stiffness(&state.positions, &mut stiffness);
+                term.add_material_stiffness(&state.positions, state.time, &mut stiffness);
             }
             Linearisation::from_parts(model, state, dt, gradient, stiffness, started)?.semi_implicit_step(
                 &mut self.system,

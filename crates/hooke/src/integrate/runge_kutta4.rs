@@ -33,7 +33,10 @@ impl Integrator for RungeKutta4 {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities::COMMON
+        Capabilities {
+            gradient_only: true,
+            ..Capabilities::COMMON
+        }
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {

@@ -356,7 +356,11 @@ impl Integrator for Siere {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities::COMMON
+        Capabilities {
+            // Its modes come from a sparse K.
+            low_rank_terms: false,
+            ..Capabilities::COMMON
+        }
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {

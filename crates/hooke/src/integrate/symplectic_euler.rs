@@ -40,6 +40,7 @@ impl Integrator for SymplecticEuler {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             viscoelastic_damping: true,
+            gradient_only: true,
             ..Capabilities::COMMON
         }
     }

@@ -74,12 +74,20 @@ pub(crate) const CONSERVATIVE: Capabilities = Capabilities {
     element_terms: true,
     two_dimensional: true,
     reduced_coordinates: false,
+    low_rank_terms: true,
+    gradient_only: false,
 };
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct AdaptiveSettings {
+    /// σ = 1 (fixed steps) when absent.
+    #[serde(default = "constant_rule")]
     pub step_size: StepSizeRule,
+}
+
+fn constant_rule() -> StepSizeRule {
+    StepSizeRule::Constant
 }
 
 /// The step-size rule of an adaptive integrator's `[integrator]` keys.

@@ -227,11 +227,6 @@ impl SystemSolver {
         Ok(&mut self.sparse.as_mut().expect("set just above").1)
     }
 
-    /// The sparse factorisation, if the last matrix was sparse (for its statistics).
-    pub fn sparse_factor(&self) -> Option<&SparseCholesky> {
-        self.sparse.as_ref().map(|(_, c)| c)
-    }
-
     /// Factorises `matrix`, treating an indefinite one as `policy` says. With a
     /// low-rank part, the outcome describes the sparse part.
     pub fn factorize(&mut self, matrix: &SystemMatrix, policy: IndefiniteSystem) -> Result<FactorizationOutcome> {

@@ -85,7 +85,7 @@ impl EnergyTerm for Attachment {
     fn capabilities(&self) -> TermCapabilities {
         TermCapabilities {
             material_stiffness: true,
-            time_dependent: self.release_time.is_some() || self.motion != Motion::Fixed {},
+            time_dependent: super::pins::moves(&self.motion, self.release_time),
             anchoring: true,
             ..TermCapabilities::SMOOTH
         }
@@ -141,9 +141,9 @@ impl EnergyTerm for Attachment {
         self.gradient(x, time, gradient, overwrite)
     }
 
-    fn add_material_stiffness(&self, x: &[f64], values: &mut [f64]) {
+    fn add_material_stiffness(&self, x: &[f64], time: f64, values: &mut [f64]) {
         let d = self.dimension;
-        for (i, dof, k, _) in self.offsets(x, 0.0) {
+        for (i, dof, k, _) in self.offsets(x, time) {
             values[self.diagonal[i][dof % d]] += k;
         }
     }

@@ -194,11 +194,6 @@ impl ContactPenalty {
             }
         }
     }
-
-    /// Deepest penetration into any obstacle (0 when none).
-    pub fn max_penetration(&self, x: &[f64]) -> f64 {
-        max_penetration(&self.obstacles, x, self.dimension)
-    }
 }
 
 /// Deepest penetration of the vertices at x into any of the obstacles (0 when none).
@@ -317,7 +312,7 @@ impl EnergyTerm for ContactPenalty {
         Ok(energy)
     }
 
-    fn add_material_stiffness(&self, x: &[f64], values: &mut [f64]) {
+    fn add_material_stiffness(&self, x: &[f64], _time: f64, values: &mut [f64]) {
         for (v, _, _, h) in self.penalties(x, true) {
             self.add_block(values, v, &h);
         }

@@ -52,15 +52,17 @@ impl super::Model {
     pub fn set_damping(&mut self, damping: Option<Damping>) -> Result<()> {
         if damping.is_some_and(|d| d.viscoelastic_coefficient > 0.0) {
             let reason = if self.materials().iter().any(|m| !m.capabilities().rotation_invariant) {
-                Some("it needs a rotation-invariant material; linear elasticity would damp rigid rotation (seed 001 §2.6 uses it with non-linear materials only)")
-            } else if self
-                .terms
-                .iter()
-                .any(|t| t.kind() == TermKind::Elastic && t.as_elasticity().is_none())
-            {
-                Some("it acts on elements with materials only; this model has springs, which would stay undamped")
+                Some("it needs a rotation-invariant material; linear elasticity would damp rigid rotation (seed 001 §2.6 uses it with non-linear materials only)".to_string())
             } else {
-                None
+                self.terms
+                    .iter()
+                    .find(|t| t.kind() == TermKind::Elastic && t.as_elasticity().is_none())
+                    .map(|t| {
+                        format!(
+                            "it acts on elements with materials only; this model has {}, which would stay undamped",
+                            t.name()
+                        )
+                    })
             };
             if let Some(reason) = reason {
                 return Err(HookeError::scene("damping.viscoelastic_coefficient", reason));

@@ -15,6 +15,8 @@ const LINEAR: TermCapabilities = TermCapabilities {
     linear: true,
     time_dependent: false,
     anchoring: false,
+    low_rank: false,
+    planar: true,
 };
 
 /// A linear term's Hessian is zero: only its gradient is added.
@@ -108,17 +110,6 @@ impl RegionForce {
     /// The total force at time t.
     pub fn total_at(&self, time: f64) -> Vector3<f64> {
         self.total + self.amplitude * (2.0 * std::f64::consts::PI * self.frequency * time + self.phase).sin()
-    }
-
-    /// Adds this force at time t into a full force vector.
-    pub fn add_to(&self, time: f64, force: &mut [f64]) {
-        let total = self.total_at(time);
-        let d = self.dimension;
-        for (&v, &share) in self.vertices.iter().zip(&self.shares) {
-            for a in 0..d {
-                force[d * v + a] += share * total[a];
-            }
-        }
     }
 }
 

@@ -23,7 +23,7 @@ pub use contact::{max_penetration, project_out_of_obstacles, vertex_point, Conta
 pub use damping::{Damping, DampingStiffness};
 pub use dofs::{DofMap, Restriction};
 pub use forces::{Gravity, RegionForce};
-pub use pins::{Motion, Pin, ALL_COMPONENTS};
+pub use pins::{moves, Motion, Pin, ALL_COMPONENTS};
 pub use selection::Selection;
 pub use state::State;
 pub use subspace::Subspace;
@@ -144,6 +144,11 @@ impl Model {
     /// not hold yet, the pattern is rebuilt and every term bound to it again.
     pub fn add_term(&mut self, mut term: Box<dyn EnergyTerm>) -> Result<()> {
         let d = self.dimension();
+        if d == 2 && !term.capabilities().planar {
+            return Err(HookeError::Mesh {
+                reason: format!("{} works in 3D only; this model is 2D", term.name()),
+            });
+        }
         let mut fits = true;
         term.couplings(&mut |group| {
             for &a in group {
@@ -166,6 +171,11 @@ impl Model {
             term.bind(&self.pattern, d);
         }
         self.mass = MassMatrix::assemble(self.mass.kind(), d, &self.pattern, &self.terms, &self.vertex_masses)?;
+        // Gravity and contact scale with the lumped masses, which new elements change.
+        self.set_gravity(self.gravity);
+        if let Some(obstacle) = self.obstacles.pop() {
+            self.add_obstacle(obstacle);
+        }
         self.set_damping(self.damping)
     }
 
@@ -377,13 +387,14 @@ impl Model {
                     ),
                 ));
             }
-            if let Some(p) = self
+            if let Some((p, pin)) = self
                 .pins
                 .iter()
-                .position(|p| p.release_time.is_some() || p.motion != Motion::Fixed {})
+                .enumerate()
+                .find(|(_, p)| pins::moves(&p.motion, p.release_time))
             {
                 return Err(HookeError::scene(
-                    format!("pins[{p}]"),
+                    pin.name(p),
                     "reduced coordinates need pins that hold still for ever (no motion, no release)",
                 ));
             }

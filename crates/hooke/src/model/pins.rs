@@ -91,6 +91,11 @@ impl Default for Motion {
     }
 }
 
+/// Whether a pin with this motion and release time ever moves its vertices or lets them go.
+pub fn moves(motion: &Motion, release_time: Option<f64>) -> bool {
+    release_time.is_some() || *motion != Motion::Fixed {}
+}
+
 /// Every component held.
 pub const ALL_COMPONENTS: [bool; 3] = [true, true, true];
 
@@ -103,6 +108,8 @@ pub struct Pin {
     pub release_time: Option<f64>,
     /// Which components (x, y, z) the pin holds; the others stay free.
     pub components: [bool; 3],
+    /// The scene key it came from (`pins[2]`), for messages; None for pins made in code.
+    pub key: Option<String>,
 }
 
 impl Pin {
@@ -113,7 +120,13 @@ impl Pin {
             motion,
             release_time,
             components: ALL_COMPONENTS,
+            key: None,
         }
+    }
+
+    /// The scene key of the pin, or its place among the model's pins.
+    pub fn name(&self, index: usize) -> String {
+        self.key.clone().unwrap_or_else(|| format!("pins[{index}]"))
     }
 
     /// Whether the pin still holds at time t.

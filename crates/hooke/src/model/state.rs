@@ -1,6 +1,6 @@
 //! The evolving state of a simulation.
 
-/// Positions and velocities of every vertex (interleaved x, y, z) at a time.
+/// Positions and velocities of every vertex (interleaved x, y(, z): `Model::dimension` per vertex) at a time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
     pub time: f64,

@@ -42,6 +42,10 @@ pub struct TermCapabilities {
     /// It holds the body in place (a soft pin): the potential then has no rigid
     /// motions, and a static solve is defined without hard pins.
     pub anchoring: bool,
+    /// Its Hessian has a low-rank part U S Uᵀ.
+    pub low_rank: bool,
+    /// Which model dimensions it works in (springs are 3D only).
+    pub planar: bool,
 }
 
 impl TermCapabilities {
@@ -54,6 +58,8 @@ impl TermCapabilities {
         linear: false,
         time_dependent: false,
         anchoring: false,
+        low_rank: false,
+        planar: true,
     };
 }
 
@@ -109,7 +115,7 @@ pub trait EnergyTerm: Send + Sync {
     /// Adds the stress-independent part of the Hessian (PSD), when the term has
     /// one (`capabilities().material_stiffness`): springs' k ŝŝᵀ, the penalty's
     /// projected Hessian, zero for loads.
-    fn add_material_stiffness(&self, _x: &[f64], _values: &mut [f64]) {}
+    fn add_material_stiffness(&self, _x: &[f64], _time: f64, _values: &mut [f64]) {}
 
     /// Edges the outputs draw for this term beside the mesh's elements (springs).
     fn drawn_edges(&self) -> Vec<[usize; 2]> {
@@ -133,8 +139,6 @@ pub trait ElasticityTerm: Send + Sync {
     fn deformation_gradients(&self, x: &[f64]) -> Vec<Matrix3<f64>>;
     /// ψ of every element at x (+∞ where undefined).
     fn energy_densities(&self, x: &[f64]) -> Vec<f64>;
-    /// Volume (area in 2D) of every element at rest.
-    fn measures(&self) -> Vec<f64>;
     /// The same elements with other materials (bound to the same pattern).
     fn with_materials(&self, materials: Vec<MaterialRef>) -> Box<dyn EnergyTerm>;
     /// The same elements and materials measured from another rest shape

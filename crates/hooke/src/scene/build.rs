@@ -100,6 +100,7 @@ impl Scene {
                 None => {
                     let mut held = Pin::new(vertices, pin.motion.clone(), pin.release_time);
                     held.components = components;
+                    held.key = Some(format!("pins[{p}]"));
                     model.add_pin(held);
                 }
             }
@@ -144,14 +145,7 @@ impl Scene {
         let mut initial_state = model.initial_state();
         initial_state.velocities = initial_velocity;
         // Pinned vertices move as their motion says from the start (a rotating pin has a velocity at t = 0).
-        for pin in model.pins().iter().filter(|p| p.is_active(0.0)) {
-            for &v in &pin.vertices {
-                let velocity = pin.motion.velocity(&model.mesh().vertices()[v], 0.0);
-                for a in (0..dimension).filter(|&a| pin.components[a]) {
-                    initial_state.velocities[dimension * v + a] = velocity[a];
-                }
-            }
-        }
+        model.apply_prescribed_velocities(0.0, &mut initial_state.velocities);
         Ok(BuiltScene {
             integrator,
             model,
