@@ -546,3 +546,36 @@ material = {{ model = "neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, 
         assert!(error.to_string().contains(key), "{error}");
     }
 }
+
+/// A release time between step boundaries is not silently moved: the build
+/// notes the step it falls in and when the vertices go free; one on a boundary
+/// (even one that is not a whole multiple in floating point) gets no note.
+#[test]
+fn release_time_inside_a_step_is_noted() {
+    let scratch = ScratchDirectory::new("release_inside_step");
+    let pinned = "normal = [-1.0, 0.0, 0.0] } }";
+    let inside = load_and_build(
+        &scene_with(pinned, &format!("{pinned}\nrelease_time = 0.035")),
+        scratch.path(),
+    )
+    .unwrap();
+    let note = inside
+        .notes
+        .iter()
+        .find(|n| n.contains("pins[0].release_time"))
+        .expect("a note");
+    assert!(
+        note.contains("0.03 to 0.04") && note.contains("free from t = 0.03"),
+        "{note}"
+    );
+    let boundary = load_and_build(
+        &scene_with(pinned, &format!("{pinned}\nrelease_time = 0.07")),
+        scratch.path(),
+    )
+    .unwrap();
+    assert!(
+        !boundary.notes.iter().any(|n| n.contains("release_time")),
+        "{:?}",
+        boundary.notes
+    );
+}

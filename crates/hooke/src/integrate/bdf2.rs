@@ -3,8 +3,9 @@
 //!   x_{n+1} = x̂ + β v_{n+1},  v_{n+1} = v̂ + β M⁻¹ f(x_{n+1}, v_{n+1}),
 //! i.e. minimise ½‖x − x̂ − β v̂‖²_M/β² + ½‖x − x̂‖²_D/β + W(x) − fᵀx.
 //! Second order, L-stable, mildly dissipative (less than backward Euler). The
-//! first step, and any step whose size differs from the previous one, is a
-//! backward Euler step (BDF2 needs two equal steps of history).
+//! first step, any step whose size differs from the previous one, and the first
+//! step after a pin is released, is a backward Euler step (BDF2 needs two equal
+//! steps of history over the same unknowns).
 
 use super::backward_euler::backward_euler_step;
 use super::implicit::{finished_step, solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, StepSolver};
@@ -19,10 +20,12 @@ pub struct Bdf2 {
     previous: Option<History>,
 }
 
-/// The state one step before the current one, and that step's size.
+/// The state one step before the current one, that step's size, and the pins
+/// that held during it.
 struct History {
     state: State,
     step: f64,
+    active_pins: Vec<bool>,
 }
 
 impl Bdf2 {
@@ -102,10 +105,14 @@ impl Integrator for Bdf2 {
         let previous = &mut self.previous;
         let report = commit_step(model, state, dt, |state| {
             with_step_halving(state, dt, &settings, &mut |s, h| {
-                // History is usable only if it is exactly one step of the same size behind.
-                let history = previous
-                    .as_ref()
-                    .filter(|p| (p.step - h).abs() <= 1e-12 * h && (s.time - p.state.time - h).abs() <= 1e-9 * h);
+                // History is usable only if it is exactly one step of the same size
+                // behind, over the same free DOFs (the pins holding then still hold).
+                let pins = model.dof_map(s.time + h).active_pins;
+                let history = previous.as_ref().filter(|p| {
+                    (p.step - h).abs() <= 1e-12 * h
+                        && (s.time - p.state.time - h).abs() <= 1e-9 * h
+                        && p.active_pins == pins
+                });
                 let result = match history {
                     Some(p) => bdf2_step(model, s, &p.state, h, solver),
                     None => backward_euler_step(model, s, h, solver),
@@ -114,6 +121,7 @@ impl Integrator for Bdf2 {
                     *previous = Some(History {
                         state: s.clone(),
                         step: h,
+                        active_pins: pins,
                     });
                 }
                 result

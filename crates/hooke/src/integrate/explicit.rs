@@ -61,7 +61,8 @@ pub(crate) fn explicit_step(
     let report = commit_step(model, state, dt, |s| {
         let started = std::time::Instant::now();
         let end = s.time + dt;
-        let dofs = model.dof_map(s.time);
+        // The DOFs free during the step: a pin released at its start no longer holds.
+        let dofs = model.dof_map(end);
         let damping = model.damping_values(&s.positions)?;
         let acceleration = Acceleration {
             model,

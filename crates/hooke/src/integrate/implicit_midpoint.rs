@@ -2,7 +2,9 @@
 //! v_{n+1} = vₙ + h M⁻¹ f((qₙ + q_{n+1})/2, (vₙ + v_{n+1})/2).
 //!
 //! Second order, symplectic, no artificial damping (energy of linear problems is
-//! kept exactly). With u = (qₙ + q_{n+1})/2 the step is a backward Euler step of
+//! kept exactly; for nonlinear materials the energy error is O(h²) and may be
+//! either sign: a sudden release that excites unresolved vibrations can show a
+//! visible gain at a coarse step, which shrinks fourfold per halving). With u = (qₙ + q_{n+1})/2 the step is a backward Euler step of
 //! h/2 for u (minimise ½‖u − qₙ − h/2 vₙ‖²_M/(h/2)² + ½‖u − qₙ‖²_D/(h/2) + W(u) − f(t+h/2)ᵀu),
 //! then q_{n+1} = 2u − qₙ and v_{n+1} = 4(u − qₙ)/h − vₙ. Its Newton matrix, scaled
 //! by h²/4, is M + (h/2)D + (h²/4)K: the corrected Jacobian of seed 000 eq. 2.12

@@ -20,8 +20,9 @@ pub struct Newmark {
     gamma: f64,
     solver: StepSolver,
     mass_system: Option<FreeSystem>,
-    /// aₙ of the current state.
-    acceleration: Option<Timed<Vec<f64>>>,
+    /// aₙ of the current state, and the pins that held when it was computed
+    /// (a released pin frees DOFs whose aₙ must then come from the forces).
+    acceleration: Option<(Timed<Vec<f64>>, Vec<bool>)>,
 }
 
 impl Newmark {
@@ -94,11 +95,16 @@ impl Integrator for Newmark {
         let mass_system = &mut self.mass_system;
         let stored = &mut self.acceleration;
         commit_step(model, state, dt, |state| {
-            // aₙ is known from the last step, or computed from the equations of motion at the start.
-            let initial = match stored.as_ref().and_then(|a| a.at(state.time)) {
+            // aₙ is known from the last step, or computed from the equations of motion at
+            // the start: on the first step, and when the free DOFs change (a pin is released).
+            let dofs = model.dof_map(state.time + dt);
+            let known = stored
+                .as_ref()
+                .filter(|(_, pins)| *pins == dofs.active_pins)
+                .and_then(|(a, _)| a.at(state.time));
+            let initial = match known {
                 Some(a) => a.clone(),
                 None => {
-                    let dofs = model.dof_map(state.time);
                     let damping = model.damping_values(&state.positions)?;
                     Acceleration {
                         model,
@@ -174,7 +180,7 @@ impl Integrator for Newmark {
                 ))
             });
             if result.is_ok() {
-                *stored = Some(current.clone());
+                *stored = Some((current.clone(), dofs.active_pins.clone()));
             }
             result
         })

@@ -53,7 +53,7 @@ impl Attachment {
     }
 
     fn active(&self, time: f64) -> bool {
-        self.release_time.is_none_or(|release| time < release)
+        super::pins::holds(self.release_time, time)
     }
 
     /// (DOF, stiffness, offset from the target) of every held component.

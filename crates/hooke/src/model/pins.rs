@@ -91,6 +91,13 @@ impl Default for Motion {
     }
 }
 
+/// Whether a pin released at `release_time` still holds at `time`: up to and
+/// including the release time (a vertex released at t_r is where its pin puts
+/// it at t_r, and moves only after). Times within rounding of t_r count as t_r.
+pub fn holds(release_time: Option<f64>, time: f64) -> bool {
+    release_time.is_none_or(|release| time <= release + 1e-12 * release.abs().max(1.0))
+}
+
 /// Whether a pin with this motion and release time ever moves its vertices or lets them go.
 pub fn moves(motion: &Motion, release_time: Option<f64>) -> bool {
     release_time.is_some() || *motion != Motion::Fixed {}
@@ -129,9 +136,10 @@ impl Pin {
         self.key.clone().unwrap_or_else(|| format!("pins[{index}]"))
     }
 
-    /// Whether the pin still holds at time t.
+    /// Whether the pin still holds at time t (see [`holds`]). A step from t to
+    /// t + h treats the pin as holding when it holds at t + h.
     pub fn is_active(&self, time: f64) -> bool {
-        self.release_time.is_none_or(|release| time < release)
+        holds(self.release_time, time)
     }
 }
 

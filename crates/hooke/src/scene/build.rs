@@ -82,6 +82,12 @@ impl Scene {
         for (p, pin) in file.pins.iter().enumerate() {
             let vertices = pin.select.vertices(model.mesh(), &format!("pins[{p}].select"))?;
             let components = pin.held_components(model.dimension(), &format!("pins[{p}]"))?;
+            if let Some(note) = pin
+                .release_time
+                .and_then(|t| release_inside_step(t, file.simulation.time_step))
+            {
+                notes.push(format!("pins[{p}].release_time: {note}"));
+            }
             match pin.soft {
                 Some(soft) => {
                     let masses: Vec<f64> = vertices.iter().map(|&v| model.mass().lumped()[v]).collect();
@@ -287,4 +293,19 @@ fn build_network(section: &NetworkSection) -> Result<NetworkPart> {
             section.density,
         ),
     }
+}
+
+/// A note when a pin's release time falls inside a step rather than on a step
+/// boundary: the stepper lets go at the start of that step (it treats a pin as
+/// holding during a step when it holds at the step's end).
+fn release_inside_step(release_time: f64, time_step: f64) -> Option<String> {
+    let steps = release_time / time_step;
+    if release_time <= 0.0 || (steps - steps.round()).abs() <= 1e-9 * steps.max(1.0) {
+        return None;
+    }
+    let start = steps.floor() * time_step;
+    Some(format!(
+        "{release_time} falls inside the step from {start} to {} (time_step {time_step}); the vertices are free from t = {start}",
+        start + time_step
+    ))
 }
