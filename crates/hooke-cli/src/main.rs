@@ -171,6 +171,9 @@ fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<(), H
     match result.and_then(|outcome| outcome.into_result()) {
         Ok(outcome) => {
             let summary = outcome.summary;
+            for note in summary.statistics.notes() {
+                eprintln!("note: {note}");
+            }
             eprintln!(
                 "completed {} steps in {:.2} s ({} iterations: Newton iterations, or force evaluations for explicit methods); results in {}",
                 summary.statistics.steps,

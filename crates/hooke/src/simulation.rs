@@ -5,7 +5,7 @@
 use crate::error::{HookeError, Result};
 use crate::integrate::{Integrator, StepReport};
 use crate::model::{Model, State};
-use crate::output::{plot_energies, EnergiesCsvWriter, EnergyRecord, Frame, VtkSeriesWriter};
+use crate::output::{plot_energies, tidy, EnergiesCsvWriter, EnergyRecord, Frame, VtkSeriesWriter};
 use nalgebra::Vector3;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -42,22 +42,70 @@ pub struct StepStatistics {
     pub max_residual: f64,
     pub line_search_reductions: usize,
     pub shifted_factorizations: usize,
+    /// Steps that were split in two (or further) because the minimiser failed at
+    /// the full step: they were taken with smaller sub-steps.
+    pub split_steps: usize,
+    /// The end time of the first split step.
+    pub first_split_at: Option<f64>,
+    /// Steps whose minimiser stalled at rounding level above the tolerance.
+    pub steps_short_of_tolerance: usize,
+    /// The end time of the first step short of the tolerance.
+    pub first_short_at: Option<f64>,
+    /// The largest final increment of a step's minimiser, as a fraction of the
+    /// body's size: comparable with `[solver] tolerance`.
+    pub max_relative_increment: f64,
     pub assembly_seconds: f64,
     pub solve_seconds: f64,
     pub step_seconds: f64,
 }
 
 impl StepStatistics {
-    fn add(&mut self, report: &StepReport) {
+    /// Adds the report of the step that ended at `time`.
+    fn add(&mut self, report: &StepReport, time: f64) {
         self.steps += 1;
         self.total_iterations += report.iterations;
         self.max_iterations = self.max_iterations.max(report.iterations);
         self.max_residual = self.max_residual.max(report.residual);
         self.line_search_reductions += report.line_search_reductions;
         self.shifted_factorizations += report.shifted_factorizations;
+        if report.halvings > 0 {
+            self.split_steps += 1;
+            self.first_split_at.get_or_insert(time);
+        }
+        if report.short_of_tolerance {
+            self.steps_short_of_tolerance += 1;
+            self.first_short_at.get_or_insert(time);
+        }
+        self.max_relative_increment = self.max_relative_increment.max(report.relative_increment);
         self.assembly_seconds += report.assembly_seconds;
         self.solve_seconds += report.solve_seconds;
         self.step_seconds += report.total_seconds;
+    }
+}
+
+impl StepStatistics {
+    /// What a user must know about how the steps were solved: steps that were
+    /// split, and steps that stopped short of the tolerance.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let Some(time) = self.first_split_at {
+            notes.push(format!(
+                "{} of {} steps were split into sub-steps because the solver did not converge at the full step (the first ending at t = {}); their results are those of the smaller steps ([solver] max_step_halvings = 0 makes such a step fail instead)",
+                self.split_steps,
+                self.steps,
+                tidy(time)
+            ));
+        }
+        if let Some(time) = self.first_short_at {
+            notes.push(format!(
+                "{} of {} steps stopped short of [solver] tolerance (the first ending at t = {}): Newton stalled at rounding level, with final increments up to {:.2e} of the body's size; the tolerance is below what rounding allows for this problem ([solver] stagnation = \"fail\" makes such a step fail instead)",
+                self.steps_short_of_tolerance,
+                self.steps,
+                tidy(time),
+                self.max_relative_increment
+            ));
+        }
+        notes
     }
 }
 
@@ -319,7 +367,7 @@ fn run_steps(
             let previous_time = state.time;
             match integrator.step(model, &mut state, settings.time_step) {
                 Ok(report) => {
-                    statistics.add(&report);
+                    statistics.add(&report, state.time);
                     match model.damping_work(&previous_positions, &state.positions, state.time - previous_time) {
                         Ok(work) => dissipated += work,
                         Err(error) => {
@@ -354,6 +402,7 @@ fn run_steps(
         }
     }
 
+    notes.extend(statistics.notes());
     let mut outputs = Vec::new();
     if let Some(writer) = vtk.as_mut() {
         match writer.finish() {

@@ -636,3 +636,100 @@ fn every_stepper_releases_a_pin_at_exactly_its_release_time() {
         assert!(tested.contains(&name), "{name} was not tested: it refused both models");
     }
 }
+
+/// A corotational bar clamped at one end and twisted at the other (the case
+/// where per-element projection slows Newton to a linear rate).
+fn twisted_bar_scene(solver: &str) -> String {
+    format!(
+        r#"name = "twisted_bar"
+[simulation]
+duration = 0.2
+time_step = 0.0333333333333333333
+[[bodies]]
+mesh = {{ box = {{ size = [0.8, 0.1, 0.1], cells = [10, 2, 2], origin = [0.0, -0.05, -0.05] }} }}
+material = {{ model = "corotational", youngs_modulus = 1e6, poisson_ratio = 0.4, density = 1000.0 }}
+[[pins]]
+select = {{ plane = {{ point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] }} }}
+[[pins]]
+select = {{ plane = {{ point = [0.8, 0.0, 0.0], normal = [1.0, 0.0, 0.0] }} }}
+motion = {{ kind = "rotation", axis = [1.0, 0.0, 0.0], center = [0.8, 0.0, 0.0], angular_velocity = 6.28 }}
+[integrator]
+kind = "backward_euler"
+[solver]
+{solver}
+"#
+    )
+}
+
+fn run_scene(text: &str) -> hooke::simulation::RunOutcome {
+    let scene = hooke::scene::Scene::from_text(text, "test.toml", std::env::temp_dir()).unwrap();
+    let mut settings = scene.run_settings(None);
+    settings.output_directory = std::env::temp_dir().join(format!("hooke-twisted-{}", std::process::id()));
+    settings.vtk_every = 0;
+    settings.plot = false;
+    let mut built = scene.build().unwrap();
+    let outcome = hooke::simulation::Simulation::new(&built.model, built.integrator.as_mut(), &settings)
+        .run(built.initial_state.clone())
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&settings.output_directory);
+    outcome
+}
+
+/// A step the solver could not converge at full size and split is not silent:
+/// the summary counts it and its notes say when and what it means; with
+/// splitting off the run fails instead. A tolerance below rounding stops short
+/// and says so.
+#[test]
+fn steps_that_were_split_or_stopped_short_are_reported() {
+    let split = run_scene(&twisted_bar_scene("tolerance = 1e-10\nmax_iterations = 8"));
+    assert!(split.failure.is_none(), "{:?}", split.failure);
+    let statistics = &split.summary.statistics;
+    assert!(
+        statistics.split_steps > 0 && statistics.first_split_at.is_some(),
+        "{statistics:?}"
+    );
+    assert!(statistics.max_relative_increment <= 1e-10, "{statistics:?}");
+    assert!(
+        split
+            .summary
+            .notes
+            .iter()
+            .any(|n| n.contains("were split into sub-steps")),
+        "{:?}",
+        split.summary.notes
+    );
+
+    let strict = run_scene(&twisted_bar_scene(
+        "tolerance = 1e-10\nmax_iterations = 8\nmax_step_halvings = 0",
+    ));
+    let failure = strict.failure.expect("the unsplit run fails");
+    assert!(failure.to_string().contains("did not converge"), "{failure}");
+
+    let text = twisted_bar_scene("tolerance = 1e-17\nproject_hessian = false");
+    let notes = hooke::scene::Scene::from_text(&text, "test.toml", std::env::temp_dir())
+        .unwrap()
+        .build()
+        .unwrap()
+        .notes;
+    assert!(
+        notes.iter().any(|n| n.contains("below what double precision resolves")),
+        "{notes:?}"
+    );
+    let below = run_scene(&text);
+    assert!(below.failure.is_none(), "{:?}", below.failure);
+    let statistics = &below.summary.statistics;
+    assert!(statistics.steps_short_of_tolerance > 0, "{statistics:?}");
+    assert!(
+        below
+            .summary
+            .notes
+            .iter()
+            .any(|n| n.contains("stopped short of [solver] tolerance")),
+        "{:?}",
+        below.summary.notes
+    );
+    let refused = run_scene(&twisted_bar_scene(
+        "tolerance = 1e-17\nproject_hessian = false\nstagnation = \"fail\"\nmax_step_halvings = 0",
+    ));
+    assert!(refused.failure.expect("fails").to_string().contains("stalled"));
+}

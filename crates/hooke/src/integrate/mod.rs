@@ -63,6 +63,12 @@ pub struct StepReport {
     pub total_seconds: f64,
     /// Times the step was split in two because the minimiser failed (continuation).
     pub halvings: usize,
+    /// The minimiser's last increment as a fraction of the body's size (what the
+    /// tolerance bounds; the largest over sub-steps; 0 where there is none).
+    pub relative_increment: f64,
+    /// The minimiser stalled at rounding level above its tolerance in this step
+    /// (or a sub-step) and stopped there.
+    pub short_of_tolerance: bool,
 }
 
 impl StepReport {
@@ -75,6 +81,8 @@ impl StepReport {
         self.assembly_seconds += other.assembly_seconds;
         self.solve_seconds += other.solve_seconds;
         self.halvings += other.halvings;
+        self.relative_increment = self.relative_increment.max(other.relative_increment);
+        self.short_of_tolerance |= other.short_of_tolerance;
     }
 }
 
@@ -89,6 +97,8 @@ impl From<&MinimizerReport> for StepReport {
             solve_seconds: minimizer.solve_seconds,
             total_seconds: 0.0,
             halvings: 0,
+            relative_increment: minimizer.relative_increment,
+            short_of_tolerance: minimizer.short_of_tolerance,
         }
     }
 }

@@ -5,12 +5,14 @@ mod energies;
 mod frame_reader;
 mod plot;
 mod render;
+mod tidy;
 mod vtk_series;
 
 pub use energies::EnergiesCsvWriter;
 pub use frame_reader::{read_frame, FrameData};
 pub use plot::plot_energies;
 pub use render::{render, Image, RenderField, RenderInput, RenderSettings};
+pub use tidy::tidy;
 pub use vtk_series::{write_vtu, Frame, VtkSeriesWriter};
 
 /// One row of the energies table.

@@ -130,6 +130,13 @@ impl Scene {
             model.add_obstacle(obstacle.clone());
         }
         let integrator = file.integrator.build(&file.solver)?;
+        if file.solver.tolerance < 4.0 * f64::EPSILON {
+            notes.push(format!(
+                "solver.tolerance = {:e} is below what double precision resolves (about {:.0e} of the body's size): Newton will stall at rounding level, and the run will say which steps stopped short",
+                file.solver.tolerance,
+                4.0 * f64::EPSILON
+            ));
+        }
         for (c, constraint) in file.constraints.iter().enumerate() {
             let key = format!("constraints[{c}]");
             let vertices = constraint.select.vertices(model.mesh(), &format!("{key}.select"))?;

@@ -12,6 +12,11 @@ pub struct MinimizerReport {
     pub residual: f64,
     /// Size of the last increment, in length units.
     pub increment: f64,
+    /// The same as a fraction of the body's size (what the tolerance bounds).
+    pub relative_increment: f64,
+    /// The iteration stalled at rounding level above the tolerance and stopped
+    /// there (the result is as accurate as rounding allows, not as asked).
+    pub short_of_tolerance: bool,
     /// Step-length halvings over all iterations.
     pub line_search_reductions: usize,
     /// Factorisations that needed a diagonal shift (indefinite Hessian without projection).
@@ -53,6 +58,20 @@ pub struct SolverSettings {
     /// When the minimiser fails, split the step in two, recursively, at most this
     /// deep (2^depth sub-steps; seed 000 §2.4). 0 turns continuation off.
     pub max_step_halvings: usize,
+    /// What a step whose iteration stalls at rounding level, above the
+    /// tolerance, does: accept the result and report it, or fail.
+    pub stagnation: Stagnation,
+}
+
+/// What to do when the minimiser stalls at rounding level above the tolerance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stagnation {
+    /// Accept the step; the step report, the summary and the run's message say so.
+    #[default]
+    Report,
+    /// Fail the step (which then splits, if `max_step_halvings` allows).
+    Fail,
 }
 
 impl Default for SolverSettings {
@@ -64,17 +83,19 @@ impl Default for SolverSettings {
             project_hessian: true,
             line_search: true,
             max_step_halvings: 4,
+            stagnation: Stagnation::Report,
         }
     }
 }
 
 /// The keys of the `[solver]` table, which earlier versions read from `[integrator]`.
-pub const SOLVER_KEYS: [&str; 5] = [
+pub const SOLVER_KEYS: [&str; 6] = [
     "tolerance",
     "max_iterations",
     "project_hessian",
     "line_search",
     "max_step_halvings",
+    "stagnation",
 ];
 
 impl SolverSettings {

@@ -14,6 +14,6 @@ pub use crate::linalg::IndefiniteSystem;
 pub use free_system::FreeSystem;
 pub use incremental_potential::{Coordinates, DampingPart, IncrementalPotential, Inertia, ViscoelasticTerm};
 pub use line_search::backtrack;
-pub use minimizer::{Minimizer, MinimizerKind, MinimizerReport, SolverSettings, SOLVER_KEYS};
+pub use minimizer::{Minimizer, MinimizerKind, MinimizerReport, SolverSettings, Stagnation, SOLVER_KEYS};
 pub use newton::Newton;
 pub use objective::Objective;

@@ -1,7 +1,7 @@
 //! Newton's method with a backtracking (Armijo) line search.
 
 use super::line_search::backtrack;
-use super::{Minimizer, MinimizerReport, Objective, SolverSettings};
+use super::{Minimizer, MinimizerReport, Objective, SolverSettings, Stagnation};
 use crate::error::{HookeError, Result};
 use crate::linalg::{FactorizationOutcome, IndefiniteSystem, SystemSolver};
 use std::time::Instant;
@@ -22,6 +22,26 @@ impl Newton {
     }
 }
 
+/// Iterations over which the increment must at least halve: when it does not,
+/// the iteration has stalled at the level rounding sets.
+const STALL_WINDOW: usize = 8;
+
+/// An increment below this fraction of the body's size is at a level where a
+/// stall is rounding (of the gradient, the factorisation and x itself, about
+/// √ε amplified by the conditioning), not a failure to converge.
+const ROUND_OFF_LEVEL: f64 = 1e-8;
+
+/// Whether the last [`STALL_WINDOW`] increments failed to halve the smallest
+/// increment seen before them.
+fn stalled(increments: &[f64]) -> bool {
+    if increments.len() <= STALL_WINDOW {
+        return false;
+    }
+    let (before, window) = increments.split_at(increments.len() - STALL_WINDOW);
+    let best_before = before.iter().copied().fold(f64::INFINITY, f64::min);
+    window.iter().all(|&d| d > 0.5 * best_before)
+}
+
 impl Minimizer for Newton {
     fn name(&self) -> &'static str {
         "newton"
@@ -33,6 +53,7 @@ impl Minimizer for Newton {
         let threshold = settings.tolerance * objective.length_scale();
         let mut hessian = objective.hessian_matrix();
         let mut gradient = vec![0.0; objective.size()];
+        let mut increments = Vec::new();
         for iteration in 1..=settings.max_iterations {
             report.iterations = iteration;
             let started = Instant::now();
@@ -56,6 +77,7 @@ impl Minimizer for Newton {
             self.solver.solve_in_place(&mut direction)?;
             report.solve_seconds += started.elapsed().as_secs_f64();
             report.increment = objective.increment_size(&direction);
+            report.relative_increment = report.increment / objective.length_scale();
             if !report.increment.is_finite() {
                 return Err(HookeError::LinearSolver {
                     reason: "the Newton direction is not finite".to_string(),
@@ -67,6 +89,22 @@ impl Minimizer for Newton {
             // applied whole: near the minimum Φ cannot resolve a decrease of its size.
             if !shifted && report.increment <= threshold {
                 x.iter_mut().zip(&direction).for_each(|(a, d)| *a += d);
+                return Ok(report);
+            }
+            // Stalled at rounding level above the tolerance: more iterations (or a
+            // smaller step) cannot help. Stop, and say so.
+            increments.push(report.relative_increment);
+            if !shifted && report.relative_increment <= ROUND_OFF_LEVEL && stalled(&increments) {
+                if settings.stagnation == Stagnation::Fail {
+                    return Err(HookeError::Solver {
+                        reason: format!(
+                            "Newton stalled at increment {:.3e} of the body's size, above the tolerance {:.3e}: rounding limits this problem's accuracy ([solver] stagnation = \"fail\")",
+                            report.relative_increment, settings.tolerance
+                        ),
+                    });
+                }
+                x.iter_mut().zip(&direction).for_each(|(a, d)| *a += d);
+                report.short_of_tolerance = true;
                 return Ok(report);
             }
 
@@ -92,5 +130,125 @@ impl Minimizer for Newton {
                 settings.max_iterations, report.residual, report.increment, threshold
             ),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linalg::SystemMatrix;
+    use nalgebra::{DMatrix, DVector};
+
+    /// Φ(u) = ½ uᵀA u − bᵀu, whose gradient carries a deterministic "rounding"
+    /// error of size `noise` (a hash of u's bits): below that level the
+    /// gradient, and so the Newton increment, is noise.
+    struct NoisyQuadratic {
+        a: DMatrix<f64>,
+        b: DVector<f64>,
+        noise: f64,
+    }
+
+    impl NoisyQuadratic {
+        fn new(noise: f64) -> Self {
+            let a = DMatrix::from_fn(4, 4, |i, j| if i == j { 4.0 + i as f64 } else { 0.5 });
+            NoisyQuadratic {
+                a,
+                b: DVector::from_vec(vec![1.0, -2.0, 0.5, 3.0]),
+                noise,
+            }
+        }
+
+        fn jitter(&self, u: &[f64], i: usize) -> f64 {
+            let bits = u.iter().fold(i as u64 + 1, |h, x| {
+                (h ^ x.to_bits()).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            });
+            self.noise * ((bits >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
+        }
+    }
+
+    impl Objective for NoisyQuadratic {
+        fn size(&self) -> usize {
+            4
+        }
+        fn value(&self, u: &[f64]) -> f64 {
+            let u = DVector::from_column_slice(u);
+            0.5 * u.dot(&(&self.a * &u)) - self.b.dot(&u)
+        }
+        fn gradient(&self, u: &[f64], gradient: &mut [f64]) -> Result<f64> {
+            let g = &self.a * DVector::from_column_slice(u) - &self.b;
+            for (i, out) in gradient.iter_mut().enumerate() {
+                *out = g[i] + self.jitter(u, i);
+            }
+            Ok(self.value(u))
+        }
+        fn hessian(&self, u: &[f64], gradient: &mut [f64], hessian: &mut SystemMatrix) -> Result<f64> {
+            *hessian = SystemMatrix::Dense(self.a.clone());
+            self.gradient(u, gradient)
+        }
+        fn hessian_matrix(&self) -> SystemMatrix {
+            SystemMatrix::Dense(DMatrix::zeros(4, 4))
+        }
+        fn length_scale(&self) -> f64 {
+            1.0
+        }
+    }
+
+    fn settings(tolerance: f64, stagnation: Stagnation) -> SolverSettings {
+        SolverSettings {
+            tolerance,
+            stagnation,
+            ..SolverSettings::default()
+        }
+    }
+
+    #[test]
+    fn reaches_a_tolerance_above_the_noise_in_few_iterations() {
+        let mut x = vec![0.0; 4];
+        let report = Newton::new(settings(1e-8, Stagnation::Report))
+            .minimize(&NoisyQuadratic::new(1e-12), &mut x)
+            .unwrap();
+        assert!(!report.short_of_tolerance && report.iterations <= 3, "{report:?}");
+        assert!(report.relative_increment <= 1e-8);
+    }
+
+    #[test]
+    fn a_tolerance_below_the_noise_stops_short_and_says_so() {
+        let objective = NoisyQuadratic::new(1e-10);
+        let mut x = vec![0.0; 4];
+        let report = Newton::new(settings(1e-14, Stagnation::Report))
+            .minimize(&objective, &mut x)
+            .unwrap();
+        assert!(report.short_of_tolerance, "{report:?}");
+        assert!(
+            report.relative_increment > 1e-14 && report.relative_increment < 1e-9,
+            "{report:?}"
+        );
+        assert!(
+            report.iterations < 50,
+            "stopped by the stall test, not the iteration cap: {report:?}"
+        );
+        // The result is as accurate as the noise allows.
+        let exact = objective.a.clone().lu().solve(&objective.b).unwrap();
+        let error = (DVector::from_vec(x) - exact).amax();
+        assert!(error < 1e-9, "error {error}");
+
+        let mut x = vec![0.0; 4];
+        let error = Newton::new(settings(1e-14, Stagnation::Fail))
+            .minimize(&objective, &mut x)
+            .unwrap_err();
+        assert!(matches!(error, HookeError::Solver { .. }), "{error}");
+        assert!(error.to_string().contains("stalled"), "{error}");
+    }
+
+    #[test]
+    fn slow_but_steady_progress_is_not_a_stall() {
+        // Halving at least every 8 iterations, never stalled.
+        let increments: Vec<f64> = (0..40).map(|k| 1e-9 * 0.9f64.powi(k)).collect();
+        for end in 1..=increments.len() {
+            assert!(!stalled(&increments[..end]), "flagged after {end}");
+        }
+        let mut flat = increments[..10].to_vec();
+        flat.extend([flat[9] * 0.8; STALL_WINDOW]);
+        assert!(stalled(&flat));
     }
 }
