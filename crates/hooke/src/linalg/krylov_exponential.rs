@@ -43,6 +43,7 @@ const SAFETY: f64 = 0.9;
 const ACCEPT_FACTOR: f64 = 1.2;
 const MAX_REJECTIONS: usize = 10;
 const MAX_SUBSTEPS: usize = 100_000;
+const MAX_GROWTH: f64 = 5.0;
 
 fn norm(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
@@ -146,21 +147,25 @@ pub fn expv(
         let (exponential, local_error, exponent) = loop {
             let dim = size + extra;
             let scaled = h.view((0, 0), (dim, dim)).clone_owned() * (direction * t_step);
-            let exponential = expm(&scaled)?;
-            if happy {
-                break (exponential, 0.0, 1.0 / m as f64);
-            }
-            let phi1 = (beta * exponential[(m, 0)]).abs();
-            let phi2 = (beta * exponential[(m + 1, 0)] * av_norm).abs();
-            let (error, exponent) = if phi1 > 10.0 * phi2 {
-                (phi2, 1.0 / m as f64)
-            } else if phi1 > phi2 {
-                ((phi1 * phi2) / (phi1 - phi2), 1.0 / m as f64)
-            } else {
-                (phi1, 1.0 / (m as f64 - 1.0).max(1.0))
+            // exp(tH) overflows when t‖H‖ is far too large for the step: a rejection.
+            let exponential = expm(&scaled).ok().filter(|e| e.iter().all(|x| x.is_finite()));
+            let (error, exponent) = match &exponential {
+                Some(_) if happy => (0.0, 1.0 / m as f64),
+                Some(e) => {
+                    let phi1 = (beta * e[(m, 0)]).abs();
+                    let phi2 = (beta * e[(m + 1, 0)] * av_norm).abs();
+                    if phi1 > 10.0 * phi2 {
+                        (phi2, 1.0 / m as f64)
+                    } else if phi1 > phi2 {
+                        ((phi1 * phi2) / (phi1 - phi2), 1.0 / m as f64)
+                    } else {
+                        (phi1, 1.0 / (m as f64 - 1.0).max(1.0))
+                    }
+                }
+                None => (f64::INFINITY, 1.0),
             };
-            if error <= ACCEPT_FACTOR * t_step * tolerance * scale {
-                break (exponential, error, exponent);
+            if let Some(e) = exponential.filter(|_| error <= ACCEPT_FACTOR * t_step * tolerance * scale) {
+                break (e, error, exponent);
             }
             report.rejections += 1;
             if report.rejections > MAX_REJECTIONS * report.substeps {
@@ -170,7 +175,9 @@ pub fn expv(
                     ),
                 });
             }
-            t_step = round_step(SAFETY * t_step * (t_step * tolerance * scale / error).powf(exponent));
+            // The controller's shrink, or a tenfold one when the estimate is useless.
+            let shrink = (SAFETY * (t_step * tolerance * scale / error).powf(exponent)).min(0.5);
+            t_step = round_step(t_step * if shrink > 0.0 { shrink } else { 0.1 });
         };
         // w ← β V exp(t H) e₁.
         let used = if happy { size } else { m + 1 };
@@ -184,7 +191,12 @@ pub fn expv(
         t_now += t_step;
         report.error_estimate += local_error;
         if local_error > 0.0 {
-            t_new = round_step(SAFETY * t_step * (t_step * tolerance * scale / local_error).powf(exponent));
+            // At most a fivefold growth: a tiny error estimate from a short step
+            // says little about a step thousands of times longer.
+            let growth = (SAFETY * (t_step * tolerance * scale / local_error).powf(exponent)).min(MAX_GROWTH);
+            t_new = round_step(t_step * growth);
+        } else if !happy {
+            t_new = round_step(MAX_GROWTH * t_step);
         } else {
             t_new = t_out - t_now;
         }
