@@ -253,8 +253,14 @@ fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -
             say!("    stopped: {error}");
         }
     }
-    say!("plot: {}", directory.join("comparison.png").display());
-    Ok(())
+    let plot = directory.join("comparison.png");
+    if plot.is_file() {
+        say!("plot: {}", plot.display());
+    }
+    match hooke::comparison::incomplete(&runs) {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
 }
 
 fn modes(scene: &Path, count: usize, output: Option<&Path>) -> Result<(), HookeError> {

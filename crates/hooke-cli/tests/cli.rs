@@ -350,6 +350,54 @@ fn compare_writes_one_folder_per_integrator_and_a_joint_plot() {
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("warp"));
 }
 
+/// A comparison in which some integrator did not finish is not a success: exit
+/// 1 when a run failed (here forward Euler, unstable at this step, inverts an
+/// element), 2 when every failing integrator refused the scene; the table is
+/// printed and written either way.
+#[test]
+fn compare_with_failed_variants_exits_nonzero() {
+    let scratch = ScratchDirectory::new("compare_failed");
+    let stiff = SMALL_SCENE.replace(
+        "stable_neo_hookean\", youngs_modulus = 1e5",
+        "neo_hookean\", youngs_modulus = 1e9",
+    );
+    assert_ne!(stiff, SMALL_SCENE);
+    let scene = scratch.write("scene.toml", &stiff);
+    let output = scratch.path().join("cmp");
+    let compare = |names: &str| {
+        hooke(&[
+            "compare".as_ref(),
+            scene.as_os_str(),
+            "--integrators".as_ref(),
+            names.as_ref(),
+            "--output".as_ref(),
+            output.as_os_str(),
+            "--quiet".as_ref(),
+        ])
+    };
+    let failed = compare("be,fe");
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("1 of 2 integrators did not finish (forward_euler)"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&failed.stdout).contains("backward_euler"));
+    assert!(output.join("comparison.json").is_file() && output.join("comparison.png").is_file());
+
+    let refused = compare("time_reversible_adaptive");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("does not handle gravity")
+            || String::from_utf8_lossy(&refused.stdout).contains("does not handle gravity")
+    );
+    assert!(
+        !output.join("comparison.png").exists(),
+        "a stale plot stands for a comparison without runs"
+    );
+}
+
 /// `hooke modes` writes the frequency table and mode frames; `hooke export` the matrices.
 #[test]
 fn modes_and_export_write_their_files() {

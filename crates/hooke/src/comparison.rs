@@ -15,6 +15,8 @@ pub struct ComparedRun {
     pub integrator: String,
     pub status: RunStatus,
     pub error: Option<String>,
+    /// The integrator refused the scene (it lacks a capability the model needs).
+    pub refused: bool,
     pub steps: usize,
     pub wall_seconds: f64,
     pub newton_iterations: usize,
@@ -25,7 +27,8 @@ pub struct ComparedRun {
 }
 
 /// Runs `scene` once per integrator into `<output>/<integrator>/`, then writes
-/// `<output>/comparison.png` (total energy of each) and `<output>/comparison.json`.
+/// `<output>/comparison.png` (total energy of each run that took a step; none
+/// when every integrator refused the scene) and `<output>/comparison.json`.
 /// Every run uses the scene's `[solver]`; the integrator the scene names keeps
 /// all its settings, the others take their defaults. An integrator that cannot
 /// run the scene (a capability it lacks) is recorded as failed with the reason.
@@ -64,6 +67,7 @@ pub fn compare(
             integrator: name.clone(),
             status: RunStatus::Failed,
             error: Some(error.to_string()),
+            refused: true,
             steps: 0,
             wall_seconds: 0.0,
             newton_iterations: 0,
@@ -84,6 +88,7 @@ pub fn compare(
             integrator: name,
             status: outcome.summary.status,
             error: outcome.summary.error.clone(),
+            refused: false,
             steps: outcome.summary.statistics.steps,
             wall_seconds: outcome.summary.wall_seconds,
             newton_iterations: outcome.summary.statistics.total_iterations,
@@ -97,11 +102,17 @@ pub fn compare(
         .filter(|r| !r.records.is_empty())
         .map(|r| (r.integrator.as_str(), r.records.as_slice()))
         .collect();
-    plot_energies(
-        &output.join("comparison.png"),
-        &format!("{}: total energy", scene.name()),
-        &series,
-    )?;
+    std::fs::create_dir_all(output).map_err(|e| HookeError::io(output, e))?;
+    if !series.is_empty() {
+        plot_energies(
+            &output.join("comparison.png"),
+            &format!("{}: total energy", scene.name()),
+            &series,
+        )?;
+    } else {
+        // No stale plot of an earlier comparison may stand for this one.
+        let _ = std::fs::remove_file(output.join("comparison.png"));
+    }
     let path = output.join("comparison.json");
     let text = serde_json::to_string_pretty(&runs).map_err(|e| HookeError::io(&path, std::io::Error::other(e)))?;
     std::fs::write(&path, text).map_err(|e| HookeError::io(&path, e))?;
@@ -140,4 +151,29 @@ project_hessian = false
         assert_eq!(names, ["semi_implicit_backward_euler", "semi_implicit_exact"]);
         std::fs::remove_dir_all(&output).ok();
     }
+}
+
+/// The error a comparison ends with when some of its runs did not finish: a
+/// scene error (the input's fault) when every one of them refused the scene, a
+/// solver error otherwise. None when every run completed.
+pub fn incomplete(runs: &[ComparedRun]) -> Option<HookeError> {
+    let failed: Vec<&ComparedRun> = runs.iter().filter(|r| r.status != RunStatus::Completed).collect();
+    if failed.is_empty() {
+        return None;
+    }
+    let names = failed
+        .iter()
+        .map(|r| r.integrator.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let reason = format!(
+        "{} of {} integrators did not finish ({names}); the table above and comparison.json say why",
+        failed.len(),
+        runs.len()
+    );
+    Some(if failed.iter().all(|r| r.refused) {
+        HookeError::scene("--integrators", reason)
+    } else {
+        HookeError::Solver { reason }
+    })
 }
