@@ -486,3 +486,52 @@ fn mesh_and_render_write_a_mesh_a_report_and_a_picture() {
     ]);
     assert_eq!(result.status.code(), Some(2), "{}", describe(&result));
 }
+
+/// `hooke check` refuses exactly what `hooke run` refuses, with the same exit
+/// status 2 and the same key: a scene that checks clean must not fail to start.
+#[test]
+fn check_and_run_agree_on_bad_scenes() {
+    let scratch = ScratchDirectory::new("check_agrees");
+    let cases = [
+        (
+            format!("{SMALL_SCENE}\n[output]\nrender_every = 1\nrender = {{ width = 0 }}\n"),
+            "output.render",
+        ),
+        (
+            format!("{SMALL_SCENE}\n[output]\nrender_every = 1\nrender = {{ elevation_degrees = 400.0 }}\n"),
+            "output.render.elevation_degrees",
+        ),
+        (
+            SMALL_SCENE
+                .replace("[[pins]]", "[[nothing]]")
+                .replace("select = { plane", "# select = { plane")
+                .replace("[[nothing]]", "")
+                .replace("kind = \"backward_euler\"", "kind = \"static\""),
+            "scene pins",
+        ),
+    ];
+    for (text, key) in cases {
+        let scene = scratch.write("scene.toml", &text);
+        let check = hooke(&["check".as_ref(), scene.as_os_str()]);
+        let run = hooke(&[
+            "run".as_ref(),
+            scene.as_os_str(),
+            "--output".as_ref(),
+            scratch.path().join("out").as_os_str(),
+            "--quiet".as_ref(),
+        ]);
+        for (command, output) in [("check", &check), ("run", &run)] {
+            assert_eq!(
+                output.status.code(),
+                Some(2),
+                "{command} on {key}: {}",
+                describe(output)
+            );
+            assert!(
+                String::from_utf8_lossy(&output.stderr).contains(key),
+                "{command}: {}",
+                describe(output)
+            );
+        }
+    }
+}

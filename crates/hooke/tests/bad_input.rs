@@ -579,3 +579,88 @@ fn release_time_inside_a_step_is_noted() {
         boundary.notes
     );
 }
+
+/// Every generator bounds its output before allocating: cell or segment counts
+/// whose product overflows or exceeds the limit are a scene error naming the
+/// key, never an abort (a cloth of [2³², 10] cells once tried to allocate a
+/// terabyte).
+#[test]
+fn oversized_generators_are_refused_before_allocating() {
+    let scratch = ScratchDirectory::new("oversized_generators");
+    let box_line = "mesh = { box = { size = [1.0, 0.2, 0.2], cells = [4, 1, 1] } }";
+    let cases = [
+        (
+            scene_with(box_line, "mesh = { box = { size = [1.0, 0.2, 0.2], cells = [4294967296, 4294967296, 2] } }"),
+            "bodies[0].mesh.box.cells",
+        ),
+        (
+            scene_with(box_line, "mesh = { box = { size = [1.0, 0.2, 0.2], cells = [3000, 3000, 2] } }"),
+            "bodies[0].mesh.box.cells",
+        ),
+        (
+            scene_with(
+                box_line,
+                "mesh = { solid = { shape = { ball = { center = [0, 0, 0], radius = 1.0 } }, edge_length = 1e-3 } }",
+            ),
+            "bodies[0]",
+        ),
+        (
+            format!(
+                "{VALID_SCENE}\n[[networks]]\nshape = {{ cloth = {{ origin = [0, 0, 1], size = [1.0, 1.0], cells = [4294967296, 10] }} }}\nstiffness = 10.0\ndensity = 0.1\n"
+            ),
+            "networks[0].shape.cloth.cells",
+        ),
+        (
+            format!(
+                "{VALID_SCENE}\n[[networks]]\nshape = {{ rope = {{ start = [0, 0, 1], end = [1, 0, 1], segments = 1000000000000 }} }}\nstiffness = 10.0\ndensity = 0.1\n"
+            ),
+            "networks[0].shape.rope.segments",
+        ),
+        (
+            format!(
+                "{VALID_SCENE}\n[[networks]]\nshape = {{ helix = {{ center = [0, 0, 1], radius = 0.1, pitch = 0.1, turns = 3, segments = 20000000 }} }}\nstiffness = 10.0\ndensity = 0.1\n"
+            ),
+            "networks[0].shape.helix.segments",
+        ),
+    ];
+    for (text, key) in cases {
+        let error = build_error(&text, scratch.path());
+        assert!(error.is_user_error(), "{error}");
+        assert!(error.to_string().contains(key), "expected {key}: {error}");
+        assert!(
+            error.to_string().contains("10000000") || error.to_string().contains("1e7"),
+            "{error}"
+        );
+    }
+}
+
+/// The library's generators check the same bounds (callers outside scenes).
+#[test]
+fn generator_functions_refuse_oversized_requests() {
+    use hooke::mesh::spring_networks::{cloth, helix_rope, straight_rope, ClothStiffness};
+    use hooke::mesh::{box_mesh, rectangle_mesh, BoxMeshOptions, TetsPerHex};
+    use nalgebra::Vector3;
+    let huge = 1usize << 32;
+    let stiffness = ClothStiffness {
+        stretch: 1.0,
+        shear: 0.0,
+        bend: 0.0,
+    };
+    let errors = [
+        box_mesh(&BoxMeshOptions {
+            origin: Vector3::zeros(),
+            size: Vector3::repeat(1.0),
+            cells: [huge, huge, 1],
+            tets_per_hex: TetsPerHex::Six,
+        })
+        .unwrap_err(),
+        rectangle_mesh([0.0; 2], [1.0; 2], [huge, 10]).unwrap_err(),
+        cloth(Vector3::zeros(), [1.0, 1.0], [huge, 10], stiffness, 0.1).unwrap_err(),
+        straight_rope(Vector3::zeros(), Vector3::x(), huge).unwrap_err(),
+        helix_rope(Vector3::zeros(), 0.1, 0.1, 2.0, huge).unwrap_err(),
+    ];
+    for error in errors {
+        assert!(matches!(error, HookeError::Mesh { .. }), "{error}");
+        assert!(error.to_string().contains("more than 10000000"), "{error}");
+    }
+}

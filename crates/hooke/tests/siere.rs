@@ -288,7 +288,7 @@ fn modal_phi1_closed_forms_match_the_dense_exponential() {
 }
 
 fn rope(stiffness: f64) -> Model {
-    let points = straight_rope(Vector3::zeros(), Vector3::new(1.0, 0.0, 0.0), 5);
+    let points = straight_rope(Vector3::zeros(), Vector3::new(1.0, 0.0, 0.0), 5).unwrap();
     let part = chain(points, stiffness, 0.1).unwrap();
     let mesh = TetMesh::new(part.vertices, Vec::new(), Vec::new()).unwrap();
     let mut model = Model::with_springs(

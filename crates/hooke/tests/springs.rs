@@ -63,7 +63,7 @@ fn hanging_rope_stretch_is_exact() {
     let (length, axial, density, gravity) = (2.0, 50.0, 0.1, 9.81);
     for segments in [10, 40] {
         let part = chain(
-            straight_rope(Vector3::zeros(), Vector3::new(0.0, 0.0, -length), segments),
+            straight_rope(Vector3::zeros(), Vector3::new(0.0, 0.0, -length), segments).unwrap(),
             axial,
             density,
         )

@@ -38,11 +38,11 @@ const FIVE_TETS_ODD: [[usize; 4]; 5] = [[0, 3, 5, 6], [1, 0, 3, 5], [2, 0, 3, 6]
 /// Generates a box mesh with positively oriented tetrahedra, all labelled 0.
 pub fn box_mesh(options: &BoxMeshOptions) -> Result<TetMesh> {
     let [nx, ny, nz] = options.cells;
-    if nx == 0 || ny == 0 || nz == 0 {
-        return Err(HookeError::Mesh {
-            reason: format!("box cells must all be at least 1, got [{nx}, {ny}, {nz}]"),
-        });
-    }
+    let per_cell = match options.tets_per_hex {
+        TetsPerHex::Five => 5,
+        TetsPerHex::Six => 6,
+    };
+    super::limits::check_generated("box", &options.cells, per_cell)?;
     if !options.size.iter().all(|s| s.is_finite() && *s > 0.0) {
         return Err(HookeError::Mesh {
             reason: format!("box size must be positive, got {:?}", options.size.as_slice()),
@@ -58,10 +58,6 @@ pub fn box_mesh(options: &BoxMeshOptions) -> Result<TetMesh> {
             }
         }
     }
-    let per_cell = match options.tets_per_hex {
-        TetsPerHex::Five => 5,
-        TetsPerHex::Six => 6,
-    };
     let mut tets = Vec::with_capacity(nx * ny * nz * per_cell);
     for k in 0..nz {
         for j in 0..ny {

@@ -1,6 +1,7 @@
 //! Tetrahedral meshes with per-element labels: the geometry every body is made of.
 
 mod generate;
+pub mod limits;
 mod orientation;
 mod quality;
 mod shapes;

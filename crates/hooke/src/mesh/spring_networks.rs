@@ -56,15 +56,23 @@ pub fn chain(points: Vec<Vector3<f64>>, axial_stiffness: f64, line_density: f64)
 }
 
 /// Points of a straight rope from `start` to `end`.
-pub fn straight_rope(start: Vector3<f64>, end: Vector3<f64>, segments: usize) -> Vec<Vector3<f64>> {
-    (0..=segments)
+pub fn straight_rope(start: Vector3<f64>, end: Vector3<f64>, segments: usize) -> Result<Vec<Vector3<f64>>> {
+    super::limits::check_generated("rope", &[segments], 1)?;
+    Ok((0..=segments)
         .map(|i| start + (end - start) * (i as f64 / segments as f64))
-        .collect()
+        .collect())
 }
 
 /// Points of a coiled rope: a helix about the z axis through `center`, rising `pitch` per turn.
-pub fn helix_rope(center: Vector3<f64>, radius: f64, pitch: f64, turns: f64, segments: usize) -> Vec<Vector3<f64>> {
-    (0..=segments)
+pub fn helix_rope(
+    center: Vector3<f64>,
+    radius: f64,
+    pitch: f64,
+    turns: f64,
+    segments: usize,
+) -> Result<Vec<Vector3<f64>>> {
+    super::limits::check_generated("helix", &[segments], 1)?;
+    Ok((0..=segments)
         .map(|i| {
             let angle = 2.0 * std::f64::consts::PI * turns * i as f64 / segments as f64;
             center
@@ -74,7 +82,7 @@ pub fn helix_rope(center: Vector3<f64>, radius: f64, pitch: f64, turns: f64, seg
                     pitch * angle / (2.0 * std::f64::consts::PI),
                 )
         })
-        .collect()
+        .collect())
 }
 
 /// Cloth stiffnesses, N/m per spring.
@@ -96,7 +104,9 @@ pub fn cloth(
     area_density: f64,
 ) -> Result<NetworkPart> {
     let [nx, ny] = cells;
-    if nx == 0 || ny == 0 || !(size[0] > 0.0 && size[1] > 0.0) {
+    // At most 4 stretch, shear and bend springs per cell, plus the vertices.
+    super::limits::check_generated("cloth", &cells, 8)?;
+    if !(size[0] > 0.0 && size[1] > 0.0) {
         return Err(HookeError::Mesh {
             reason: format!("cloth needs positive size and cells, got size {size:?}, cells {cells:?}"),
         });

@@ -209,6 +209,18 @@ pub fn stuff(
             reason: "the shape has an empty or infinite bounding box".to_string(),
         });
     }
+    // The body-centred cubic lattice makes 12 tetrahedra per cell it fills: the
+    // cells of the bounding box bound the output before anything is allocated.
+    let filled = [0, 1, 2].map(|a| ((hi[a] - lo[a]) / edge_length).ceil().max(1.0));
+    let most_tets = 12.0 * filled.iter().product::<f64>();
+    if most_tets > super::limits::MAX_GENERATED_ELEMENTS as f64 {
+        return Err(HookeError::Mesh {
+            reason: format!(
+                "edge length {edge_length} could make up to {most_tets:.3e} tetrahedra in the shape's bounding box (the limit is {}); use a larger edge length",
+                super::limits::MAX_GENERATED_ELEMENTS
+            ),
+        });
+    }
     // Two cells of padding: every boundary vertex of the lattice is outside.
     let cells = [0, 1, 2].map(|a| ((hi[a] - lo[a]) / edge_length).ceil().max(1.0) as usize + 4);
     let lattice_size = cells.iter().map(|c| (c + 1) as f64).product::<f64>() * 2.0;

@@ -97,11 +97,7 @@ impl TriangleMesh {
 /// pattern: the diagonal flips with the cell's parity).
 pub fn rectangle_mesh(origin: [f64; 2], size: [f64; 2], cells: [usize; 2]) -> Result<TriangleMesh> {
     let [nx, ny] = cells;
-    if nx == 0 || ny == 0 {
-        return Err(HookeError::Mesh {
-            reason: format!("a rectangle needs at least one cell each way, got {cells:?}"),
-        });
-    }
+    super::limits::check_generated("rectangle", &cells, 2)?;
     if !(size[0] > 0.0 && size[1] > 0.0 && size.iter().chain(&origin).all(|v| v.is_finite())) {
         return Err(HookeError::Mesh {
             reason: format!("a rectangle needs a positive, finite size, got {size:?}"),

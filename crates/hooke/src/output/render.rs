@@ -111,15 +111,25 @@ impl RenderSettings {
         Ok(self)
     }
 
-    fn validate(&self) -> Result<()> {
+    /// Checks the sizes and angles; errors name `key` (`output.render` in a scene).
+    pub fn validate(&self, key: &str) -> Result<()> {
         if self.width < 16 || self.height < 16 || self.width > 16384 || self.height > 16384 {
             return Err(HookeError::scene(
-                "render",
+                key,
                 format!("image size {}×{} must lie within 16..16384", self.width, self.height),
             ));
         }
-        if !self.azimuth_degrees.is_finite() || !self.elevation_degrees.is_finite() {
-            return Err(HookeError::scene("render", "view angles must be finite"));
+        if !self.azimuth_degrees.is_finite() {
+            return Err(HookeError::scene(
+                format!("{key}.azimuth_degrees"),
+                format!("must be finite, got {}", self.azimuth_degrees),
+            ));
+        }
+        if !(-90.0..=90.0).contains(&self.elevation_degrees) {
+            return Err(HookeError::scene(
+                format!("{key}.elevation_degrees"),
+                format!("must lie in [-90, 90], got {}", self.elevation_degrees),
+            ));
         }
         Ok(())
     }
@@ -215,7 +225,7 @@ fn label_colour(label: i32) -> [f64; 3] {
 
 /// Draws the body.
 pub fn render(input: &RenderInput, settings: &RenderSettings) -> Result<Image> {
-    settings.validate()?;
+    settings.validate("render")?;
     let mesh = input.mesh;
     if input.positions.len() != mesh.vertex_count() {
         return Err(HookeError::Mesh {

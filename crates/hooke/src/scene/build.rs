@@ -5,6 +5,7 @@ use crate::error::{HookeError, Result};
 use crate::fem::{Spring, SpringNetwork};
 use crate::integrate::Integrator;
 use crate::io::{read_mesh, read_planar_mesh};
+use crate::mesh::limits::{available_memory, check_memory, model_bytes};
 use crate::mesh::spring_networks::{chain, cloth, helix_rope, straight_rope, ClothStiffness, NetworkPart};
 use crate::mesh::{box_mesh, rectangle_mesh, stuff_shape, BoxMeshOptions, Mesh, TetMesh, TriangleMesh};
 use crate::model::{Attachment, Model, Pin, RegionForce, State};
@@ -73,6 +74,12 @@ impl Scene {
             initial_velocity.extend(std::iter::repeat_n(section.velocity, part.vertices.len()).flatten());
             solids.vertices.extend(part.vertices);
         }
+        let bytes = model_bytes(
+            solids.tet_count(),
+            if dimension == 2 { planar.triangle_count() } else { 0 },
+            network.springs.len(),
+        );
+        check_memory(bytes, available_memory()).map_err(|reason| HookeError::scene("bodies", reason))?;
         let mut model = if dimension == 2 {
             Model::planar(planar, materials, file.simulation.mass)?
         } else {
@@ -273,7 +280,7 @@ fn reduced_coordinates(model: &Model, section: &super::CoordinatesSection) -> Re
 fn build_network(section: &NetworkSection) -> Result<NetworkPart> {
     match &section.shape {
         NetworkShape::Rope { start, end, segments } => chain(
-            straight_rope(Vector3::from(*start), Vector3::from(*end), *segments),
+            straight_rope(Vector3::from(*start), Vector3::from(*end), *segments)?,
             section.stiffness,
             section.density,
         ),
@@ -284,7 +291,7 @@ fn build_network(section: &NetworkSection) -> Result<NetworkPart> {
             turns,
             segments,
         } => chain(
-            helix_rope(Vector3::from(*center), *radius, *pitch, *turns, *segments),
+            helix_rope(Vector3::from(*center), *radius, *pitch, *turns, *segments)?,
             section.stiffness,
             section.density,
         ),

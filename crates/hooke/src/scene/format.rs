@@ -4,6 +4,7 @@
 use crate::error::{HookeError, Result};
 use crate::fem::MassKind;
 use crate::integrate::IntegratorConfig;
+use crate::mesh::limits::{available_memory, check_memory, generated_elements, model_bytes};
 use crate::mesh::{Shape, TetsPerHex};
 use crate::model::{Damping, Motion, Obstacle, ObstacleShape, Selection};
 use crate::solve::SolverSettings;
@@ -349,10 +350,6 @@ impl Default for OutputSection {
     }
 }
 
-/// Generated boxes larger than this are refused before any memory is reserved:
-/// assembly keeps about 1.5 kB per element, so 10 million already need ~15 GB.
-const MAX_GENERATED_TETS: usize = 10_000_000;
-
 /// A run keeps one energy record per step; beyond this many steps that alone is gigabytes.
 const MAX_STEPS: f64 = 1e8;
 
@@ -377,6 +374,9 @@ fn finite(key: &str, values: &[f64]) -> Result<()> {
 impl SceneFile {
     /// Checks every value that can be checked without building meshes.
     pub fn validate(&self) -> Result<()> {
+        if let Some(render) = &self.output.render {
+            render.validate("output.render")?;
+        }
         positive("simulation.duration", self.simulation.duration)?;
         positive("simulation.time_step", self.simulation.time_step)?;
         if self.simulation.time_step > self.simulation.duration {
@@ -414,16 +414,12 @@ impl SceneFile {
                 }
             }
             finite(&format!("{key}.velocity"), &network.velocity)?;
-            let segments = match &network.shape {
-                NetworkShape::Rope { segments, .. } | NetworkShape::Helix { segments, .. } => *segments,
-                NetworkShape::Cloth { cells, .. } => cells[0].min(cells[1]),
+            let (what, counts, per_cell) = match &network.shape {
+                NetworkShape::Rope { segments, .. } => ("rope.segments", vec![*segments], 1),
+                NetworkShape::Helix { segments, .. } => ("helix.segments", vec![*segments], 1),
+                NetworkShape::Cloth { cells, .. } => ("cloth.cells", cells.to_vec(), 8),
             };
-            if segments == 0 || segments > 10_000_000 {
-                return Err(HookeError::scene(
-                    format!("{key}.shape"),
-                    format!("segment or cell counts must lie in 1..=1e7, got {segments}"),
-                ));
-            }
+            generated_elements(&counts, per_cell).map_err(|e| HookeError::scene(format!("{key}.shape.{what}"), e))?;
         }
         finite("gravity", &self.gravity)?;
         for (b, body) in self.bodies.iter().enumerate() {
@@ -433,41 +429,21 @@ impl SceneFile {
                     positive(&format!("{key}.mesh.rectangle.size[{axis}]"), *size)?;
                 }
                 finite(&format!("{key}.mesh.rectangle.origin"), &section.origin)?;
-                let triangles = section.cells.iter().try_fold(2usize, |acc, &c| acc.checked_mul(c));
-                if section.cells.contains(&0) || triangles.is_none_or(|t| t > MAX_GENERATED_TETS) {
-                    return Err(HookeError::scene(
-                        format!("{key}.mesh.rectangle.cells"),
-                        format!(
-                            "{:?}: every count must be at least 1, and at most {MAX_GENERATED_TETS} triangles in all",
-                            section.cells
-                        ),
-                    ));
-                }
+                let triangles = generated_elements(&section.cells, 2)
+                    .map_err(|e| HookeError::scene(format!("{key}.mesh.rectangle.cells"), e))?;
+                check_memory(model_bytes(0, triangles, 0), available_memory())
+                    .map_err(|e| HookeError::scene(format!("{key}.mesh.rectangle.cells"), e))?;
             }
             if let MeshSource::Box(section) = &body.mesh {
                 section.tets_per_hex(&format!("{key}.mesh.box"))?;
                 for (axis, size) in section.size.iter().enumerate() {
                     positive(&format!("{key}.mesh.box.size[{axis}]"), *size)?;
                 }
-                if section.cells.contains(&0) {
-                    return Err(HookeError::scene(
-                        format!("{key}.mesh.box.cells"),
-                        "every count must be at least 1",
-                    ));
-                }
-                let tets = section
-                    .cells
-                    .iter()
-                    .try_fold(section.tets_per_hex, |acc, &c| acc.checked_mul(c));
-                if tets.is_none_or(|t| t > MAX_GENERATED_TETS) {
-                    return Err(HookeError::scene(
-                        format!("{key}.mesh.box.cells"),
-                        format!(
-                            "{:?} would make more than {MAX_GENERATED_TETS} tetrahedra",
-                            section.cells
-                        ),
-                    ));
-                }
+                let tets = generated_elements(&section.cells, section.tets_per_hex)
+                    .map_err(|e| HookeError::scene(format!("{key}.mesh.box.cells"), e))?;
+                // Before meshing: the model of this box alone must fit in memory.
+                check_memory(model_bytes(tets, 0, 0), available_memory())
+                    .map_err(|e| HookeError::scene(format!("{key}.mesh.box.cells"), e))?;
             }
             finite(&format!("{key}.translate"), &body.translate)?;
             finite(&format!("{key}.velocity"), &body.velocity)?;
