@@ -65,9 +65,9 @@ enum Command {
     Modes {
         /// The scene file (TOML).
         scene: PathBuf,
-        /// How many modes.
-        #[arg(short = 'n', long, default_value_t = 10)]
-        count: usize,
+        /// How many modes (at least 1; at most the free DOFs, which the table then says).
+        #[arg(short = 'n', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+        count: u32,
         /// Output folder (default: out/<scene name>-modes).
         #[arg(short, long)]
         output: Option<PathBuf>,
@@ -287,6 +287,21 @@ fn modes(scene: &Path, count: usize, output: Option<&Path>) -> Result<(), HookeE
     {
         say!("{:>5} {:>16.6} {:>14.6e} {:>10.1e}", i + 1, f, l, r);
     }
+    let frequencies = modes.frequencies();
+    if modes.eigenvalues.len() < count {
+        say!(
+            "note: asked for {count} modes; the model has {} free DOFs, so that many were computed",
+            modes.eigenvalues.len()
+        );
+    }
+    let rigid = frequencies.iter().filter(|f| **f == 0.0).count();
+    if rigid > 0 {
+        say!("note: {rigid} rigid-body modes (ω² zero to rounding): the body is not held against them");
+    }
+    let unstable = frequencies.iter().filter(|f| f.is_nan()).count();
+    if unstable > 0 {
+        say!("note: {unstable} modes have ω² < 0 (frequency NaN): the state is unstable, as in buckling");
+    }
     say!("written to {}", directory.display());
     Ok(())
 }
@@ -444,7 +459,7 @@ fn main() -> ExitCode {
             output,
             quiet,
         }) => compare(scene, integrators, output.as_deref(), *quiet),
-        Some(Command::Modes { scene, count, output }) => modes(scene, *count, output.as_deref()),
+        Some(Command::Modes { scene, count, output }) => modes(scene, *count as usize, output.as_deref()),
         Some(Command::Export { scene, output }) => export(scene, output.as_deref()),
         Some(Command::Check { scene }) => check(scene),
         Some(Command::Integrators) => integrators(),

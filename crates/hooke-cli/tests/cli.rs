@@ -416,6 +416,23 @@ fn modes_and_export_write_their_files() {
     let table = std::fs::read_to_string(modes.join("modes.csv")).expect("modes.csv");
     assert_eq!(table.lines().count(), 5, "header and four modes");
     assert!(modes.join("mode.pvd").is_file());
+    // No modes is a usage error; more than the free DOFs is computed and said.
+    let none = hooke(&["modes".as_ref(), scene.as_os_str(), "-n".as_ref(), "0".as_ref()]);
+    assert_eq!(none.status.code(), Some(2), "{}", describe(&none));
+    let all = hooke(&[
+        "modes".as_ref(),
+        scene.as_os_str(),
+        "-n".as_ref(),
+        "100000".as_ref(),
+        "--output".as_ref(),
+        modes.as_os_str(),
+    ]);
+    assert!(all.status.success(), "{}", describe(&all));
+    assert!(
+        String::from_utf8_lossy(&all.stdout).contains("asked for 100000 modes"),
+        "{}",
+        describe(&all)
+    );
     let matrices = scratch.path().join("matrices");
     let result = hooke(&[
         "export".as_ref(),

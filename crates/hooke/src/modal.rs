@@ -12,25 +12,35 @@ use std::path::{Path, PathBuf};
 
 /// The lowest modes: eigenvalues ω² (rad²/s²) and mode shapes over all DOFs
 /// (zero on pinned ones), M-orthonormal.
+#[derive(Clone, Debug)]
 pub struct Modes {
     pub eigenvalues: Vec<f64>,
     pub shapes: Vec<Vec<f64>>,
     pub residuals: Vec<f64>,
+    /// max Kᵢᵢ/Mᵢᵢ over the free DOFs: a bound of the largest ω² of the model,
+    /// the scale against which an eigenvalue is zero to rounding.
+    pub stiffness_scale: f64,
 }
 
+/// Eigenvalues within this fraction of the stiffness scale are zero to rounding:
+/// rigid-body modes (the assembled K has relative rounding near 1e-16, and an
+/// eigensolver's residual tolerance near 1e-10 of the scale).
+const RIGID_FRACTION: f64 = 1e-8;
+
 impl Modes {
-    /// Frequencies in Hz (negative eigenvalues, an unstable state, give NaN;
-    /// rounding-level negatives of rigid modes, within 1e-6 of the largest |λ|, give 0).
+    /// Whether mode `i` is a rigid-body mode: |ω²| zero to rounding.
+    pub fn is_rigid(&self, i: usize) -> bool {
+        self.eigenvalues[i].abs() <= RIGID_FRACTION * self.stiffness_scale
+    }
+
+    /// Frequencies in Hz: 0 for rigid-body modes, NaN for clearly negative
+    /// eigenvalues (an unstable state, as in buckling).
     pub fn frequencies(&self) -> Vec<f64> {
-        let largest = self.eigenvalues.iter().fold(0.0f64, |a, l| a.max(l.abs()));
-        self.eigenvalues
-            .iter()
-            .map(|l| {
-                if *l >= -1e-6 * largest {
-                    l.max(0.0).sqrt() / (2.0 * std::f64::consts::PI)
-                } else {
-                    f64::NAN
-                }
+        (0..self.eigenvalues.len())
+            .map(|i| match self.eigenvalues[i] {
+                _ if self.is_rigid(i) => 0.0,
+                l if l > 0.0 => l.sqrt() / (2.0 * std::f64::consts::PI),
+                _ => f64::NAN,
             })
             .collect()
     }
@@ -38,11 +48,19 @@ impl Modes {
 
 /// The `count` lowest modes about `state` (stiffness at its positions, pins at its time).
 pub fn lowest_modes(model: &Model, state: &State, count: usize, settings: &EigenSettings) -> Result<Modes> {
+    if count == 0 {
+        return Err(HookeError::scene("modes", "ask for at least one mode"));
+    }
     let dofs = model.dof_map(state.time);
     let stiffness = model.stiffness(&state.positions, state.time, false)?;
     let (pattern, source) = model.pattern().restrict(&dofs.free_index);
     let k: Vec<f64> = source.iter().map(|&s| stiffness[s]).collect();
     let m: Vec<f64> = source.iter().map(|&s| model.mass().values()[s]).collect();
+    let stiffness_scale = pattern
+        .diagonal_positions()
+        .into_iter()
+        .map(|d| k[d].abs() / m[d])
+        .fold(0.0, f64::max);
     let pairs = smallest_eigenpairs(&pattern, &k, &m, count.min(dofs.free_count()), settings)?;
     let shapes = pairs
         .vectors
@@ -57,6 +75,7 @@ pub fn lowest_modes(model: &Model, state: &State, count: usize, settings: &Eigen
         eigenvalues: pairs.values,
         shapes,
         residuals: pairs.residuals,
+        stiffness_scale,
     })
 }
 

@@ -307,3 +307,28 @@ fn one_dimensional_stiffening_matches_its_closed_form() {
         }
     }
 }
+
+/// A free body has exactly six rigid-body modes: each reported at 0 Hz (never
+/// NaN, whatever the sign of its rounding-level ω²), and the first elastic mode
+/// is not mistaken for one. Asking for no modes is a user error.
+#[test]
+fn rigid_body_modes_are_zero_frequencies_and_counted() {
+    let model = uniform_model(
+        bar([0.4, 0.1, 0.1], [4, 1, 1], TetsPerHex::Six),
+        MaterialModel::NeoHookean,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    );
+    let state = model.initial_state();
+    let modes = hooke::modal::lowest_modes(&model, &state, 8, &EigenSettings::default()).unwrap();
+    assert!(
+        modes.eigenvalues[..6].iter().any(|l| *l < 0.0),
+        "the test needs a negative rounding-level ω²"
+    );
+    let f = modes.frequencies();
+    assert_eq!(&f[..6], &[0.0; 6], "{f:?}");
+    assert!((0..6).all(|i| modes.is_rigid(i)) && !modes.is_rigid(6));
+    assert!(f[6] > 1.0 && f[7] >= f[6], "{f:?}");
+    let error = hooke::modal::lowest_modes(&model, &state, 0, &EigenSettings::default()).unwrap_err();
+    assert!(error.is_user_error(), "{error}");
+}

@@ -390,3 +390,20 @@ fn mssi_is_stable_on_a_stiff_rope_and_refuses_tetrahedra() {
     let error = mssi.step(&bar_model, &mut state, 0.01).unwrap_err().to_string();
     assert!(error.contains("tetrahedra"), "{error}");
 }
+
+/// More modes than free DOFs is refused when the scene is built, naming the
+/// key, rather than clamped silently.
+#[test]
+fn siere_refuses_more_modes_than_unknowns() {
+    let (model, _) = moving_bar(None);
+    let free = model.dof_map(0.0).free_count();
+    let too_many = Siere::new(free + 1, ModeRefresh::EveryStep, 1e-10, true);
+    let error = too_many.check(&model).unwrap_err();
+    assert!(
+        error.to_string().contains("integrator.modes") && error.is_user_error(),
+        "{error}"
+    );
+    assert!(Siere::new(free, ModeRefresh::EveryStep, 1e-10, true)
+        .check(&model)
+        .is_ok());
+}

@@ -363,6 +363,23 @@ impl Integrator for Siere {
         }
     }
 
+    /// More modes than unknowns is a mistake in the scene, not something to clamp
+    /// silently (and a count near the unknowns costs a near-dense eigensolve
+    /// every step). Free DOFs only grow as pins are released, so t = 0 decides.
+    fn requirements(&self, model: &Model) -> Result<()> {
+        let free = model.dof_map(0.0).free_count();
+        if self.modes > free {
+            return Err(HookeError::scene(
+                "integrator.modes",
+                format!(
+                    "asks for {} modes, but the model has only {free} free DOFs at the start",
+                    self.modes
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
         let project = self.project_hessian;
         commit_step(model, state, dt, |state| {
