@@ -119,6 +119,31 @@ pub fn compare(
     Ok(runs)
 }
 
+/// The error a comparison ends with when some of its runs did not finish: a
+/// scene error (the input's fault) when every one of them refused the scene, a
+/// solver error otherwise. None when every run completed.
+pub fn incomplete(runs: &[ComparedRun]) -> Option<HookeError> {
+    let failed: Vec<&ComparedRun> = runs.iter().filter(|r| r.status != RunStatus::Completed).collect();
+    if failed.is_empty() {
+        return None;
+    }
+    let names = failed
+        .iter()
+        .map(|r| r.integrator.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let reason = format!(
+        "{} of {} integrators did not finish ({names}); the table above and comparison.json say why",
+        failed.len(),
+        runs.len()
+    );
+    Some(if failed.iter().all(|r| r.refused) {
+        HookeError::scene("--integrators", reason)
+    } else {
+        HookeError::Solver { reason }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,29 +176,4 @@ project_hessian = false
         assert_eq!(names, ["semi_implicit_backward_euler", "semi_implicit_exact"]);
         std::fs::remove_dir_all(&output).ok();
     }
-}
-
-/// The error a comparison ends with when some of its runs did not finish: a
-/// scene error (the input's fault) when every one of them refused the scene, a
-/// solver error otherwise. None when every run completed.
-pub fn incomplete(runs: &[ComparedRun]) -> Option<HookeError> {
-    let failed: Vec<&ComparedRun> = runs.iter().filter(|r| r.status != RunStatus::Completed).collect();
-    if failed.is_empty() {
-        return None;
-    }
-    let names = failed
-        .iter()
-        .map(|r| r.integrator.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
-    let reason = format!(
-        "{} of {} integrators did not finish ({names}); the table above and comparison.json say why",
-        failed.len(),
-        runs.len()
-    );
-    Some(if failed.iter().all(|r| r.refused) {
-        HookeError::scene("--integrators", reason)
-    } else {
-        HookeError::Solver { reason }
-    })
 }
