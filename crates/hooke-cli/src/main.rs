@@ -2,11 +2,15 @@
 
 use clap::{Parser, Subcommand};
 use hooke::integrate::IntegratorConfig;
+use hooke::output::tidy;
 use hooke::scene::Scene;
 use hooke::HookeError;
 use indicatif::{ProgressBar, ProgressStyle};
+use signal_hook::consts::{SIGINT, SIGTERM};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// Prints a line to standard output; a closed pipe (`hooke mesh ... | head`)
 /// ends the output quietly instead of panicking.
@@ -24,11 +28,13 @@ const DEMO_SCENE: &str = include_str!("../../../scenes/twisting_bar.toml");
 #[command(
     name = "hooke",
     version,
-    about = "Finite element simulation of elastic deformable solids"
+    about = "Finite element simulation of elastic deformable solids",
+    arg_required_else_help = true,
+    after_help = "To see Hooke at work, `hooke run` runs the built-in demo (a twisted bar) into out/twisting_bar."
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Command,
 }
 
 #[derive(Subcommand)]
@@ -133,7 +139,44 @@ fn load(scene: Option<&Path>) -> Result<Scene, HookeError> {
     }
 }
 
-fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<(), HookeError> {
+/// Ctrl-C (SIGINT) and SIGTERM ask a run to stop at the end of its current
+/// step; a second one ends the process at once. The exit status is then the
+/// shell's 128 + signal number (130, 143).
+struct StopRequest {
+    requested: Arc<AtomicBool>,
+    signal: Arc<AtomicUsize>,
+}
+
+impl StopRequest {
+    fn install() -> StopRequest {
+        let requested = Arc::new(AtomicBool::new(false));
+        let signal = Arc::new(AtomicUsize::new(0));
+        for number in [SIGINT, SIGTERM] {
+            // Without handlers the default action still ends the run, only less tidily.
+            let exit_code = 128 + number;
+            let _ = signal_hook::flag::register_conditional_shutdown(number, exit_code, Arc::clone(&requested));
+            let _ = signal_hook::flag::register_usize(number, Arc::clone(&signal), number as usize);
+            let _ = signal_hook::flag::register(number, Arc::clone(&requested));
+        }
+        StopRequest { requested, signal }
+    }
+
+    /// The exit status after the run stopped on request.
+    fn exit_status(&self) -> u8 {
+        match self.signal.load(Ordering::SeqCst) as i32 {
+            SIGTERM => 143,
+            _ => 130,
+        }
+    }
+}
+
+/// What `main` ends with.
+enum Outcome {
+    Done,
+    Stopped { status: u8 },
+}
+
+fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<Outcome, HookeError> {
     let scene = load(scene)?;
     let settings = scene.run_settings(output);
     let mut built = scene.build()?;
@@ -162,18 +205,23 @@ fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<(), H
         bar
     };
     let mut progress = |step: usize, _: usize| bar.set_position(step as u64);
+    let stop = StopRequest::install();
     let result = hooke::simulation::Simulation::new(&built.model, built.integrator.as_mut(), &settings)
         .notes(built.notes.clone())
         .scene_text(scene.text.clone())
         .progress(&mut progress)
+        .stop_when(&stop.requested)
         .run(built.initial_state.clone());
     bar.finish_and_clear();
-    match result.and_then(|outcome| outcome.into_result()) {
-        Ok(outcome) => {
-            let summary = outcome.summary;
-            for note in summary.statistics.notes() {
-                eprintln!("note: {note}");
-            }
+    // An Err here means the run could not start: nothing was kept.
+    let outcome = result?;
+    let summary = &outcome.summary;
+    // The scene's notes were printed above; the rest are the run's own.
+    for note in summary.notes.iter().skip(built.notes.len()) {
+        eprintln!("note: {note}");
+    }
+    match outcome.failure {
+        None => {
             eprintln!(
                 "completed {} steps in {:.2} s ({} iterations: Newton iterations, or force evaluations for explicit methods); results in {}",
                 summary.statistics.steps,
@@ -181,11 +229,26 @@ fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<(), H
                 summary.statistics.total_iterations,
                 settings.output_directory.display()
             );
-            Ok(())
+            Ok(Outcome::Done)
         }
-        Err(error) => {
+        Some(HookeError::Interrupted { .. }) => {
             eprintln!(
-                "the run stopped early; the steps it finished are kept in {} (see summary.json)",
+                "interrupted: stopped at t = {} after {} of {} steps; the steps it finished are kept in {} (see summary.json)",
+                tidy(summary.final_time),
+                summary.statistics.steps,
+                summary.steps_planned,
+                settings.output_directory.display()
+            );
+            Ok(Outcome::Stopped {
+                status: stop.exit_status(),
+            })
+        }
+        Some(error) => {
+            eprintln!(
+                "the run stopped early at t = {} after {} of {} steps; the steps it finished are kept in {} (see summary.json)",
+                tidy(summary.final_time),
+                summary.statistics.steps,
+                summary.steps_planned,
                 settings.output_directory.display()
             );
             Err(error)
@@ -372,6 +435,9 @@ fn mesh(input: &Path, output: &Path, edge_length: Option<f64>) -> Result<(), Hoo
         meshed.stuffing.cut_points,
         meshed.stuffing.warped_vertices
     );
+    for note in meshed.stuffing.notes() {
+        eprintln!("note: {note}");
+    }
     let mut labels: Vec<i32> = meshed.mesh.labels.clone();
     labels.sort_unstable();
     labels.dedup();
@@ -448,27 +514,27 @@ fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), Ho
     Ok(())
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match &cli.command {
-        None => run(None, None, false),
-        Some(Command::Run { scene, output, quiet }) => run(scene.as_deref(), output.as_deref(), *quiet),
-        Some(Command::Compare {
+/// Runs one command; only `run` may end stopped on request.
+fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
+    let done = |result: Result<(), HookeError>| result.map(|()| Outcome::Done);
+    match command {
+        Command::Run { scene, output, quiet } => run(scene.as_deref(), output.as_deref(), *quiet),
+        Command::Compare {
             scene,
             integrators,
             output,
             quiet,
-        }) => compare(scene, integrators, output.as_deref(), *quiet),
-        Some(Command::Modes { scene, count, output }) => modes(scene, *count as usize, output.as_deref()),
-        Some(Command::Export { scene, output }) => export(scene, output.as_deref()),
-        Some(Command::Check { scene }) => check(scene),
-        Some(Command::Integrators) => integrators(),
-        Some(Command::Mesh {
+        } => done(compare(scene, integrators, output.as_deref(), *quiet)),
+        Command::Modes { scene, count, output } => done(modes(scene, *count as usize, output.as_deref())),
+        Command::Export { scene, output } => done(export(scene, output.as_deref())),
+        Command::Check { scene } => done(check(scene)),
+        Command::Integrators => done(integrators()),
+        Command::Mesh {
             input,
             output,
             edge_length,
-        }) => mesh(input, output, *edge_length),
-        Some(Command::Render {
+        } => done(mesh(input, output, *edge_length)),
+        Command::Render {
             input,
             output,
             field,
@@ -476,7 +542,7 @@ fn main() -> ExitCode {
             azimuth,
             elevation,
             size,
-        }) => render(
+        } => done(render(
             input,
             output,
             &RenderOptions {
@@ -486,10 +552,15 @@ fn main() -> ExitCode {
                 elevation: *elevation,
                 size,
             },
-        ),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+        )),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(&cli.command) {
+        Ok(Outcome::Done) => ExitCode::SUCCESS,
+        Ok(Outcome::Stopped { status }) => ExitCode::from(status),
         Err(error) => {
             let user_error = error.is_user_error();
             // Hooke's errors say what and where in their own message, their cause included.

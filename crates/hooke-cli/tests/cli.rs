@@ -148,6 +148,131 @@ fn run_writes_every_output() {
     assert_eq!(summary_string(&summary, "error"), None, "{summary}");
 }
 
+/// A second run into the same folder replaces the first one's files (fewer
+/// frames this time) and leaves the user's own files alone.
+#[test]
+fn a_rerun_into_the_same_folder_leaves_no_frame_of_the_first() {
+    let scratch = ScratchDirectory::new("rerun");
+    let output_directory = scratch.path().join("results");
+    let long = scratch.write("long.toml", SMALL_SCENE);
+    assert_eq!(run_scene(&long, &output_directory).status.code(), Some(0));
+    let frames = |directory: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(directory)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.starts_with("frame_"))
+            .collect();
+        names.sort();
+        names
+    };
+    let first = frames(&output_directory);
+    assert_eq!(first.len(), STEPS + 1, "{first:?}");
+    std::fs::write(output_directory.join("notes.txt"), "mine").unwrap();
+    std::fs::write(output_directory.join(".frame_0003.vtu.tmp"), "").unwrap();
+
+    let short = scratch.write("short.toml", &SMALL_SCENE.replace("duration = 0.05", "duration = 0.02"));
+    let output = run_scene(&short, &output_directory);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert_eq!(
+        frames(&output_directory),
+        ["frame_0000.vtu", "frame_0001.vtu", "frame_0002.vtu"]
+    );
+    assert!(!output_directory.join(".frame_0003.vtu.tmp").exists());
+    assert_eq!(read(&output_directory.join("notes.txt")), "mine");
+    let collection = read(&output_directory.join("frame.pvd"));
+    assert!(!collection.contains("frame_0003"), "{collection}");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        said.contains("files of an earlier run were removed"),
+        "{}",
+        describe(&output)
+    );
+    assert_eq!(energy_rows(&output_directory.join("energies.csv")).len(), 3);
+}
+
+/// Ctrl-C (SIGINT) and SIGTERM stop a run at the end of a step: the summary
+/// says "interrupted" with the time reached, every frame in the index exists
+/// and is complete, and the exit status is 128 + the signal's number.
+#[test]
+fn a_signal_stops_the_run_at_a_step_end_with_a_summary() {
+    for (signal, status) in [("INT", 130), ("TERM", 143)] {
+        let scratch = ScratchDirectory::new(&format!("signal-{signal}"));
+        let text =
+            SMALL_SCENE.replace("duration = 0.05", "duration = 1e4") + "\n[output]\nvtk_every = 20\nplot = false\n";
+        let scene = scratch.write("endless.toml", &text);
+        let output_directory = scratch.path().join("results");
+        let child = Command::new(env!("CARGO_BIN_EXE_hooke"))
+            .args([
+                "run".as_ref(),
+                scene.as_os_str(),
+                "-o".as_ref(),
+                output_directory.as_os_str(),
+                "-q".as_ref(),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the hooke binary starts");
+        // Wait until the run is well under way: some frames written.
+        let started = std::time::Instant::now();
+        while !output_directory.join("frame_0003.vtu").exists() {
+            assert!(started.elapsed().as_secs() < 60, "the run never got going");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let killed = Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(killed.success());
+        let output = child.wait_with_output().expect("the run ends");
+        assert_eq!(output.status.code(), Some(status), "SIG{signal}: {}", describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("interrupted: stopped at t = "), "{}", describe(&output));
+
+        let summary = read(&output_directory.join("summary.json"));
+        assert_eq!(
+            summary_string(&summary, "status").as_deref(),
+            Some("interrupted"),
+            "{summary}"
+        );
+        let collection = read(&output_directory.join("frame.pvd"));
+        let frames: Vec<&str> = collection.lines().filter_map(|l| l.split("file=\"").nth(1)).collect();
+        assert!(frames.len() >= 4, "{collection}");
+        for frame in frames {
+            let name = frame.trim_end_matches("\"/>");
+            let text = read(&output_directory.join(name));
+            assert!(text.trim_end().ends_with("</VTKFile>"), "{name} is incomplete");
+        }
+        let leftovers: Vec<_> = std::fs::read_dir(&output_directory)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+}
+
+/// A mesh that makes the third-party MSH parser panic is a plain parse
+/// error: no "thread 'main' panicked" text on the terminal.
+#[test]
+fn a_mesh_that_panics_the_parser_is_reported_quietly() {
+    let scratch = ScratchDirectory::new("quiet-panic");
+    let mesh = scratch.write(
+        "empty-nodes.msh",
+        "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n0 0 1 1\n$EndNodes\n",
+    );
+    let picture = scratch.path().join("mesh.png");
+    let output = hooke(&["render".as_ref(), mesh.as_os_str(), "-o".as_ref(), picture.as_os_str()]);
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("empty-nodes.msh"), "{}", describe(&output));
+    assert!(!stderr.contains("panicked"), "{}", describe(&output));
+}
+
 #[test]
 fn unknown_scene_key_exits_with_status_2_and_names_the_key() {
     let scratch = ScratchDirectory::new("unknown-key");

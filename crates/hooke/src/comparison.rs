@@ -102,7 +102,7 @@ pub fn compare(
         .filter(|r| !r.records.is_empty())
         .map(|r| (r.integrator.as_str(), r.records.as_slice()))
         .collect();
-    std::fs::create_dir_all(output).map_err(|e| HookeError::io(output, e))?;
+    crate::output::run_files::create_output_directory(output)?;
     if !series.is_empty() {
         plot_energies(
             &output.join("comparison.png"),
@@ -115,7 +115,7 @@ pub fn compare(
     }
     let path = output.join("comparison.json");
     let text = serde_json::to_string_pretty(&runs).map_err(|e| HookeError::io(&path, std::io::Error::other(e)))?;
-    std::fs::write(&path, text).map_err(|e| HookeError::io(&path, e))?;
+    crate::output::atomic::write_bytes_atomically(&path, text.as_bytes())?;
     Ok(runs)
 }
 

@@ -50,6 +50,11 @@ pub enum HookeError {
     /// A time step failed (no convergence, non-finite values).
     #[error("step {step} (t = {time:.6} s): {reason}")]
     StepFailed { step: usize, time: f64, reason: String },
+
+    /// The run was asked to stop (Ctrl-C, a termination signal) and stopped
+    /// after finishing step `step`.
+    #[error("interrupted after step {step} (t = {time} s)", time = crate::output::tidy(*time))]
+    Interrupted { step: usize, time: f64 },
 }
 
 impl HookeError {

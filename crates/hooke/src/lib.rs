@@ -22,6 +22,7 @@
 //! ```
 
 pub mod comparison;
+pub mod divergence;
 pub mod error;
 pub mod fem;
 pub mod integrate;

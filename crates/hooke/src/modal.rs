@@ -7,7 +7,6 @@ use crate::linalg::{smallest_eigenpairs, EigenSettings};
 use crate::model::{vertex_point, Model, State};
 use crate::output::{Frame, VtkSeriesWriter};
 use nalgebra::Vector3;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The lowest modes: eigenvalues ω² (rad²/s²) and mode shapes over all DOFs
@@ -83,9 +82,10 @@ pub fn lowest_modes(model: &Model, state: &State, count: usize, settings: &Eigen
 /// one frame per mode (its "time" is the mode number), each shape scaled so that
 /// its largest displacement is a tenth of the body's size. Returns the paths.
 pub fn write_modes(model: &Model, state: &State, modes: &Modes, directory: &Path) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(directory).map_err(|e| HookeError::io(directory, e))?;
+    crate::output::run_files::create_output_directory(directory)?;
+    // Fewer modes than last time must not leave the old shapes in the series.
+    crate::output::run_files::clear_previous_modes(directory)?;
     let csv = directory.join("modes.csv");
-    let mut file = std::fs::File::create(&csv).map_err(|e| HookeError::io(&csv, e))?;
     let mut text = String::from("mode,eigenvalue,angular_frequency,frequency_hz,residual\n");
     for (i, ((l, f), r)) in modes
         .eigenvalues
@@ -96,7 +96,7 @@ pub fn write_modes(model: &Model, state: &State, modes: &Modes, directory: &Path
     {
         text.push_str(&format!("{},{l:e},{:e},{f:e},{r:e}\n", i + 1, l.max(0.0).sqrt()));
     }
-    file.write_all(text.as_bytes()).map_err(|e| HookeError::io(&csv, e))?;
+    crate::output::atomic::write_bytes_atomically(&csv, text.as_bytes())?;
     let mut writer = VtkSeriesWriter::create(directory, "mode")?;
     let size = model.length_scale();
     let densities = vec![0.0; model.mesh().element_count()];
@@ -124,7 +124,7 @@ pub fn write_modes(model: &Model, state: &State, modes: &Modes, directory: &Path
 /// damping matrices as `K.mtx`, `M.mtx`, `D.mtx` (Matrix Market, symmetric).
 pub fn export_matrices(model: &Model, state: &State, directory: &Path) -> Result<Vec<PathBuf>> {
     use crate::io::matrix_market::write_symmetric;
-    std::fs::create_dir_all(directory).map_err(|e| HookeError::io(directory, e))?;
+    crate::output::run_files::create_output_directory(directory)?;
     let dofs = model.dof_map(state.time);
     let (pattern, source) = model.pattern().restrict(&dofs.free_index);
     let restrict = |values: &[f64]| -> Vec<f64> { source.iter().map(|&s| values[s]).collect() };

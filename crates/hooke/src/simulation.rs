@@ -2,12 +2,14 @@
 //! the outputs. A run that fails midway keeps everything it wrote and its
 //! summary says where it stopped.
 
+use crate::divergence::DivergenceWatch;
 use crate::error::{HookeError, Result};
 use crate::integrate::{Integrator, StepReport};
 use crate::model::{Model, State};
 use crate::output::{plot_energies, tidy, EnergiesCsvWriter, EnergyRecord, Frame, VtkSeriesWriter};
 use nalgebra::Vector3;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// What to run and what to write.
@@ -117,6 +119,8 @@ pub enum RunStatus {
     Completed,
     /// A step or an output failed; `error` says which and where.
     Failed,
+    /// The run was asked to stop and stopped at the end of a step.
+    Interrupted,
 }
 
 impl std::fmt::Display for RunStatus {
@@ -124,6 +128,7 @@ impl std::fmt::Display for RunStatus {
         f.write_str(match self {
             RunStatus::Completed => "completed",
             RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
         })
     }
 }
@@ -266,6 +271,7 @@ pub struct Simulation<'a> {
     notes: Vec<String>,
     scene_text: Option<String>,
     progress: Option<&'a mut dyn FnMut(usize, usize)>,
+    stop: Option<&'a AtomicBool>,
 }
 
 impl<'a> Simulation<'a> {
@@ -277,6 +283,7 @@ impl<'a> Simulation<'a> {
             notes: Vec::new(),
             scene_text: None,
             progress: None,
+            stop: None,
         }
     }
 
@@ -298,42 +305,49 @@ impl<'a> Simulation<'a> {
         self
     }
 
+    /// A flag another thread (a signal handler) sets to ask the run to stop.
+    /// It is read after every step: the run then ends as interrupted, with
+    /// that step's outputs and the summary written.
+    pub fn stop_when(mut self, flag: &'a AtomicBool) -> Self {
+        self.stop = Some(flag);
+        self
+    }
+
     /// Runs the steps from `state`, writing outputs as it goes. A failed step
     /// ends the run: the outputs so far are kept, and the summary and the
     /// returned outcome record the failure. `Err` is kept for runs that cannot
     /// start (an integrator that does not handle the model, outputs that
     /// cannot be set up).
     pub fn run(self, state: State) -> Result<RunOutcome> {
-        let mut nothing = |_: usize, _: usize| {};
-        let progress = match self.progress {
-            Some(p) => p,
-            None => &mut nothing,
-        };
-        run_steps(
-            self.model,
-            self.integrator,
-            state,
-            self.settings,
-            self.notes,
-            self.scene_text,
-            progress,
-        )
+        run_steps(self, state)
     }
 }
 
-fn run_steps(
-    model: &Model,
-    integrator: &mut dyn Integrator,
-    mut state: State,
-    settings: &RunSettings,
-    notes: Vec<String>,
-    scene_text: Option<String>,
-    progress: &mut dyn FnMut(usize, usize),
-) -> Result<RunOutcome> {
+fn run_steps(simulation: Simulation, mut state: State) -> Result<RunOutcome> {
+    let Simulation {
+        model,
+        integrator,
+        settings,
+        notes,
+        scene_text,
+        progress,
+        stop,
+    } = simulation;
+    let mut nothing = |_: usize, _: usize| {};
+    let progress = progress.unwrap_or(&mut nothing);
     let started = Instant::now();
     integrator.check(model)?;
     let directory = &settings.output_directory;
-    std::fs::create_dir_all(directory).map_err(|e| HookeError::io(directory, e))?;
+    crate::output::run_files::create_output_directory(directory)?;
+    let mut notes = notes;
+    // A series that mixed two runs would be read as one.
+    let cleared = crate::output::run_files::clear_previous_run(directory)?;
+    if cleared > 0 {
+        notes.push(format!(
+            "{cleared} files of an earlier run were removed from {} first",
+            directory.display()
+        ));
+    }
     let steps = settings.step_count();
     let mut vtk = if settings.vtk_every > 0 {
         Some(VtkSeriesWriter::create(directory, "frame")?)
@@ -346,7 +360,6 @@ fn run_steps(
         None
     };
     let mut records = vec![energy_record(model, &state)];
-    let mut notes = notes;
     let mut statistics = StepStatistics::default();
     let mut dissipated = 0.0;
     // Anything that stops the run (a failed step, an output that cannot be
@@ -361,14 +374,19 @@ fn run_steps(
     if failure.is_none() && settings.render_every > 0 {
         failure = render(&state).err();
     }
+    let mut watch = DivergenceWatch::new(model, &state);
+    // The time of the last frame written, so that a run that stops early can
+    // add its last good state to the series.
+    let mut last_frame_time = vtk.as_ref().map(|_| state.time);
     if failure.is_none() {
         for step in 1..=steps {
-            let previous_positions = state.positions.clone();
+            let before = state.clone();
+            let previous_positions = &before.positions;
             let previous_time = state.time;
             match integrator.step(model, &mut state, settings.time_step) {
                 Ok(report) => {
                     statistics.add(&report, state.time);
-                    match model.damping_work(&previous_positions, &state.positions, state.time - previous_time) {
+                    match model.damping_work(previous_positions, &state.positions, state.time - previous_time) {
                         Ok(work) => dissipated += work,
                         Err(error) => {
                             failure = Some(error);
@@ -389,6 +407,16 @@ fn run_steps(
             }
             let mut record = energy_record(model, &state);
             record.dissipated = dissipated;
+            if let Some(reason) = watch.check(&record) {
+                // A diverged state is not a result: the run ends at the state before it.
+                failure = Some(HookeError::StepFailed {
+                    step,
+                    time: state.time,
+                    reason: format!("the run diverged: {reason}"),
+                });
+                state = before;
+                break;
+            }
             let frame_due = settings.vtk_every > 0 && (step % settings.vtk_every == 0 || step == steps);
             let render_due = settings.render_every > 0 && (step % settings.render_every == 0 || step == steps);
             let written = write_step_outputs(csv.as_mut(), vtk.as_mut().filter(|_| frame_due), model, &state, &record)
@@ -398,7 +426,26 @@ fn run_steps(
                 failure = Some(error);
                 break;
             }
+            if frame_due {
+                last_frame_time = Some(state.time);
+            }
             progress(step, steps);
+            if step < steps && stop.is_some_and(|flag| flag.load(Ordering::SeqCst)) {
+                failure = Some(HookeError::Interrupted { step, time: state.time });
+                break;
+            }
+        }
+    }
+    // A run that stopped early keeps its last good state as the series' last frame.
+    if let (Some(_), Some(writer), Some(written)) = (&failure, vtk.as_mut(), last_frame_time) {
+        if written != state.time {
+            match write_frame(writer, model, &state) {
+                Ok(_) => notes.push(format!(
+                    "the last good state (t = {}) was added as the last frame",
+                    tidy(state.time)
+                )),
+                Err(error) => notes.push(format!("the last good state could not be written: {error}")),
+            }
         }
     }
 
@@ -427,10 +474,10 @@ fn run_steps(
     let summary = RunSummary {
         name: settings.name.clone(),
         integrator: integrator.name().to_string(),
-        status: if failure.is_some() {
-            RunStatus::Failed
-        } else {
-            RunStatus::Completed
+        status: match failure {
+            None => RunStatus::Completed,
+            Some(HookeError::Interrupted { .. }) => RunStatus::Interrupted,
+            Some(_) => RunStatus::Failed,
         },
         error: failure.as_ref().map(|e| e.to_string()),
         steps_planned: steps,
@@ -474,5 +521,5 @@ fn write_step_outputs(
 
 fn write_summary(path: &Path, summary: &RunSummary) -> Result<()> {
     let text = serde_json::to_string_pretty(summary).map_err(|e| HookeError::io(path, std::io::Error::other(e)))?;
-    std::fs::write(path, text).map_err(|e| HookeError::io(path, e))
+    crate::output::atomic::write_bytes_atomically(path, text.as_bytes())
 }

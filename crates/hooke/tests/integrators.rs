@@ -733,3 +733,67 @@ fn steps_that_were_split_or_stopped_short_are_reported() {
     ));
     assert!(refused.failure.expect("fails").to_string().contains("stalled"));
 }
+
+/// An explicit method past its stability limit on a material defined for every
+/// deformation (so nothing else stops it) is stopped as soon as its energy
+/// clearly grows with no work done on the body: long before it overflows, with
+/// the state before the diverged one kept as the last frame.
+#[test]
+fn a_diverging_run_is_stopped_early_and_keeps_its_last_good_frame() {
+    let text = r#"name = "diverging"
+gravity = [0.0, 0.0, -9.81]
+[simulation]
+duration = 1.0
+time_step = 0.004
+[[bodies]]
+mesh = { box = { size = [0.4, 0.1, 0.1], cells = [8, 2, 2] } }
+material = { model = "linear", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 1000.0 }
+[[pins]]
+select = { plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }
+[integrator]
+kind = "symplectic_euler"
+[output]
+vtk_every = 50
+"#;
+    let scene = hooke::scene::Scene::from_text(text, "diverging.toml", std::env::temp_dir()).unwrap();
+    let mut settings = scene.run_settings(None);
+    settings.output_directory = std::env::temp_dir().join(format!("hooke-diverging-{}", std::process::id()));
+    settings.plot = false;
+    let mut built = scene.build().unwrap();
+    let outcome = hooke::simulation::Simulation::new(&built.model, built.integrator.as_mut(), &settings)
+        .run(built.initial_state.clone())
+        .unwrap();
+    let failure = outcome.failure.as_ref().expect("the run diverges").to_string();
+    assert!(
+        failure.contains("diverged") && failure.contains("no work done"),
+        "{failure}"
+    );
+    let last = outcome.records.last().unwrap();
+    assert!(
+        last.total.is_finite() && last.total.abs() < 1e3,
+        "stopped late: {last:?}"
+    );
+    assert!(outcome.records.len() < 250, "ran {} steps", outcome.records.len());
+    assert_eq!(outcome.state.time, last.time, "the state returned is the last good one");
+    // The last good state closes the frame series.
+    let series = std::fs::read_to_string(settings.output_directory.join("frame.pvd")).unwrap();
+    let last_time = series
+        .lines()
+        .filter_map(|l| l.split("timestep=\"").nth(1))
+        .filter_map(|rest| rest.split('"').next())
+        .next_back()
+        .unwrap()
+        .parse::<f64>()
+        .unwrap();
+    assert!(
+        (last_time - last.time).abs() < 1e-12,
+        "last frame at {last_time}, last state at {}",
+        last.time
+    );
+    assert!(
+        outcome.summary.notes.iter().any(|n| n.contains("last good state")),
+        "{:?}",
+        outcome.summary.notes
+    );
+    let _ = std::fs::remove_dir_all(&settings.output_directory);
+}

@@ -1,10 +1,12 @@
 //! What a run leaves on disk: a ParaView frame series, the energies table and
 //! a plot of the energies.
 
+pub mod atomic;
 mod energies;
 mod frame_reader;
 mod plot;
 mod render;
+pub mod run_files;
 mod tidy;
 mod vtk_series;
 

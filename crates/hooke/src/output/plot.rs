@@ -34,7 +34,9 @@ struct Curve {
 pub fn plot_energies(path: &Path, title: &str, series: &[(&str, &[EnergyRecord])]) -> Result<()> {
     register_embedded_font().map_err(|reason| plot_error(path, reason))?;
     let curves = build_curves(series);
-    draw(path, title, &curves).map_err(|reason| plot_error(path, reason))
+    let mut rgb = vec![0u8; WIDTH as usize * HEIGHT as usize * 3];
+    draw(&mut rgb, title, &curves).map_err(|reason| plot_error(path, reason))?;
+    super::render::write_rgb_png(path, WIDTH, HEIGHT, &rgb)
 }
 
 fn build_curves(series: &[(&str, &[EnergyRecord])]) -> Vec<Curve> {
@@ -92,12 +94,12 @@ fn series_color(index: usize) -> RGBColor {
     COLORS[index % COLORS.len()]
 }
 
-fn draw(path: &Path, title: &str, curves: &[Curve]) -> std::result::Result<(), String> {
+fn draw(rgb: &mut [u8], title: &str, curves: &[Curve]) -> std::result::Result<(), String> {
     let all_points = || curves.iter().flat_map(|curve| curve.points.iter());
     let time_range = padded_range(all_points().map(|&(time, _)| time));
     let energy_range = padded_range(all_points().map(|&(_, energy)| energy));
 
-    let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
+    let root = BitMapBackend::with_buffer(rgb, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE).map_err(|error| error.to_string())?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, (FONT_FAMILY, 24))

@@ -180,17 +180,23 @@ impl Image {
         found
     }
 
+    /// Writes the picture as a PNG file, atomically.
     pub fn write_png(&self, path: &Path) -> Result<()> {
-        let file = std::fs::File::create(path).map_err(|e| HookeError::io(path, e))?;
-        let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), self.width, self.height);
+        let bytes: Vec<u8> = self.pixels.iter().flatten().copied().collect();
+        write_rgb_png(path, self.width, self.height, &bytes)
+    }
+}
+
+/// Writes 8-bit RGB pixels (row by row) as a PNG file, atomically.
+pub(crate) fn write_rgb_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> Result<()> {
+    super::atomic::write_atomically(path, |writer| {
+        let mut encoder = png::Encoder::new(writer, width, height);
         encoder.set_color(png::ColorType::Rgb);
         encoder.set_depth(png::BitDepth::Eight);
-        let to_io = |e: png::EncodingError| HookeError::io(path, std::io::Error::other(e.to_string()));
-        let mut writer = encoder.write_header().map_err(to_io)?;
-        let bytes: Vec<u8> = self.pixels.iter().flatten().copied().collect();
-        writer.write_image_data(&bytes).map_err(to_io)?;
-        writer.finish().map_err(to_io)
-    }
+        let mut png = encoder.write_header().map_err(std::io::Error::other)?;
+        png.write_image_data(rgb).map_err(std::io::Error::other)?;
+        png.finish().map_err(std::io::Error::other)
+    })
 }
 
 /// A perceptually ordered map from 0 (dark blue) to 1 (yellow), close to viridis.

@@ -3,6 +3,7 @@
 
 use crate::error::{HookeError, Result};
 use crate::mesh::Mesh;
+use crate::output::atomic::{write_atomically, write_bytes_atomically};
 use nalgebra::Vector3;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -89,9 +90,7 @@ impl VtkSeriesWriter {
                 ),
             ));
         }
-        frame_to_vtk(frame)
-            .export(&path)
-            .map_err(|error| vtk_error(&path, error))?;
+        write_vtu_file(&path, frame)?;
         self.frames.push((frame.time, file_name));
         // Rewritten every frame so that an interrupted run still has a usable index.
         self.write_collection()?;
@@ -117,21 +116,35 @@ impl VtkSeriesWriter {
             ));
         }
         text.push_str("  </Collection>\n</VTKFile>\n");
-        // Write beside the target and rename, so a reader never sees half a file.
-        let temporary = self.directory.join(format!("{}.pvd.tmp", self.base_name));
-        std::fs::write(&temporary, text).map_err(|error| HookeError::io(&temporary, error))?;
-        std::fs::rename(&temporary, &path).map_err(|error| HookeError::io(&path, error))?;
+        write_bytes_atomically(&path, text.as_bytes())?;
         Ok(path)
     }
 }
 
-/// Rejects frames whose arrays do not match the mesh, before anything is written.
 /// Writes one frame as a single `.vtu` file (no series).
 pub fn write_vtu(path: &Path, frame: &Frame) -> Result<()> {
     check_frame(frame)?;
-    frame_to_vtk(frame).export(path).map_err(|error| vtk_error(path, error))
+    write_vtu_file(path, frame)
 }
 
+/// Writes the XML `.vtu` file of a checked frame, atomically: a killed run
+/// never leaves an empty or truncated frame.
+fn write_vtu_file(path: &Path, frame: &Frame) -> Result<()> {
+    let mut failure = None;
+    let written = write_atomically(path, |writer| {
+        frame_to_vtk(frame).write_xml(writer).map_err(|error| {
+            let message = format!("VTK export failed: {error}");
+            failure = Some(error);
+            io::Error::other(message)
+        })
+    });
+    match (written, failure) {
+        (Err(_), Some(error)) => Err(vtk_error(path, error)),
+        (result, _) => result,
+    }
+}
+
+/// Rejects frames whose arrays do not match the mesh, before anything is written.
 fn check_frame(frame: &Frame) -> Result<()> {
     let mesh = frame.mesh;
     let vertex_count = mesh.vertex_count();
