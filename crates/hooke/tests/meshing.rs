@@ -296,19 +296,20 @@ fn write_ply(path: &std::path::Path, soup: &TriangleSoup) {
 }
 
 /// Meshes the surface file `name` in `directory` and checks the volume (within 4%) and conformity.
-fn assert_surface_meshes_to(directory: &std::path::Path, name: &str, enclosed: f64) {
+fn assert_surface_meshes_to(directory: &std::path::Path, name: &str, enclosed: f64) -> Vec<(String, usize)> {
     let mut shape = Shape::Surface {
         file: name.to_string(),
         loaded: None,
     };
     shape.prepare(directory, "shape").unwrap();
-    let (mesh, _) = stuff_shape(&shape, 0.12).unwrap();
+    let (mesh, report) = stuff_shape(&shape, 0.12).unwrap();
     let volume = mesh_quality(&mesh).total_volume;
     assert!(
         (volume - enclosed).abs() < 0.04 * enclosed,
         "{name}: {volume} vs {enclosed}"
     );
     assert_consistent(&mesh, name);
+    report.open_surfaces
 }
 
 #[test]
@@ -333,7 +334,8 @@ fn surfaces_in_every_format_mesh_to_the_enclosed_volume() {
         write(&path, &soup);
         let read = read_surface(&path).unwrap();
         assert_eq!(read.triangles.len(), soup.triangles.len(), "{name}");
-        assert_surface_meshes_to(&directory, name, enclosed);
+        // Every format welds to the same closed surface (STL repeats each corner).
+        assert_eq!(assert_surface_meshes_to(&directory, name, enclosed), [], "{name}");
     }
 
     // Small holes: three triangles removed; the winding number still sees the inside.
@@ -343,7 +345,12 @@ fn surfaces_in_every_format_mesh_to_the_enclosed_volume() {
     }
     let path = directory.join("holed.obj");
     write_obj(&path, &holed);
-    assert_surface_meshes_to(&directory, "holed.obj", enclosed);
+    let open = assert_surface_meshes_to(&directory, "holed.obj", enclosed);
+    assert_eq!(
+        open,
+        [("holed.obj".to_string(), 9)],
+        "three separate holes have 9 rim edges"
+    );
     let _ = std::fs::remove_dir_all(directory);
 }
 
@@ -355,7 +362,9 @@ fn bad_surfaces_and_shapes_give_clear_errors() {
         ("missing.obj", None, "missing.obj"),
         ("shape.xyz", Some("1 2 3\n"), "unknown surface format"),
         ("empty.obj", Some("v 0 0 0\n"), "no triangles"),
-        ("bad_index.obj", Some("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n"), "bad_index.obj"),
+        ("bad_index.obj", Some("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n"), "bad_index.obj, line 4"),
+        ("repeat.obj", Some("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 1 2 2\n"), "repeat.obj, line 5"),
+        ("short.stl", Some("solid\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nendloop\nendfacet\nendsolid\n"), "short.stl, line 7"),
         ("garbage.stl", Some("solid x\nfacet normal nonsense\n"), "garbage.stl"),
         ("no_faces.ply", Some("ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\nend_header\n0 0 0\n"), "face"),
     ];

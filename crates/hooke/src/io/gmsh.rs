@@ -16,14 +16,14 @@ use std::path::Path;
 /// Reads the linear tetrahedra of a Gmsh MSH 4.1 file.
 pub fn read_gmsh(path: &Path) -> Result<TetMesh> {
     let bytes = std::fs::read(path).map_err(|source| HookeError::io(path, source))?;
-    let file = parse_bytes(&bytes).map_err(|reason| HookeError::parse(path, None, reason))?;
+    let file = parse_bytes(&bytes).map_err(|failure| failure.into_error(path, &bytes))?;
     mesh_from_file(&file).map_err(|reason| HookeError::parse(path, None, reason))
 }
 
 /// Reads the linear triangles of a Gmsh MSH 4.1 file (a 2D mesh; z is dropped).
 pub fn read_gmsh_triangles(path: &Path) -> Result<TriangleMesh> {
     let bytes = std::fs::read(path).map_err(|source| HookeError::io(path, source))?;
-    let file = parse_bytes(&bytes).map_err(|reason| HookeError::parse(path, None, reason))?;
+    let file = parse_bytes(&bytes).map_err(|failure| failure.into_error(path, &bytes))?;
     let fail = |reason: String| HookeError::parse(path, None, reason);
     let (tagged, labels) = elements_by_node_tag::<3>(&file, ElementType::Tri3, "triangle").map_err(fail)?;
     let (vertices, triangles) = renumber(&file, &tagged, "triangle").map_err(fail)?;
@@ -32,24 +32,86 @@ pub fn read_gmsh_triangles(path: &Path) -> Result<TriangleMesh> {
 
 type Msh = MshFile<u64, i32, f64>;
 
+/// Why a file could not be parsed, and where (a byte offset) when known.
+struct ParseFailure {
+    reason: String,
+    offset: Option<usize>,
+}
+
+impl ParseFailure {
+    /// The error, with the line of the offset in an ASCII file (a line means
+    /// nothing in a binary one, which gets the byte offset in the reason).
+    fn into_error(self, path: &Path, bytes: &[u8]) -> HookeError {
+        match self.offset {
+            Some(offset) if !is_binary(bytes) => {
+                let line = 1 + bytes[..offset.min(bytes.len())].iter().filter(|&&b| b == b'\n').count();
+                HookeError::parse(path, Some(line), self.reason)
+            }
+            Some(offset) => HookeError::parse(path, None, format!("{} (at byte {offset})", self.reason)),
+            None => HookeError::parse(path, None, self.reason),
+        }
+    }
+}
+
+/// The version line of `$MeshFormat`: its byte offset, version and file type
+/// (0 ASCII, 1 binary), when the file has one.
+fn mesh_format(bytes: &[u8]) -> Option<(usize, String, String)> {
+    let head = &bytes[..bytes.len().min(4096)];
+    let mut offset = 0;
+    let mut lines = head.split_inclusive(|&b| b == b'\n').map(|line| {
+        let start = offset;
+        offset += line.len();
+        (start, String::from_utf8_lossy(line))
+    });
+    lines.find(|(_, line)| line.trim() == "$MeshFormat")?;
+    let (start, line) = lines.next()?;
+    let mut words = line.split_whitespace();
+    Some((start, words.next()?.to_string(), words.next()?.to_string()))
+}
+
+fn is_binary(bytes: &[u8]) -> bool {
+    mesh_format(bytes).is_some_and(|(_, _, file_type)| file_type == "1")
+}
+
 /// Runs `mshio` and turns its failures into a readable reason.
-fn parse_bytes(bytes: &[u8]) -> std::result::Result<Msh, String> {
+fn parse_bytes(bytes: &[u8]) -> std::result::Result<Msh, ParseFailure> {
+    if bytes.trim_ascii().is_empty() {
+        return Err(ParseFailure {
+            reason: "the file is empty".into(),
+            offset: None,
+        });
+    }
+    // mshio reads 4.1 only and misreports older files; say what they are.
+    if let Some((start, version, _)) = mesh_format(bytes) {
+        if version != "4.1" {
+            return Err(ParseFailure {
+                reason: format!(
+                    "MSH version {version}; Hooke reads MSH 4.1 (convert with \
+                     `gmsh FILE -save -format msh41 -o NEW.msh`)"
+                ),
+                offset: Some(start),
+            });
+        }
+    }
     // mshio 0.4 panics instead of failing on some malformed files (for example an
     // empty Nodes section or an unsupported integer size), so a panic counts as a
     // parse failure too.
-    let outcome =
-        std::panic::catch_unwind(|| mshio::parse_msh_bytes(bytes).map_err(|error| describe_error(&error, bytes)));
-    match outcome {
+    match super::quiet_panic::catch_quietly(|| {
+        mshio::parse_msh_bytes(bytes).map_err(|error| describe_error(&error, bytes))
+    }) {
         Ok(result) => result,
-        Err(_) => Err("malformed MSH file: the MSH 4.1 parser could not read it".into()),
+        Err(_) => Err(ParseFailure {
+            reason: "malformed MSH file: the MSH 4.1 parser could not read it".into(),
+            offset: None,
+        }),
     }
 }
 
 /// Outermost context first, then what went wrong and where. mshio's own `Display`
 /// appends a hex dump of the rest of the file, which is too long for a message.
-fn describe_error(error: &mshio::MshParserError<&[u8]>, bytes: &[u8]) -> String {
+fn describe_error(error: &mshio::MshParserError<&[u8]>, bytes: &[u8]) -> ParseFailure {
     let steps = error.filtered_backtrace();
-    let mut reason = if steps.is_empty() {
+    let reason = if steps.is_empty() {
         "malformed MSH file".to_string()
     } else {
         let mut parts: Vec<String> = steps.iter().rev().map(|(_, kind)| kind.to_string()).collect();
@@ -58,11 +120,11 @@ fn describe_error(error: &mshio::MshParserError<&[u8]>, bytes: &[u8]) -> String 
         format!("MSH 4.1 parser: {}", parts.join(": "))
     };
     // The innermost step holds the unread rest of the file, so its length gives the offset.
-    if let Some((rest, _)) = steps.first().or(error.backtrace.first()) {
-        let offset = bytes.len().saturating_sub(rest.len());
-        reason.push_str(&format!(" (at byte {offset})"));
-    }
-    reason
+    let offset = steps
+        .first()
+        .or(error.backtrace.first())
+        .map(|(rest, _)| bytes.len().saturating_sub(rest.len()));
+    ParseFailure { reason, offset }
 }
 
 /// Builds the mesh from the parsed file: tets, labels, and the nodes they use.
@@ -362,12 +424,40 @@ $EndElements
     #[test]
     fn malformed_files_are_parse_errors() {
         let truncated = &TWO_VOLUMES[..TWO_VOLUMES.find("$EndNodes").unwrap_or_default()];
-        assert_parse_error_without_line(read_text_file("gmsh-truncated", truncated));
+        assert!(matches!(
+            read_text_file("gmsh-truncated", truncated),
+            Err(HookeError::Parse { .. })
+        ));
+        let reason = assert_parse_error_without_line(read_text_file("gmsh-empty", " \n"));
+        assert!(reason.contains("empty"), "{reason}");
+    }
+
+    /// The line of an error in an ASCII file is the line that holds it.
+    #[test]
+    fn errors_in_ascii_files_name_their_line() {
+        let line_of = |needle: &str| 1 + TWO_VOLUMES[..TWO_VOLUMES.find(needle).unwrap()].matches('\n').count();
         let non_number = TWO_VOLUMES.replace("1 1 0\n", "1 one 0\n");
-        assert_parse_error_without_line(read_text_file("gmsh-non-number", &non_number));
+        match read_text_file("gmsh-non-number", &non_number) {
+            Err(HookeError::Parse { line: Some(line), .. }) => {
+                assert!(
+                    (line_of("1 1 0\n") - 1..=line_of("1 1 0\n")).contains(&line),
+                    "line {line}"
+                )
+            }
+            other => panic!("expected a parse error with a line, got {other:?}"),
+        }
         let old_version = TWO_VOLUMES.replace("4.1 0 8", "2.2 0 8");
-        assert_parse_error_without_line(read_text_file("gmsh-version", &old_version));
-        assert_parse_error_without_line(read_text_file("gmsh-empty", ""));
+        match read_text_file("gmsh-version", &old_version) {
+            Err(HookeError::Parse {
+                line: Some(2), reason, ..
+            }) => {
+                assert!(
+                    reason.contains("MSH version 2.2") && reason.contains("msh41"),
+                    "{reason}"
+                )
+            }
+            other => panic!("expected a parse error on line 2, got {other:?}"),
+        }
     }
 
     #[test]

@@ -157,10 +157,13 @@ fn parse_medit(path: &Path, text: &str) -> Result<TetMesh> {
                 ),
             ));
         }
+        if let Some(corner) = super::repeated_corner(&entry.corners) {
+            return Err(stream.error(entry.line, format!("the tetrahedron lists vertex {corner} twice")));
+        }
         tets.push(entry.corners.map(|corner| corner - 1));
         labels.push(entry.label);
     }
-    TetMesh::new(vertices, tets, labels)
+    TetMesh::new(vertices, tets, labels).map_err(|error| HookeError::parse(path, None, error.to_string()))
 }
 
 /// A counted value and the line it was read from.
@@ -408,6 +411,8 @@ End
         assert_eq!(failure_line("medit-out-of-range", text), Some(9));
         let zero_based = text.replace("1 2 3 4 0", "0 1 2 3 0");
         assert_eq!(failure_line("medit-zero-index", &zero_based), Some(8));
+        let repeated = text.replace("1 2 3 5 0", "1 2 2 4 0");
+        assert_eq!(failure_line("medit-repeated-vertex", &repeated), Some(9));
     }
 
     #[test]

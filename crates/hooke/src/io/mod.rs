@@ -6,6 +6,9 @@
 pub mod gmsh;
 pub mod matrix_market;
 pub mod medit;
+mod obj;
+mod quiet_panic;
+mod stl;
 mod surface;
 pub mod tetgen;
 
@@ -37,6 +40,11 @@ pub fn read_mesh(path: &Path) -> Result<TetMesh> {
             format!("unknown mesh format; supported extensions are {SUPPORTED_EXTENSIONS}"),
         )),
     }
+}
+
+/// The first vertex an element lists twice (the element would be degenerate).
+fn repeated_corner(corners: &[usize]) -> Option<usize> {
+    (0..corners.len()).find_map(|a| corners[a + 1..].contains(&corners[a]).then_some(corners[a]))
 }
 
 /// Reads a planar triangle mesh for a 2D scene: Gmsh 4.1 (`.msh`, its linear

@@ -1,10 +1,58 @@
-//! Triangle surface readers: Wavefront OBJ (tobj), STL in ASCII or binary
-//! (stl_io) and PLY in ASCII or binary (ply-rs-bw). Polygons are fan-triangulated.
+//! Triangle surface readers: Wavefront OBJ and STL (ASCII or binary) by our
+//! own parsers, which know the line (or byte) of every triangle, and PLY
+//! (ASCII or binary) by ply-rs-bw. Polygons are fan-triangulated, and corners
+//! at exactly the same point are welded into one vertex, so a surface written
+//! with duplicated vertices (every STL file) has no cracks.
 
 use crate::error::{HookeError, Result};
 use crate::mesh::TriangleSoup;
 use nalgebra::Vector3;
+use std::collections::HashMap;
 use std::path::Path;
+
+/// Where a triangle was written in its file, for error messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TriangleSource {
+    /// The line of a text file (the face, or the ASCII STL `facet`).
+    Line(usize),
+    /// A binary STL facet and the byte it starts at.
+    Facet { facet: usize, byte: usize },
+    /// A PLY face, by number.
+    Face(usize),
+}
+
+impl std::fmt::Display for TriangleSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            TriangleSource::Line(line) => write!(f, "the face on line {line}"),
+            TriangleSource::Facet { facet, byte } => write!(f, "facet {facet} (at byte {byte})"),
+            TriangleSource::Face(face) => write!(f, "face {face}"),
+        }
+    }
+}
+
+/// A surface as read: vertices, triangles and where each triangle came from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SurfaceFile {
+    pub vertices: Vec<Vector3<f64>>,
+    pub triangles: Vec<[usize; 3]>,
+    pub sources: Vec<TriangleSource>,
+}
+
+impl SurfaceFile {
+    /// Adds a triangle on existing vertices.
+    pub fn push(&mut self, triangle: [usize; 3], source: TriangleSource) {
+        self.triangles.push(triangle);
+        self.sources.push(source);
+    }
+
+    /// Adds a triangle with three new vertices (welded later).
+    pub fn push_corners(&mut self, corners: [Vector3<f64>; 3], source: TriangleSource) {
+        let first = self.vertices.len();
+        self.vertices.extend(corners);
+        self.push([first, first + 1, first + 2], source);
+    }
+}
 
 /// Reads a closed triangle surface, by file extension (.obj, .stl, .ply).
 pub fn read_surface(path: &Path) -> Result<TriangleSoup> {
@@ -13,13 +61,13 @@ pub fn read_surface(path: &Path) -> Result<TriangleSoup> {
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
-    let soup = match extension.as_str() {
-        "obj" => read_obj(path)?,
-        "stl" => read_stl(path)?,
+    let surface = match extension.as_str() {
+        "obj" => super::obj::read_obj(path)?,
+        "stl" => super::stl::read_stl(path)?,
         "ply" => read_ply(path)?,
         _ => return Err(parse_error(path, "unknown surface format: expected .obj, .stl or .ply")),
     };
-    validate(path, soup)
+    validate(path, surface)
 }
 
 fn parse_error(path: &Path, reason: impl std::fmt::Display) -> HookeError {
@@ -30,61 +78,77 @@ fn parse_error(path: &Path, reason: impl std::fmt::Display) -> HookeError {
     }
 }
 
-/// Checks indices and coordinates, naming the first bad triangle or vertex.
-fn validate(path: &Path, soup: TriangleSoup) -> Result<TriangleSoup> {
-    if let Some(v) = soup.vertices.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
-        return Err(parse_error(path, format!("vertex {v} has a non-finite coordinate")));
+/// An error about one triangle: on its line when it has one.
+fn triangle_error(path: &Path, source: TriangleSource, reason: String) -> HookeError {
+    match source {
+        TriangleSource::Line(line) => HookeError::parse(path, Some(line), reason),
+        other => HookeError::parse(path, None, format!("{other}: {reason}")),
     }
-    for (t, triangle) in soup.triangles.iter().enumerate() {
-        if let Some(&bad) = triangle.iter().find(|&&i| i >= soup.vertices.len()) {
-            return Err(parse_error(
+}
+
+/// Checks indices and coordinates, naming the first bad triangle or vertex,
+/// and welds equal corners.
+fn validate(path: &Path, surface: SurfaceFile) -> Result<TriangleSoup> {
+    if let Some(v) = surface.vertices.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
+        return Err(parse_error(
+            path,
+            format!("vertex {} has a non-finite coordinate", v + 1),
+        ));
+    }
+    for (triangle, &source) in surface.triangles.iter().zip(&surface.sources) {
+        if let Some(&bad) = triangle.iter().find(|&&i| i >= surface.vertices.len()) {
+            return Err(triangle_error(
                 path,
+                source,
                 format!(
-                    "triangle {t} refers to vertex {bad}, but there are {} vertices",
-                    soup.vertices.len()
+                    "refers to vertex {} (counting from 1), but the file has {} vertices",
+                    bad + 1,
+                    surface.vertices.len()
+                ),
+            ));
+        }
+        if triangle[0] == triangle[1] || triangle[1] == triangle[2] || triangle[0] == triangle[2] {
+            return Err(triangle_error(
+                path,
+                source,
+                format!(
+                    "a triangle repeats a vertex (vertices {:?}, counting from 1)",
+                    triangle.map(|v| v + 1)
                 ),
             ));
         }
     }
-    if soup.triangles.is_empty() {
+    if surface.triangles.is_empty() {
         return Err(parse_error(path, "the file holds no triangles"));
     }
-    Ok(soup)
+    Ok(weld(surface))
 }
 
-fn read_obj(path: &Path) -> Result<TriangleSoup> {
-    let options = tobj::LoadOptions {
-        triangulate: true,
-        single_index: true,
-        ..tobj::LoadOptions::default()
-    };
-    let (models, _materials) = tobj::load_obj(path, &options).map_err(|e| parse_error(path, e))?;
-    let mut soup = TriangleSoup::default();
-    for model in models {
-        let offset = soup.vertices.len();
-        let mesh = &model.mesh;
-        soup.vertices
-            .extend(mesh.positions.chunks(3).map(|p| Vector3::new(p[0], p[1], p[2])));
-        soup.triangles.extend(
-            mesh.indices
-                .chunks(3)
-                .map(|t| [0, 1, 2].map(|k| offset + t[k] as usize)),
-        );
+/// Merges vertices at exactly the same point (−0 and +0 alike) and drops the
+/// vertices no triangle uses. Triangles that collapse (two corners at one
+/// point: a zero-area sliver, common in STL exports) are dropped: they bound
+/// nothing.
+fn weld(surface: SurfaceFile) -> TriangleSoup {
+    let key = |p: &Vector3<f64>| p.map(|c| if c == 0.0 { 0u64 } else { c.to_bits() });
+    let mut first_at: HashMap<Vector3<u64>, usize> = HashMap::new();
+    let mut vertices = Vec::new();
+    let mut renumbered = vec![usize::MAX; surface.vertices.len()];
+    let mut triangles = Vec::with_capacity(surface.triangles.len());
+    for triangle in &surface.triangles {
+        let corners = triangle.map(|v| {
+            if renumbered[v] == usize::MAX {
+                renumbered[v] = *first_at.entry(key(&surface.vertices[v])).or_insert_with(|| {
+                    vertices.push(surface.vertices[v]);
+                    vertices.len() - 1
+                });
+            }
+            renumbered[v]
+        });
+        if corners[0] != corners[1] && corners[1] != corners[2] && corners[0] != corners[2] {
+            triangles.push(corners);
+        }
     }
-    Ok(soup)
-}
-
-fn read_stl(path: &Path) -> Result<TriangleSoup> {
-    let mut file = std::fs::File::open(path).map_err(|e| HookeError::io(path, e))?;
-    let mesh = stl_io::read_stl(&mut file).map_err(|e| parse_error(path, e))?;
-    Ok(TriangleSoup {
-        vertices: mesh
-            .vertices
-            .iter()
-            .map(|v| Vector3::new(v[0] as f64, v[1] as f64, v[2] as f64))
-            .collect(),
-        triangles: mesh.faces.iter().map(|f| f.vertices).collect(),
-    })
+    TriangleSoup { vertices, triangles }
 }
 
 fn scalar(property: &ply_rs_bw::ply::Property) -> Option<f64> {
@@ -115,7 +179,7 @@ fn index_list(property: &ply_rs_bw::ply::Property) -> Option<Vec<i64>> {
     })
 }
 
-fn read_ply(path: &Path) -> Result<TriangleSoup> {
+fn read_ply(path: &Path) -> Result<SurfaceFile> {
     let mut file = std::io::BufReader::new(std::fs::File::open(path).map_err(|e| HookeError::io(path, e))?);
     let parser = ply_rs_bw::parser::Parser::<ply_rs_bw::ply::DefaultElement>::new();
     let ply = parser.read_ply(&mut file).map_err(|e| parse_error(path, e))?;
@@ -123,7 +187,7 @@ fn read_ply(path: &Path) -> Result<TriangleSoup> {
         .payload
         .get("vertex")
         .ok_or_else(|| parse_error(path, "no `vertex` element"))?;
-    let mut soup = TriangleSoup::default();
+    let mut soup = SurfaceFile::default();
     for (v, vertex) in vertices.iter().enumerate() {
         let coordinate = |name: &str| {
             vertex
@@ -148,9 +212,54 @@ fn read_ply(path: &Path) -> Result<TriangleSoup> {
             return Err(parse_error(path, format!("face {f} has invalid indices {indices:?}")));
         }
         for k in 1..indices.len() - 1 {
-            soup.triangles
-                .push([indices[0] as usize, indices[k] as usize, indices[k + 1] as usize]);
+            let triangle = [indices[0] as usize, indices[k] as usize, indices[k + 1] as usize];
+            soup.push(triangle, TriangleSource::Face(f));
         }
     }
     Ok(soup)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn square_with_duplicated_corners() -> SurfaceFile {
+        let mut surface = SurfaceFile::default();
+        let [a, b, c, d] = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, -0.0]]
+            .map(|p| Vector3::new(p[0], p[1], p[2]));
+        surface.push_corners([a, b, c], TriangleSource::Line(1));
+        surface.push_corners(
+            [a, c, d.map(|x| if x == 0.0 { -0.0 } else { x })],
+            TriangleSource::Line(2),
+        );
+        // A sliver whose corners coincide bounds nothing.
+        surface.push_corners([a, b, b], TriangleSource::Line(3));
+        surface
+    }
+
+    #[test]
+    fn equal_corners_are_welded_and_collapsed_triangles_dropped() {
+        let soup = validate(Path::new("s.stl"), square_with_duplicated_corners()).unwrap();
+        assert_eq!(soup.vertices.len(), 4);
+        assert_eq!(soup.triangles, [[0, 1, 2], [0, 2, 3]]);
+    }
+
+    #[test]
+    fn a_triangle_that_repeats_an_index_is_reported_where_it_was_written() {
+        let mut surface = square_with_duplicated_corners();
+        surface.push([0, 4, 4], TriangleSource::Line(9));
+        match validate(Path::new("s.obj"), surface) {
+            Err(HookeError::Parse {
+                line: Some(9), reason, ..
+            }) => assert!(reason.contains("repeats"), "{reason}"),
+            other => panic!("expected an error on line 9, got {other:?}"),
+        }
+        let mut surface = square_with_duplicated_corners();
+        surface.push([0, 1, 40], TriangleSource::Facet { facet: 3, byte: 234 });
+        let error = validate(Path::new("s.stl"), surface).unwrap_err().to_string();
+        assert!(
+            error.contains("s.stl") && error.contains("facet 3 (at byte 234)") && error.contains("vertex 41"),
+            "{error}"
+        );
+    }
 }

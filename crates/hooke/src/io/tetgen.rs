@@ -22,6 +22,7 @@ pub fn read_tetgen(path: &Path) -> Result<TetMesh> {
     let points = read_node_file(&node_path)?;
     let (tets, labels) = read_element_file(&element_path, &points)?;
     TetMesh::new(points.positions, tets, labels)
+        .map_err(|error| HookeError::parse(&element_path, None, error.to_string()))
 }
 
 /// The `.node` and `.ele` paths for a path naming either of them.
@@ -98,7 +99,9 @@ fn read_node_file(path: &Path) -> Result<NodeFile> {
                 "more points than the {point_count} announced in the header"
             )));
         }
-        if words.len() != values_per_line {
+        // TetGen reads a declared but absent marker as 0; so do we.
+        let marker_omitted = marker_count == 1 && words.len() == values_per_line - 1;
+        if words.len() != values_per_line && !marker_omitted {
             return Err(line_error(format!(
                 "expected {values_per_line} values (index, x, y, z, {attribute_count} \
                  attributes, {marker_count} markers), found {}",
@@ -213,6 +216,12 @@ fn read_element_file(path: &Path, points: &NodeFile) -> Result<(Vec<[usize; 4]>,
                 *corner = index - first_index;
             }
         }
+        if let Some(corner) = super::repeated_corner(&tet) {
+            return Err(line_error(format!(
+                "the tetrahedron lists vertex {} twice",
+                corner + first_index
+            )));
+        }
         let label = match words.get(1 + nodes_per_tet) {
             Some(word) => parse_label(word, "region attribute").map_err(line_error)?,
             None => 0,
@@ -318,6 +327,34 @@ mod tests {
         assert_eq!(mesh.tets[0], [0, 1, 2, 6]);
         assert_eq!(mesh.tets[5], [0, 7, 4, 6]);
         assert_eq!(mesh.labels, vec![1, 1, 2, 2, 1, 2]);
+    }
+
+    /// A `.node` that declares a boundary marker but leaves its column out on
+    /// some lines reads as TetGen reads it: the marker is 0 there.
+    #[test]
+    fn a_tetrahedron_with_a_repeated_vertex_is_reported_at_its_line() {
+        let ele = ELE_ONE_BASED.replace("3  1 3 4 7  2", "3  1 3 3 7  2");
+        assert_eq!(
+            parse_failure("tetgen-repeat", NODE_ONE_BASED, &ele),
+            ("body.ele".to_string(), 4)
+        );
+    }
+
+    #[test]
+    fn a_declared_marker_may_be_left_out() {
+        let node = NODE_ONE_BASED
+            .replace("1 0 0 0   0.5 1", "1 0 0 0   0.5")
+            .replace("7 1 1 1   0.5 1", "7 1 1 1   0.5");
+        let (_directory, node_path) = write_pair("tetgen-marker-omitted", &node, ELE_ONE_BASED);
+        let mesh = read_tetgen(&node_path).expect("markers are optional");
+        assert_eq!(mesh.vertex_count(), 8);
+        assert_eq!(mesh.vertices[6], Vector3::new(1.0, 1.0, 1.0));
+        // Leaving out more than the marker is still an error.
+        let short = NODE_ONE_BASED.replace("3 1 1 0   0.5 1", "3 1 1 0");
+        assert_eq!(
+            parse_failure("tetgen-attribute-missing", &short, ELE_ONE_BASED),
+            ("body.node".to_string(), 5)
+        );
     }
 
     #[test]

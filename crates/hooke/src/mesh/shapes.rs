@@ -270,6 +270,29 @@ impl Shape {
 
     /// Checks sizes (positive radii, counts, non-empty combinations) and loads
     /// surface files relative to `base`; `key` names the shape in errors.
+    /// The surface files in this shape that are not closed, with the number
+    /// of their open edges. Their inside is still decided (by winding
+    /// number), but near a hole the mesh may not be what was meant.
+    pub fn open_surfaces(&self) -> Vec<(String, usize)> {
+        match self {
+            Shape::Surface { file, loaded } => loaded
+                .as_ref()
+                .map(|soup| soup.open_edge_count())
+                .filter(|&open| open > 0)
+                .map(|open| vec![(file.clone(), open)])
+                .unwrap_or_default(),
+            Shape::Union(shapes) | Shape::Intersection(shapes) => {
+                shapes.iter().flat_map(Shape::open_surfaces).collect()
+            }
+            Shape::Difference { base, subtract } => std::iter::once(base.as_ref())
+                .chain(subtract)
+                .flat_map(Shape::open_surfaces)
+                .collect(),
+            Shape::Repeat { shape, .. } => shape.open_surfaces(),
+            _ => Vec::new(),
+        }
+    }
+
     pub fn prepare(&mut self, base: &std::path::Path, key: &str) -> Result<()> {
         let positive = |name: &str, value: f64| {
             if value > 0.0 && value.is_finite() {

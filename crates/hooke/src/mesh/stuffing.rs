@@ -45,6 +45,23 @@ pub struct StuffingReport {
     pub flipped: usize,
     /// Output tets dropped as degenerate (should be 0).
     pub dropped: usize,
+    /// Surface files of the shape that are not closed, and their open edges.
+    pub open_surfaces: Vec<(String, usize)>,
+}
+
+impl StuffingReport {
+    /// What the user should know about the input: open surfaces.
+    pub fn notes(&self) -> Vec<String> {
+        self.open_surfaces
+            .iter()
+            .map(|(file, open)| {
+                format!(
+                    "{file}: the surface is open ({open} edges border one triangle only); its inside \
+                     is decided by winding number, so check the mesh near the holes"
+                )
+            })
+            .collect()
+    }
 }
 
 struct Lattice {
@@ -189,7 +206,9 @@ fn cut(a: usize, b: usize) -> Node {
 /// lattice edge; output edges range from about 0.4 to 1.2 times it).
 pub fn stuff_shape(shape: &Shape, edge_length: f64) -> Result<(TetMesh, StuffingReport)> {
     let (lo, hi) = shape.bounds();
-    stuff(|p| -shape.distance(p), lo, hi, edge_length)
+    let (mesh, mut report) = stuff(|p| -shape.distance(p), lo, hi, edge_length)?;
+    report.open_surfaces = shape.open_surfaces();
+    Ok((mesh, report))
 }
 
 /// Meshes {g > 0} inside the box [lo, hi] (g ≤ 0 on and outside its boundary).

@@ -69,6 +69,19 @@ impl TriangleSoup {
         }
     }
 
+    /// Edges used by one triangle only: the rim of a hole. A closed surface
+    /// has none.
+    pub fn open_edge_count(&self) -> usize {
+        let mut uses: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
+        for t in &self.triangles {
+            for k in 0..3 {
+                let (a, b) = (t[k], t[(k + 1) % 3]);
+                *uses.entry((a.min(b), a.max(b))).or_default() += 1;
+            }
+        }
+        uses.values().filter(|&&count| count == 1).count()
+    }
+
     /// The winding number at many points, in parallel.
     pub fn winding_numbers(&self, points: &[Vector3<f64>]) -> Vec<f64> {
         points.par_iter().map(|p| self.winding_number(p)).collect()

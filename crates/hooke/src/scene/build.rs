@@ -244,6 +244,12 @@ impl Scene {
                         "the shape is empty at this edge length (no tetrahedron inside it)",
                     ));
                 }
+                notes.extend(
+                    report
+                        .notes()
+                        .into_iter()
+                        .map(|note| format!("{key}.mesh.solid: {note}")),
+                );
                 let quality = crate::mesh::mesh_quality(&part);
                 notes.push(format!(
                     "{key}: meshed {} tets, {} vertices, dihedral angles {:.1}° to {:.1}° ({} vertices snapped to the surface)",
