@@ -23,7 +23,14 @@ fn error(path: &Path, reason: impl Into<String>) -> HookeError {
 
 /// Reads a `.vtu` frame written by Hooke.
 pub fn read_frame(path: &Path) -> Result<FrameData> {
-    let vtk = Vtk::import(path).map_err(|e| error(path, format!("not a readable VTK file: {e}")))?;
+    let vtk = Vtk::import(path).map_err(|e| {
+        // The VTK reader does not say where; a scan of the text usually can.
+        let text = std::fs::read(path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+        match text.ok().as_deref().and_then(super::xml_check::first_problem) {
+            Some((line, reason)) => HookeError::parse(path, Some(line), reason),
+            None => error(path, format!("not a readable VTK file: {e}")),
+        }
+    })?;
     let DataSet::UnstructuredGrid { pieces, .. } = vtk.data else {
         return Err(error(path, "expected an unstructured grid"));
     };

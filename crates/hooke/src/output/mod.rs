@@ -9,6 +9,7 @@ mod render;
 pub mod run_files;
 mod tidy;
 mod vtk_series;
+mod xml_check;
 
 pub use energies::EnergiesCsvWriter;
 pub use frame_reader::{read_frame, FrameData};
