@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use hooke::integrate::IntegratorConfig;
-use hooke::output::tidy;
+use hooke::output::{readable, tidy};
 use hooke::scene::Scene;
 use hooke::HookeError;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -170,6 +170,21 @@ impl StopRequest {
     }
 }
 
+/// "153 vertices, 384 tetrahedra", with the springs when there are any and
+/// without elements when there are none (a pure mass-spring network).
+fn model_size(model: &hooke::model::Model) -> String {
+    let mut parts = vec![format!("{} vertices", model.mesh().vertex_count())];
+    let elements = model.mesh().element_count();
+    if elements > 0 {
+        parts.push(format!("{elements} {}", model.mesh().element_name()));
+    }
+    let springs = model.spring_edges().len();
+    if springs > 0 {
+        parts.push(format!("{springs} springs"));
+    }
+    parts.join(", ")
+}
+
 /// What `main` ends with.
 enum Outcome {
     Done,
@@ -185,13 +200,11 @@ fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<Outco
     }
     let steps = settings.step_count();
     eprintln!(
-        "{}: {} vertices, {} {}, {} steps of {} s with {} → {}",
+        "{}: {}, {} steps of {} s with {} → {}",
         settings.name,
-        built.model.mesh().vertex_count(),
-        built.model.mesh().element_count(),
-        built.model.mesh().element_name(),
+        model_size(&built.model),
         steps,
-        settings.time_step,
+        readable(settings.time_step),
         built.integrator.name(),
         settings.output_directory.display()
     );
@@ -309,8 +322,9 @@ fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -
             run.status,
             run.steps,
             run.wall_seconds,
-            run.initial_total_energy,
-            run.final_total_energy.map_or("-".to_string(), |e| format!("{e:.6e}"))
+            tidy(run.initial_total_energy),
+            run.final_total_energy
+                .map_or("-".to_string(), |e| format!("{:.6e}", tidy(e)))
         );
         if let Some(error) = &run.error {
             say!("    stopped: {error}");
@@ -348,7 +362,7 @@ fn modes(scene: &Path, count: usize, output: Option<&Path>) -> Result<(), HookeE
         .zip(&modes.residuals)
         .enumerate()
     {
-        say!("{:>5} {:>16.6} {:>14.6e} {:>10.1e}", i + 1, f, l, r);
+        say!("{:>5} {:>16.6} {:>14.6e} {:>10.1e}", i + 1, tidy(*f), tidy(*l), r);
     }
     let frequencies = modes.frequencies();
     if modes.eigenvalues.len() < count {
@@ -413,11 +427,9 @@ fn check(scene: &Path) -> Result<(), HookeError> {
     }
     let model = &built.model;
     say!(
-        "{}: {} vertices, {} {}, {} free DOFs at t = 0, integrator {}, {} steps",
+        "{}: {}, {} free DOFs at t = 0, integrator {}, {} steps",
         scene.name(),
-        model.mesh().vertex_count(),
-        model.mesh().element_count(),
-        model.mesh().element_name(),
+        model_size(model),
         model.dof_map(0.0).free_count(),
         built.integrator.name(),
         scene.run_settings(None).step_count()

@@ -651,6 +651,14 @@ fn check_and_run_agree_on_bad_scenes() {
                 .replace("kind = \"backward_euler\"", "kind = \"static\""),
             "scene pins",
         ),
+        (
+            SMALL_SCENE.replace("youngs_modulus = 1e5", "youngs_modulus = 1e308"),
+            "youngs_modulus = 1e308 Pa is beyond",
+        ),
+        (
+            SMALL_SCENE.replace("density = 1000.0", "density = 1e-320"),
+            "density 1e-320 kg/m³ is outside",
+        ),
     ];
     for (text, key) in cases {
         let scene = scratch.write("scene.toml", &text);

@@ -94,6 +94,8 @@ pub fn write_modes(model: &Model, state: &State, modes: &Modes, directory: &Path
         .zip(&modes.residuals)
         .enumerate()
     {
+        // Adding +0 turns −0 into 0: "-0e0" in a table reads as a sign that means something.
+        let (l, f) = (l + 0.0, f + 0.0);
         text.push_str(&format!("{},{l:e},{:e},{f:e},{r:e}\n", i + 1, l.max(0.0).sqrt()));
     }
     crate::output::atomic::write_bytes_atomically(&csv, text.as_bytes())?;

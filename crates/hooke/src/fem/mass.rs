@@ -55,9 +55,19 @@ impl MassMatrix {
             *total += extra;
         }
         if let Some(v) = lumped.iter().position(|m| m.is_nan() || *m <= 0.0) {
-            return Err(HookeError::Mesh {
-                reason: format!("vertex {v} has no mass: it belongs to no element and no spring network"),
-            });
+            let owned = terms
+                .iter()
+                .filter_map(|term| term.as_elasticity())
+                .any(|elements| (0..elements.element_count()).any(|e| elements.element_vertices(e).contains(&v)));
+            let reason = if owned {
+                format!(
+                    "vertex {v} has no mass: the density × volume of its elements is {}",
+                    lumped[v]
+                )
+            } else {
+                format!("vertex {v} has no mass: it belongs to no element and no spring network")
+            };
+            return Err(HookeError::Mesh { reason });
         }
         let diagonal = pattern.diagonal_positions();
         match kind {

@@ -215,10 +215,10 @@ struct Settings {
 fn parse(_name: &str, table: &toml::Table, context: &MaterialContext) -> Result<MaterialSource> {
     let key = context.key;
     let settings: Settings = settings_from(table, key)?;
-    if !(settings.density.is_finite() && settings.density > 0.0) {
+    if let Some(reason) = super::parameters::density_problem(settings.density) {
         return Err(HookeError::Material {
             context: key.to_string(),
-            reason: format!("density must be a positive number of kg/m³, got {}", settings.density),
+            reason,
         });
     }
     let make = |tensor: ElasticityTensor| -> Arc<dyn Material> {

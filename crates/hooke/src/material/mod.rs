@@ -20,7 +20,7 @@ mod isotropic_material;
 mod linear;
 mod modified_neo_hookean;
 mod neo_hookean;
-mod parameters;
+pub mod parameters;
 pub mod registry;
 mod st_venant_kirchhoff;
 mod stable_neo_hookean;

@@ -8,22 +8,36 @@ pub fn tidy(x: f64) -> f64 {
     if x == 0.0 || !x.is_finite() {
         return if x == 0.0 { 0.0 } else { x };
     }
-    let magnitude = x.abs().log10().floor() as i32;
-    let scale = 10f64.powi(11 - magnitude);
-    if !scale.is_finite() || scale == 0.0 {
-        return x;
-    }
-    let rounded = (x * scale).round() / scale;
-    if rounded.is_finite() {
-        rounded
+    // Decimal rounding through text is exact where scaling by 10^k is not (1e308).
+    format!("{x:.11e}").parse().unwrap_or(x)
+}
+
+/// `x` as text for people: [`tidy`], then plain digits for magnitudes from
+/// 1e-4 to 1e9 and scientific notation outside them (1e-320, not 320 zeros).
+pub fn readable(x: f64) -> String {
+    let x = tidy(x);
+    if x == 0.0 || !x.is_finite() || (1e-4..1e9).contains(&x.abs()) {
+        format!("{x}")
     } else {
-        x
+        format!("{x:e}")
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::tidy;
+    use super::{readable, tidy};
+
+    #[test]
+    fn readable_numbers_pick_their_notation() {
+        assert_eq!(readable(-0.0), "0");
+        assert_eq!(readable(2.3000000000000003), "2.3");
+        assert_eq!(readable(1e-320), "1e-320");
+        assert_eq!(readable(1.5e12), "1.5e12");
+        assert_eq!(readable(-250.0), "-250");
+        assert_eq!(readable(1e308), "1e308");
+        assert_eq!(readable(1e90 * 1.0000000000000002), "1e90");
+        assert_eq!(readable(f64::NAN), "NaN");
+    }
 
     #[test]
     fn drops_rounding_noise_and_negative_zero() {

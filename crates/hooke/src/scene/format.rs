@@ -402,6 +402,9 @@ impl SceneFile {
             let key = format!("networks[{n}]");
             positive(&format!("{key}.stiffness"), network.stiffness)?;
             positive(&format!("{key}.density"), network.density)?;
+            if let Some(problem) = crate::material::parameters::density_problem(network.density) {
+                return Err(HookeError::scene(format!("{key}.density"), problem));
+            }
             for (name, value) in [
                 ("shear_stiffness", network.shear_stiffness),
                 ("bend_stiffness", network.bend_stiffness),
