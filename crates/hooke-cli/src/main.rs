@@ -1,6 +1,6 @@
 //! `hooke`: run elastodynamics scenes from the command line.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use hooke::integrate::IntegratorConfig;
 use hooke::output::{readable, tidy};
 use hooke::scene::Scene;
@@ -568,8 +568,25 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
     }
 }
 
+/// The integrators `compare` accepts, for its help: every name with its aliases.
+fn integrator_names() -> String {
+    let names: Vec<String> = hooke::integrate::INTEGRATORS
+        .iter()
+        .map(|entry| match entry.aliases {
+            [] => entry.name.to_string(),
+            aliases => format!("{} ({})", entry.name, aliases.join(", ")),
+        })
+        .collect();
+    format!("Integrators: {}.", names.join(", "))
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // The list of integrators lives in the registry, so the help is completed here.
+    let command = Cli::command().mut_subcommand("compare", |compare| compare.after_help(integrator_names()));
+    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
     match dispatch(&cli.command) {
         Ok(Outcome::Done) => ExitCode::SUCCESS,
         Ok(Outcome::Stopped { status }) => ExitCode::from(status),

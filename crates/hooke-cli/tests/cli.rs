@@ -273,6 +273,49 @@ fn a_mesh_that_panics_the_parser_is_reported_quietly() {
     assert!(!stderr.contains("panicked"), "{}", describe(&output));
 }
 
+/// What `hooke mesh` writes as .vtu is a mesh a scene can use, labels kept.
+#[test]
+fn a_vtu_written_by_hooke_mesh_is_a_scene_mesh() {
+    let scratch = ScratchDirectory::new("vtu-mesh");
+    let recipe = scratch.write(
+        "bar.toml",
+        "edge_length = 0.05\nshape = { box = { min = [0, 0, 0], max = [0.4, 0.1, 0.1] } }\n[[regions]]\nlabel = 3\nshape = { box = { min = [0.2, -1, -1], max = [1, 1, 1] } }\n",
+    );
+    let mesh = scratch.path().join("bar.vtu");
+    let result = hooke(&["mesh".as_ref(), recipe.as_os_str(), "-o".as_ref(), mesh.as_os_str()]);
+    assert!(result.status.success(), "{}", describe(&result));
+    let scene = scratch.write(
+        "scene.toml",
+        &SMALL_SCENE.replace(
+            "mesh = { box = { size = [0.4, 0.1, 0.1], cells = [4, 1, 1] } }",
+            "mesh = { file = \"bar.vtu\" }",
+        ),
+    );
+    let check = hooke(&["check".as_ref(), scene.as_os_str()]);
+    assert!(check.status.success(), "{}", describe(&check));
+    assert!(
+        String::from_utf8_lossy(&check.stdout).contains("tetrahedra"),
+        "{}",
+        describe(&check)
+    );
+}
+
+/// `hooke compare --help` names every integrator it accepts.
+#[test]
+fn compare_help_lists_every_integrator() {
+    let output = hooke(&["compare".as_ref(), "--help".as_ref()]);
+    assert!(output.status.success(), "{}", describe(&output));
+    let help = String::from_utf8_lossy(&output.stdout);
+    let listed = hooke(&["integrators".as_ref()]);
+    for line in String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter(|l| !l.starts_with(' '))
+    {
+        let name = line.split_whitespace().next().unwrap();
+        assert!(help.contains(name), "{name} missing from\n{help}");
+    }
+}
+
 #[test]
 fn unknown_scene_key_exits_with_status_2_and_names_the_key() {
     let scratch = ScratchDirectory::new("unknown-key");

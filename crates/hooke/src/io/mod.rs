@@ -19,7 +19,7 @@ use crate::mesh::TetMesh;
 use std::path::Path;
 
 /// File extensions [`read_mesh`] understands, as listed in its error message.
-const SUPPORTED_EXTENSIONS: &str = ".node/.ele (TetGen), .mesh (MEDIT), .msh (Gmsh 4.1)";
+const SUPPORTED_EXTENSIONS: &str = ".node/.ele (TetGen), .mesh (MEDIT), .msh (Gmsh 4.1), .vtu (VTK XML)";
 
 /// Reads a tetrahedral mesh, choosing the format from the file extension.
 ///
@@ -34,10 +34,24 @@ pub fn read_mesh(path: &Path) -> Result<TetMesh> {
         Some("node") | Some("ele") => tetgen::read_tetgen(path),
         Some("mesh") => medit::read_medit(path),
         Some("msh") => gmsh::read_gmsh(path),
+        Some("vtu") => read_vtu_tetrahedra(path),
         _ => Err(HookeError::parse(
             path,
             None,
             format!("unknown mesh format; supported extensions are {SUPPORTED_EXTENSIONS}"),
+        )),
+    }
+}
+
+/// The tetrahedra of a VTK XML file, such as `hooke mesh` writes or a frame of
+/// a run (then at rest: its displacement is taken off).
+fn read_vtu_tetrahedra(path: &Path) -> Result<TetMesh> {
+    match crate::output::read_frame(path)?.mesh {
+        crate::mesh::Mesh::Tetrahedra(mesh) => Ok(mesh),
+        crate::mesh::Mesh::Triangles(_) => Err(HookeError::parse(
+            path,
+            None,
+            "the file holds triangles; a 3D body needs tetrahedra (a 2D scene reads triangles from .msh or .obj)",
         )),
     }
 }
