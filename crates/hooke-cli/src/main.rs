@@ -49,6 +49,10 @@ enum Command {
         /// No progress bar.
         #[arg(short, long)]
         quiet: bool,
+        /// Go on with the stopped run in this folder (interrupted, failed or killed) from its last
+        /// checkpoint; its scene is the one kept in the checkpoint.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["scene", "output"])]
+        resume: Option<PathBuf>,
     },
     /// Run a scene under several integrators and plot their total energy together.
     Compare {
@@ -194,6 +198,34 @@ enum Outcome {
 fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<Outcome, HookeError> {
     let scene = load(scene)?;
     let settings = scene.run_settings(output);
+    simulate(&scene, &settings, None, quiet)
+}
+
+/// `hooke run --resume DIR`: the scene kept in the checkpoint, into the same folder.
+fn resume_run(directory: &Path, quiet: bool) -> Result<Outcome, HookeError> {
+    let checkpoint = hooke::checkpoint::Checkpoint::read(directory)?;
+    let origin = format!(
+        "the scene kept in {}",
+        directory.join(hooke::checkpoint::FILE_NAME).display()
+    );
+    let scene = Scene::from_text(&checkpoint.scene_text, &origin, checkpoint.scene_directory.clone())?;
+    let settings = scene.run_settings(Some(directory));
+    eprintln!(
+        "resuming after step {} of {} (t = {})",
+        checkpoint.step,
+        checkpoint.steps_planned,
+        tidy(checkpoint.state.time)
+    );
+    simulate(&scene, &settings, Some(checkpoint), quiet)
+}
+
+/// Runs a scene (from the start, or from a checkpoint), printing its progress and how it ended.
+fn simulate(
+    scene: &Scene,
+    settings: &hooke::simulation::RunSettings,
+    checkpoint: Option<hooke::checkpoint::Checkpoint>,
+    quiet: bool,
+) -> Result<Outcome, HookeError> {
     let mut built = scene.build()?;
     for note in &built.notes {
         eprintln!("note: {note}");
@@ -219,12 +251,16 @@ fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<Outco
     };
     let mut progress = |step: usize, _: usize| bar.set_position(step as u64);
     let stop = StopRequest::install();
-    let result = hooke::simulation::Simulation::new(&built.model, built.integrator.as_mut(), &settings)
+    let mut simulation = hooke::simulation::Simulation::new(&built.model, built.integrator.as_mut(), settings)
         .notes(built.notes.clone())
         .scene_text(scene.text.clone())
+        .scene_directory(std::path::absolute(&scene.base_directory).unwrap_or_else(|_| scene.base_directory.clone()))
         .progress(&mut progress)
-        .stop_when(&stop.requested)
-        .run(built.initial_state.clone());
+        .stop_when(&stop.requested);
+    if let Some(checkpoint) = checkpoint {
+        simulation = simulation.resume_from(checkpoint);
+    }
+    let result = simulation.run(built.initial_state.clone());
     bar.finish_and_clear();
     // An Err here means the run could not start: nothing was kept.
     let outcome = result?;
@@ -246,10 +282,11 @@ fn run(scene: Option<&Path>, output: Option<&Path>, quiet: bool) -> Result<Outco
         }
         Some(HookeError::Interrupted { .. }) => {
             eprintln!(
-                "interrupted: stopped at t = {} after {} of {} steps; the steps it finished are kept in {} (see summary.json)",
+                "interrupted: stopped at t = {} after {} of {} steps; the steps it finished are kept in {} (see summary.json); `hooke run --resume {}` goes on",
                 tidy(summary.final_time),
                 summary.statistics.steps,
                 summary.steps_planned,
+                settings.output_directory.display(),
                 settings.output_directory.display()
             );
             Ok(Outcome::Stopped {
@@ -530,7 +567,15 @@ fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), Ho
 fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
     let done = |result: Result<(), HookeError>| result.map(|()| Outcome::Done);
     match command {
-        Command::Run { scene, output, quiet } => run(scene.as_deref(), output.as_deref(), *quiet),
+        Command::Run {
+            scene,
+            output,
+            quiet,
+            resume,
+        } => match resume {
+            Some(directory) => resume_run(directory, *quiet),
+            None => run(scene.as_deref(), output.as_deref(), *quiet),
+        },
         Command::Compare {
             scene,
             integrators,

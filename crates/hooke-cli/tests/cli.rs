@@ -316,6 +316,83 @@ fn compare_help_lists_every_integrator() {
     }
 }
 
+/// A run killed outright (SIGKILL: no chance to tidy up) goes on with
+/// `hooke run --resume` and ends with the same frames and energies, byte for
+/// byte, as a run never stopped; a completed run has nothing to resume.
+#[test]
+fn a_killed_run_resumes_to_the_same_files() {
+    let scratch = ScratchDirectory::new("resume");
+    let text =
+        SMALL_SCENE.replace("duration = 0.05", "duration = 60.0") + "\n[output]\nvtk_every = 250\nplot = false\n";
+    let scene = scratch.write("long.toml", &text);
+    let whole = scratch.path().join("whole");
+    let output = run_scene(&scene, &whole);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+
+    let parts = scratch.path().join("parts");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hooke"))
+        .args([
+            "run".as_ref(),
+            scene.as_os_str(),
+            "-o".as_ref(),
+            parts.as_os_str(),
+            "-q".as_ref(),
+        ])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the hooke binary starts");
+    let started = std::time::Instant::now();
+    while !parts.join("frame_0004.vtu").exists() {
+        assert!(started.elapsed().as_secs() < 60, "the run never got going");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().expect("the run ends");
+    assert!(
+        !parts.join("summary.json").exists(),
+        "the run completed before it was killed"
+    );
+
+    let resumed = hooke(&["run".as_ref(), "--resume".as_ref(), parts.as_os_str(), "-q".as_ref()]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", describe(&resumed));
+    assert!(
+        String::from_utf8_lossy(&resumed.stderr).contains("resuming after step"),
+        "{}",
+        describe(&resumed)
+    );
+    let files = |directory: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(directory)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.starts_with("frame") || n == "energies.csv")
+            .map(|n| {
+                let bytes = std::fs::read(directory.join(&n)).unwrap();
+                (n, bytes)
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let (expected, found) = (files(&whole), files(&parts));
+    assert_eq!(expected.len(), found.len());
+    for ((name, a), (other, b)) in expected.iter().zip(&found) {
+        assert_eq!(name, other);
+        assert!(a == b, "{name} differs after the resume");
+    }
+    assert!(
+        !parts.join("checkpoint.json").exists(),
+        "a completed run keeps no checkpoint"
+    );
+
+    let again = hooke(&["run".as_ref(), "--resume".as_ref(), parts.as_os_str()]);
+    assert_eq!(again.status.code(), Some(2), "{}", describe(&again));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("no checkpoint here"),
+        "{}",
+        describe(&again)
+    );
+}
+
 #[test]
 fn unknown_scene_key_exits_with_status_2_and_names_the_key() {
     let scratch = ScratchDirectory::new("unknown-key");

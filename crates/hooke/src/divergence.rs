@@ -33,6 +33,7 @@ pub const GROWTH_FACTOR: f64 = 10.0;
 pub const MAGNITUDE_FACTOR: f64 = 1e8;
 
 /// Watches the energies of a run, step by step.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct DivergenceWatch {
     initial_total: f64,
     initial_gravitational: f64,

@@ -21,6 +21,7 @@
 //! # }
 //! ```
 
+pub mod checkpoint;
 pub mod comparison;
 pub mod divergence;
 pub mod error;

@@ -2,6 +2,7 @@
 //! the outputs. A run that fails midway keeps everything it wrote and its
 //! summary says where it stopped.
 
+use crate::checkpoint::{self, Checkpoint};
 use crate::divergence::DivergenceWatch;
 use crate::error::{HookeError, Result};
 use crate::integrate::{Integrator, StepReport};
@@ -36,7 +37,7 @@ impl RunSettings {
 }
 
 /// Totals over the steps of a run.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct StepStatistics {
     pub steps: usize,
     pub total_iterations: usize,
@@ -270,8 +271,10 @@ pub struct Simulation<'a> {
     settings: &'a RunSettings,
     notes: Vec<String>,
     scene_text: Option<String>,
+    scene_directory: PathBuf,
     progress: Option<&'a mut dyn FnMut(usize, usize)>,
     stop: Option<&'a AtomicBool>,
+    resume: Option<Checkpoint>,
 }
 
 impl<'a> Simulation<'a> {
@@ -282,8 +285,10 @@ impl<'a> Simulation<'a> {
             settings,
             notes: Vec::new(),
             scene_text: None,
+            scene_directory: PathBuf::from("."),
             progress: None,
             stop: None,
+            resume: None,
         }
     }
 
@@ -293,9 +298,17 @@ impl<'a> Simulation<'a> {
         self
     }
 
-    /// The scene's text, kept in the summary so that it alone says what was run.
+    /// The scene's text, kept in the summary so that it alone says what was
+    /// run. With it, the run also writes checkpoints (`checkpoint.json`) it
+    /// can be resumed from: after every frame, and when it stops early.
     pub fn scene_text(mut self, text: String) -> Self {
         self.scene_text = Some(text);
+        self
+    }
+
+    /// The folder the scene's relative paths start from (kept in checkpoints).
+    pub fn scene_directory(mut self, directory: PathBuf) -> Self {
+        self.scene_directory = directory;
         self
     }
 
@@ -307,31 +320,67 @@ impl<'a> Simulation<'a> {
 
     /// A flag another thread (a signal handler) sets to ask the run to stop.
     /// It is read after every step: the run then ends as interrupted, with
-    /// that step's outputs and the summary written.
+    /// that step's outputs, a checkpoint and the summary written.
     pub fn stop_when(mut self, flag: &'a AtomicBool) -> Self {
         self.stop = Some(flag);
         self
     }
 
-    /// Runs the steps from `state`, writing outputs as it goes. A failed step
+    /// Goes on from a checkpoint of this same run (same scene, integrator and
+    /// output folder) instead of starting over: the frames, pictures and
+    /// energies written after the checkpoint are dropped, and the steps
+    /// taken from there are those the uninterrupted run would have taken.
+    pub fn resume_from(mut self, checkpoint: Checkpoint) -> Self {
+        self.resume = Some(checkpoint);
+        self
+    }
+
+    /// Runs the steps from `state` (ignored when resuming: the checkpoint's
+    /// state is used), writing outputs as it goes. A failed step
     /// ends the run: the outputs so far are kept, and the summary and the
     /// returned outcome record the failure. `Err` is kept for runs that cannot
     /// start (an integrator that does not handle the model, outputs that
-    /// cannot be set up).
+    /// cannot be set up, a checkpoint of another run).
     pub fn run(self, state: State) -> Result<RunOutcome> {
         run_steps(self, state)
     }
 }
 
-fn run_steps(simulation: Simulation, mut state: State) -> Result<RunOutcome> {
+/// What a run keeps between steps besides the state: what a checkpoint saves.
+struct Ledger {
+    /// Steps completed.
+    step: usize,
+    statistics: StepStatistics,
+    dissipated: f64,
+    watch: DivergenceWatch,
+    renders: usize,
+    records: Vec<EnergyRecord>,
+    notes: Vec<String>,
+    /// Wall-clock seconds of earlier sessions of this run.
+    wall_before: f64,
+}
+
+/// How often a checkpoint is written: with every frame, else with every
+/// picture, else every hundredth of the run.
+fn checkpoint_interval(settings: &RunSettings, steps: usize) -> usize {
+    [settings.vtk_every, settings.render_every]
+        .into_iter()
+        .find(|&every| every > 0)
+        .unwrap_or(steps.div_ceil(100))
+        .max(1)
+}
+
+fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome> {
     let Simulation {
         model,
         integrator,
         settings,
         notes,
         scene_text,
+        scene_directory,
         progress,
         stop,
+        resume,
     } = simulation;
     let mut nothing = |_: usize, _: usize| {};
     let progress = progress.unwrap_or(&mut nothing);
@@ -339,57 +388,139 @@ fn run_steps(simulation: Simulation, mut state: State) -> Result<RunOutcome> {
     integrator.check(model)?;
     let directory = &settings.output_directory;
     crate::output::run_files::create_output_directory(directory)?;
-    let mut notes = notes;
-    // A series that mixed two runs would be read as one.
-    let cleared = crate::output::run_files::clear_previous_run(directory)?;
-    if cleared > 0 {
-        notes.push(format!(
-            "{cleared} files of an earlier run were removed from {} first",
-            directory.display()
-        ));
-    }
     let steps = settings.step_count();
-    let mut vtk = if settings.vtk_every > 0 {
-        Some(VtkSeriesWriter::create(directory, "frame")?)
-    } else {
-        None
+    let energies_path = directory.join("energies.csv");
+    let resuming = resume.is_some();
+    let mut failure = None;
+    let (mut state, mut ledger, mut vtk, mut csv) = match resume {
+        Some(checkpoint) => {
+            check_resumable(&checkpoint, integrator.name(), model, settings, steps)?;
+            integrator.restore_history(&checkpoint.integrator_history)?;
+            let vtk = match settings.vtk_every {
+                0 => None,
+                _ => Some(VtkSeriesWriter::resume(directory, "frame", checkpoint.frames)?),
+            };
+            crate::output::run_files::remove_numbered_from(directory, "render_", ".png", checkpoint.renders)?;
+            let (csv, records) = if settings.energies {
+                let (writer, records) = EnergiesCsvWriter::resume(&energies_path, checkpoint.energy_rows)?;
+                (Some(writer), records)
+            } else {
+                (None, Vec::new())
+            };
+            let mut notes = checkpoint.notes;
+            notes.push(format!(
+                "resumed after step {} (t = {}) from {}",
+                checkpoint.step,
+                tidy(checkpoint.state.time),
+                checkpoint::FILE_NAME
+            ));
+            let ledger = Ledger {
+                step: checkpoint.step,
+                statistics: checkpoint.statistics,
+                dissipated: checkpoint.dissipated,
+                watch: checkpoint.divergence,
+                renders: checkpoint.renders,
+                records,
+                notes,
+                wall_before: checkpoint.wall_seconds,
+            };
+            (checkpoint.state, ledger, vtk, csv)
+        }
+        None => {
+            let mut notes = notes;
+            // A series that mixed two runs would be read as one.
+            let cleared = crate::output::run_files::clear_previous_run(directory)?;
+            if cleared > 0 {
+                notes.push(format!(
+                    "{cleared} files of an earlier run were removed from {} first",
+                    directory.display()
+                ));
+            }
+            let vtk = match settings.vtk_every {
+                0 => None,
+                _ => Some(VtkSeriesWriter::create(directory, "frame")?),
+            };
+            let csv = match settings.energies {
+                true => Some(EnergiesCsvWriter::create(&energies_path)?),
+                false => None,
+            };
+            let state = initial_state;
+            let ledger = Ledger {
+                step: 0,
+                statistics: StepStatistics::default(),
+                dissipated: 0.0,
+                watch: DivergenceWatch::new(model, &state),
+                renders: 0,
+                records: vec![energy_record(model, &state)],
+                notes,
+                wall_before: 0.0,
+            };
+            (state, ledger, vtk, csv)
+        }
     };
-    let mut csv = if settings.energies {
-        Some(EnergiesCsvWriter::create(&directory.join("energies.csv"))?)
-    } else {
-        None
-    };
-    let mut records = vec![energy_record(model, &state)];
-    let mut statistics = StepStatistics::default();
-    let mut dissipated = 0.0;
     // Anything that stops the run (a failed step, an output that cannot be
     // written) ends the loop; the summary below is written in every case.
-    let mut renders = 0;
-    let mut render = |state: &State| -> Result<()> {
-        let path = directory.join(format!("render_{renders:04}.png"));
-        renders += 1;
+    let render = |state: &State, index: usize| -> Result<()> {
+        let path = directory.join(format!("render_{index:04}.png"));
         render_state(model, state, &settings.render)?.write_png(&path)
     };
-    let mut failure = write_step_outputs(csv.as_mut(), vtk.as_mut(), model, &state, &records[0]).err();
-    if failure.is_none() && settings.render_every > 0 {
-        failure = render(&state).err();
+    let checkpoints = scene_text.is_some();
+    let write_checkpoint = |state: &State,
+                            ledger: &Ledger,
+                            integrator: &dyn Integrator,
+                            vtk: &Option<VtkSeriesWriter>,
+                            csv: &Option<EnergiesCsvWriter>|
+     -> Result<()> {
+        if !checkpoints {
+            return Ok(());
+        }
+        Checkpoint {
+            format: checkpoint::FORMAT,
+            scene_text: scene_text.clone().unwrap_or_default(),
+            scene_directory: scene_directory.clone(),
+            integrator: integrator.name().to_string(),
+            time_step: settings.time_step,
+            steps_planned: steps,
+            step: ledger.step,
+            state: state.clone(),
+            integrator_history: integrator.history()?,
+            statistics: ledger.statistics.clone(),
+            dissipated: ledger.dissipated,
+            divergence: ledger.watch.clone(),
+            renders: ledger.renders,
+            frames: vtk.as_ref().map(|w| w.frames().to_vec()).unwrap_or_default(),
+            energy_rows: csv.as_ref().map_or(0, |w| w.rows_written()),
+            wall_seconds: ledger.wall_before + started.elapsed().as_secs_f64(),
+            notes: ledger.notes.clone(),
+        }
+        .write(directory)
+    };
+    if !resuming {
+        failure = write_step_outputs(csv.as_mut(), vtk.as_mut(), model, &state, &ledger.records[0]).err();
+        if failure.is_none() && settings.render_every > 0 {
+            failure = render(&state, 0).err();
+            ledger.renders = 1;
+        }
+        if failure.is_none() {
+            failure = write_checkpoint(&state, &ledger, &*integrator, &vtk, &csv).err();
+        }
     }
-    let mut watch = DivergenceWatch::new(model, &state);
     // The time of the last frame written, so that a run that stops early can
     // add its last good state to the series.
-    let mut last_frame_time = vtk.as_ref().map(|_| state.time);
+    let mut last_frame_time = vtk.as_ref().and_then(|w| w.frames().last().map(|&(time, _)| time));
+    let interval = checkpoint_interval(settings, steps);
     if failure.is_none() {
-        for step in 1..=steps {
+        for step in ledger.step + 1..=steps {
             let before = state.clone();
-            let previous_positions = &before.positions;
             let previous_time = state.time;
             match integrator.step(model, &mut state, settings.time_step) {
                 Ok(report) => {
-                    statistics.add(&report, state.time);
-                    match model.damping_work(previous_positions, &state.positions, state.time - previous_time) {
-                        Ok(work) => dissipated += work,
+                    ledger.statistics.add(&report, state.time);
+                    match model.damping_work(&before.positions, &state.positions, state.time - previous_time) {
+                        Ok(work) => ledger.dissipated += work,
                         Err(error) => {
                             failure = Some(error);
+                            state = before;
                             break;
                         }
                     }
@@ -406,8 +537,8 @@ fn run_steps(simulation: Simulation, mut state: State) -> Result<RunOutcome> {
                 state.time = nominal;
             }
             let mut record = energy_record(model, &state);
-            record.dissipated = dissipated;
-            if let Some(reason) = watch.check(&record) {
+            record.dissipated = ledger.dissipated;
+            if let Some(reason) = ledger.watch.check(&record) {
                 // A diverged state is not a result: the run ends at the state before it.
                 failure = Some(HookeError::StepFailed {
                     step,
@@ -419,9 +550,17 @@ fn run_steps(simulation: Simulation, mut state: State) -> Result<RunOutcome> {
             }
             let frame_due = settings.vtk_every > 0 && (step % settings.vtk_every == 0 || step == steps);
             let render_due = settings.render_every > 0 && (step % settings.render_every == 0 || step == steps);
-            let written = write_step_outputs(csv.as_mut(), vtk.as_mut().filter(|_| frame_due), model, &state, &record)
-                .and_then(|()| if render_due { render(&state) } else { Ok(()) });
-            records.push(record);
+            let mut written =
+                write_step_outputs(csv.as_mut(), vtk.as_mut().filter(|_| frame_due), model, &state, &record);
+            if written.is_ok() && render_due {
+                written = render(&state, ledger.renders);
+                ledger.renders += 1;
+            }
+            ledger.records.push(record);
+            ledger.step = step;
+            if written.is_ok() && step < steps && step % interval == 0 {
+                written = write_checkpoint(&state, &ledger, &*integrator, &vtk, &csv);
+            }
             if let Err(error) = written {
                 failure = Some(error);
                 break;
@@ -436,6 +575,29 @@ fn run_steps(simulation: Simulation, mut state: State) -> Result<RunOutcome> {
             }
         }
     }
+    let mut notes = std::mem::take(&mut ledger.notes);
+    match &failure {
+        // A completed run needs no checkpoint.
+        None => {
+            if let Err(error) = checkpoint::Checkpoint::remove(directory) {
+                notes.push(format!("the checkpoint could not be removed: {error}"));
+            }
+        }
+        // A run that stopped early can be resumed from the state it reached
+        // (before the extra frame below, which a resumed run drops).
+        Some(_) if checkpoints => {
+            ledger.notes = notes.clone();
+            match write_checkpoint(&state, &ledger, &*integrator, &vtk, &csv) {
+                Ok(()) => notes.push(format!(
+                    "a checkpoint after step {} was written: `hooke run --resume {}` goes on from it",
+                    ledger.step,
+                    directory.display()
+                )),
+                Err(error) => notes.push(format!("the checkpoint could not be written: {error}")),
+            }
+        }
+        Some(_) => {}
+    }
     // A run that stopped early keeps its last good state as the series' last frame.
     if let (Some(_), Some(writer), Some(written)) = (&failure, vtk.as_mut(), last_frame_time) {
         if written != state.time {
@@ -449,6 +611,9 @@ fn run_steps(simulation: Simulation, mut state: State) -> Result<RunOutcome> {
         }
     }
 
+    let Ledger {
+        statistics, records, ..
+    } = ledger;
     notes.extend(statistics.notes());
     let mut outputs = Vec::new();
     if let Some(writer) = vtk.as_mut() {
@@ -486,7 +651,7 @@ fn run_steps(simulation: Simulation, mut state: State) -> Result<RunOutcome> {
         vertices: model.mesh().vertex_count(),
         elements: model.mesh().element_count(),
         free_dofs_at_start: model.dof_map(0.0).free_count(),
-        wall_seconds: started.elapsed().as_secs_f64(),
+        wall_seconds: ledger.wall_before + started.elapsed().as_secs_f64(),
         statistics,
         final_energy: records.last().cloned(),
         outputs,
@@ -500,6 +665,47 @@ fn run_steps(simulation: Simulation, mut state: State) -> Result<RunOutcome> {
         records,
         failure,
     })
+}
+
+/// Refuses a checkpoint of another run: another integrator, time step or
+/// length, or a state of another model.
+fn check_resumable(
+    checkpoint: &Checkpoint,
+    integrator: &str,
+    model: &Model,
+    settings: &RunSettings,
+    steps: usize,
+) -> Result<()> {
+    let fail = |reason: String| {
+        Err(HookeError::parse(
+            settings.output_directory.join(checkpoint::FILE_NAME),
+            None,
+            format!("{reason}: this checkpoint belongs to another run"),
+        ))
+    };
+    if checkpoint.integrator != integrator {
+        return fail(format!("it was written by {}, not {integrator}", checkpoint.integrator));
+    }
+    if checkpoint.time_step.to_bits() != settings.time_step.to_bits() || checkpoint.steps_planned != steps {
+        return fail(format!(
+            "it plans {} steps of {} s, not {steps} of {} s",
+            checkpoint.steps_planned, checkpoint.time_step, settings.time_step
+        ));
+    }
+    if checkpoint.state.positions.len() != model.dof_count() {
+        return fail(format!(
+            "its state has {} DOFs, the model {}",
+            checkpoint.state.positions.len(),
+            model.dof_count()
+        ));
+    }
+    if checkpoint.step >= steps {
+        return fail(format!(
+            "it is after step {} of {steps}: the run had completed",
+            checkpoint.step
+        ));
+    }
+    Ok(())
 }
 
 /// Appends a state's energies to the table and, when given a writer, writes its frame.

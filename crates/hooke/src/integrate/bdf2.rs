@@ -10,7 +10,7 @@
 use super::backward_euler::backward_euler_step;
 use super::implicit::{finished_step, solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, StepSolver};
 use super::registry::IntegratorEntry;
-use super::{axpy, commit_step, Capabilities, Integrator, StepReport};
+use super::{axpy, commit_step, history_from_json, history_to_json, Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
 use crate::solve::{Inertia, SolverSettings};
@@ -22,6 +22,7 @@ pub struct Bdf2 {
 
 /// The state one step before the current one, that step's size, and the pins
 /// that held during it.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct History {
     state: State,
     step: f64,
@@ -97,6 +98,15 @@ impl Integrator for Bdf2 {
             reduced_coordinates: true,
             ..Capabilities::COMMON
         }
+    }
+
+    fn history(&self) -> Result<serde_json::Value> {
+        history_to_json(&self.previous)
+    }
+
+    fn restore_history(&mut self, history: &serde_json::Value) -> Result<()> {
+        self.previous = history_from_json(self.name(), history)?;
+        Ok(())
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {

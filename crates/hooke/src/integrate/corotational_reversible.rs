@@ -25,7 +25,7 @@
 
 use super::acceleration::solve_mass;
 use super::registry::IntegratorEntry;
-use super::{commit_step, Capabilities, Integrator, StepReport, Timed};
+use super::{commit_step, history_from_json, history_to_json, Capabilities, Integrator, StepReport, Timed};
 use crate::error::{HookeError, Result};
 use crate::linalg::signed_svd3;
 use crate::material::{derivative_matrix, Evaluation, Material, MaterialCapabilities, Matrix9, StressDerivative, Want};
@@ -217,6 +217,15 @@ impl Integrator for CorotationalReversible {
 
     fn requirements(&self, model: &Model) -> Result<()> {
         check_materials(model)
+    }
+
+    fn history(&self) -> Result<serde_json::Value> {
+        history_to_json(&self.momentum)
+    }
+
+    fn restore_history(&mut self, history: &serde_json::Value) -> Result<()> {
+        self.momentum = history_from_json(self.name(), history)?;
+        Ok(())
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {

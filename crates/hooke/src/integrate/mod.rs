@@ -106,7 +106,7 @@ impl From<&MinimizerReport> for StepReport {
 /// A value that belongs to the state at `time` (a momentum, an acceleration,
 /// previous positions): integrators keep history this way and use it only for
 /// the state it belongs to.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Timed<T> {
     pub time: f64,
     pub value: T,
@@ -145,6 +145,40 @@ pub trait Integrator {
 
     /// Advances `state` by `dt`. On failure the state is left as it was.
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport>;
+
+    /// What the integrator carries from one step into the next (a previous
+    /// state, an acceleration, a momentum, a step size, a basis), for a
+    /// checkpoint; `Null` when nothing. Caches rebuilt identically from the
+    /// model and the current state are left out.
+    fn history(&self) -> Result<serde_json::Value> {
+        Ok(serde_json::Value::Null)
+    }
+
+    /// Takes back what [`Integrator::history`] gave, on an integrator built
+    /// afresh from the same scene, so the next step is the one it would have
+    /// taken without the interruption.
+    fn restore_history(&mut self, history: &serde_json::Value) -> Result<()> {
+        match history {
+            serde_json::Value::Null => Ok(()),
+            _ => Err(HookeError::Solver {
+                reason: format!("{} keeps no history, but the checkpoint holds one", self.name()),
+            }),
+        }
+    }
+}
+
+/// A history as JSON, for [`Integrator::history`].
+pub(crate) fn history_to_json<T: serde::Serialize>(history: &T) -> Result<serde_json::Value> {
+    serde_json::to_value(history).map_err(|error| HookeError::Solver {
+        reason: format!("the integrator history could not be saved: {error}"),
+    })
+}
+
+/// A history back from JSON, for [`Integrator::restore_history`].
+pub(crate) fn history_from_json<T: serde::de::DeserializeOwned>(name: &str, history: &serde_json::Value) -> Result<T> {
+    serde_json::from_value(history.clone()).map_err(|error| HookeError::Solver {
+        reason: format!("the checkpoint's {name} history does not fit this version: {error}"),
+    })
 }
 
 /// Whether two times are the same instant. Integrators key their history (previous

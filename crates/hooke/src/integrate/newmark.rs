@@ -10,7 +10,7 @@
 use super::acceleration::Acceleration;
 use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, StepSolver};
 use super::registry::{settings_from, IntegratorEntry};
-use super::{commit_step, Capabilities, Integrator, StepReport, Timed};
+use super::{commit_step, history_from_json, history_to_json, Capabilities, Integrator, StepReport, Timed};
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
 use crate::solve::{FreeSystem, Inertia, SolverSettings};
@@ -87,6 +87,15 @@ impl Integrator for Newmark {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities::COMMON
+    }
+
+    fn history(&self) -> Result<serde_json::Value> {
+        history_to_json(&self.acceleration)
+    }
+
+    fn restore_history(&mut self, history: &serde_json::Value) -> Result<()> {
+        self.acceleration = history_from_json(self.name(), history)?;
+        Ok(())
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {

@@ -33,7 +33,7 @@
 
 use super::registry::{settings_from, IntegratorEntry};
 use super::semi_implicit_euler::Linearisation;
-use super::{commit_step, Capabilities, Integrator, StepReport};
+use super::{commit_step, history_from_json, history_to_json, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};
 use crate::linalg::{
     dot, phi1_times, smallest_eigenpairs_reusing, EigenSettings, LowerPattern, MOrthonormal, SparseCholesky,
@@ -377,6 +377,17 @@ impl Integrator for Siere {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// The basis is the eigensolver's warm start and decides whether modes
+    /// are reused, so a resumed run needs it to take the same steps.
+    fn history(&self) -> Result<serde_json::Value> {
+        history_to_json(&(&self.basis, &self.basis_pins, self.eigen_solves))
+    }
+
+    fn restore_history(&mut self, history: &serde_json::Value) -> Result<()> {
+        (self.basis, self.basis_pins, self.eigen_solves) = history_from_json(self.name(), history)?;
         Ok(())
     }
 

@@ -33,13 +33,13 @@ use super::time_reversible_adaptive::{
     step_size_rule, StepSizeRule, CONSERVATIVE, MAX_STEP_SIZE_ITERATIONS, STEP_SIZE_TOLERANCE_FACTOR,
 };
 use super::variational_midpoint::VariationalMidpoint;
-use super::{commit_step, same_time, Capabilities, Integrator, StepReport};
+use super::{commit_step, history_from_json, history_to_json, same_time, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
 use crate::solve::{FreeSystem, SolverSettings};
 
 /// What the integrator carries from one step to the next, for the state at `time`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct Carried {
     time: f64,
     momentum: Vec<f64>,
@@ -102,6 +102,17 @@ impl Integrator for SymplecticAdaptive {
 
     fn capabilities(&self) -> Capabilities {
         CONSERVATIVE
+    }
+
+    fn history(&self) -> Result<serde_json::Value> {
+        history_to_json(&(self.inner.history()?, &self.carried))
+    }
+
+    fn restore_history(&mut self, history: &serde_json::Value) -> Result<()> {
+        let (inner, carried): (serde_json::Value, Option<Carried>) = history_from_json(self.name(), history)?;
+        self.inner.restore_history(&inner)?;
+        self.carried = carried;
+        Ok(())
     }
 
     fn step(&mut self, model: &Model, state: &mut State, h: f64) -> Result<StepReport> {

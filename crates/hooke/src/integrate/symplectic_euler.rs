@@ -7,7 +7,7 @@
 
 use super::explicit::{explicit_step, ExplicitMethod, PreviousPositions};
 use super::registry::IntegratorEntry;
-use super::{Capabilities, Integrator, StepReport};
+use super::{history_from_json, history_to_json, Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};
 use crate::solve::{FreeSystem, SolverSettings};
@@ -43,6 +43,16 @@ impl Integrator for SymplecticEuler {
             gradient_only: true,
             ..Capabilities::COMMON
         }
+    }
+
+    /// The positions before the current state feed the viscoelastic impulse.
+    fn history(&self) -> Result<serde_json::Value> {
+        history_to_json(&self.previous)
+    }
+
+    fn restore_history(&mut self, history: &serde_json::Value) -> Result<()> {
+        self.previous = history_from_json(self.name(), history)?;
+        Ok(())
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {

@@ -18,7 +18,7 @@
 
 use super::registry::{settings_from, IntegratorEntry};
 use super::variational_midpoint::VariationalMidpoint;
-use super::{commit_step, Capabilities, Integrator, StepReport};
+use super::{commit_step, history_from_json, history_to_json, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
 use crate::solve::SolverSettings;
@@ -145,6 +145,17 @@ impl Integrator for TimeReversibleAdaptive {
 
     fn capabilities(&self) -> Capabilities {
         CONSERVATIVE
+    }
+
+    fn history(&self) -> Result<serde_json::Value> {
+        history_to_json(&(self.inner.history()?, self.last_sigma))
+    }
+
+    fn restore_history(&mut self, history: &serde_json::Value) -> Result<()> {
+        let (inner, last_sigma): (serde_json::Value, Option<f64>) = history_from_json(self.name(), history)?;
+        self.inner.restore_history(&inner)?;
+        self.last_sigma = last_sigma;
+        Ok(())
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {

@@ -27,7 +27,7 @@ use super::implicit::{
     solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, StepSolver, ViscoelasticForm,
 };
 use super::registry::{settings_from, IntegratorEntry};
-use super::{axpy, commit_step, Capabilities, Integrator, StepReport, Timed};
+use super::{axpy, commit_step, history_from_json, history_to_json, Capabilities, Integrator, StepReport, Timed};
 use crate::error::Result;
 use crate::model::{Model, RebasedElasticity, State};
 use crate::solve::{FreeSystem, Inertia, SolverSettings};
@@ -288,6 +288,15 @@ impl Integrator for VariationalMidpoint {
             surface_constraints: true,
             ..Capabilities::COMMON
         }
+    }
+
+    fn history(&self) -> Result<serde_json::Value> {
+        history_to_json(&self.momentum)
+    }
+
+    fn restore_history(&mut self, history: &serde_json::Value) -> Result<()> {
+        self.momentum = history_from_json(self.name(), history)?;
+        Ok(())
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {

@@ -1,7 +1,7 @@
 //! The evolving state of a simulation.
 
 /// Positions and velocities of every vertex (interleaved x, y(, z): `Model::dimension` per vertex) at a time.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct State {
     pub time: f64,
     pub positions: Vec<f64>,

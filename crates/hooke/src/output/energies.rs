@@ -36,6 +36,46 @@ impl EnergiesCsvWriter {
         Ok(writer)
     }
 
+    /// Reopens the table of an interrupted run to go on from its first `rows`
+    /// data rows: later rows (steps taken after the checkpoint) are dropped,
+    /// and the kept ones are returned as records.
+    pub fn resume(path: &Path, rows: usize) -> Result<(Self, Vec<EnergyRecord>)> {
+        let text = std::fs::read_to_string(path).map_err(|error| HookeError::io(path, error))?;
+        let mut lines = text.lines();
+        if lines.next() != Some(Self::HEADER) {
+            return Err(HookeError::parse(
+                path,
+                Some(1),
+                "not an energies table of this version of Hooke",
+            ));
+        }
+        let mut records = Vec::with_capacity(rows);
+        let mut kept = format!("{}\n", Self::HEADER);
+        for (index, line) in lines.take(rows).enumerate() {
+            records.push(parse_row(line).ok_or_else(|| HookeError::parse(path, Some(index + 2), "malformed row"))?);
+            kept.push_str(line);
+            kept.push('\n');
+        }
+        if records.len() < rows {
+            return Err(HookeError::parse(
+                path,
+                None,
+                format!("holds {} rows, but the checkpoint counts {rows}", records.len()),
+            ));
+        }
+        super::atomic::write_bytes_atomically(path, kept.as_bytes())?;
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|error| HookeError::io(path, error))?;
+        let writer = EnergiesCsvWriter {
+            path: path.to_path_buf(),
+            file: BufWriter::new(file),
+            rows,
+        };
+        Ok((writer, records))
+    }
+
     /// Path of the CSV file.
     pub fn path(&self) -> &Path {
         &self.path
@@ -87,6 +127,28 @@ impl EnergiesCsvWriter {
             .and_then(|()| self.file.flush())
             .map_err(|error| HookeError::io(path, error))
     }
+}
+
+/// A data row back as a record (the inverse of [`EnergiesCsvWriter::append`]).
+fn parse_row(line: &str) -> Option<EnergyRecord> {
+    let values: Vec<f64> = line.split(',').map(|word| word.parse().ok()).collect::<Option<_>>()?;
+    let &[time, kinetic, elastic, gravitational, penalty, total, dissipated, px, py, pz, lx, ly, lz, max_penetration] =
+        values.as_slice()
+    else {
+        return None;
+    };
+    Some(EnergyRecord {
+        time,
+        kinetic,
+        elastic,
+        gravitational,
+        penalty,
+        total,
+        dissipated,
+        linear_momentum: [px, py, pz],
+        angular_momentum: [lx, ly, lz],
+        max_penetration,
+    })
 }
 
 #[cfg(test)]
@@ -162,6 +224,36 @@ mod tests {
         }
 
         drop(writer);
+        let _ = std::fs::remove_dir_all(&directory);
+    }
+
+    /// A resumed table keeps the first rows exactly, drops the rest, and
+    /// appends after them.
+    #[test]
+    fn a_resumed_table_goes_on_from_the_checkpoint_row() {
+        let directory = crate::output::scratch_directory("energies-resume");
+        let path = directory.join("energies.csv");
+        let records: Vec<EnergyRecord> = (0..6).map(record).collect();
+        let mut writer = EnergiesCsvWriter::create(&path).unwrap();
+        for record in &records {
+            writer.append(record).unwrap();
+        }
+        drop(writer);
+        let (mut writer, kept) = EnergiesCsvWriter::resume(&path, 4).unwrap();
+        assert_eq!(
+            kept.iter().map(as_row).collect::<Vec<_>>(),
+            records[..4].iter().map(as_row).collect::<Vec<_>>()
+        );
+        writer.append(&records[5]).unwrap();
+        drop(writer);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 1 + 5);
+        assert!(text
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with(&format!("{:e},", records[5].time)));
+        assert!(EnergiesCsvWriter::resume(&path, 9).is_err());
         let _ = std::fs::remove_dir_all(&directory);
     }
 

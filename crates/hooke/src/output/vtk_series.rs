@@ -60,6 +60,35 @@ impl VtkSeriesWriter {
         })
     }
 
+    /// Takes up the series of an interrupted run from the frames its
+    /// checkpoint lists: any later frame file is removed and the index
+    /// rewritten, so the series goes on as if never stopped.
+    pub fn resume(directory: &Path, base_name: &str, frames: Vec<(f64, String)>) -> Result<Self> {
+        let writer = VtkSeriesWriter {
+            frames,
+            ..VtkSeriesWriter::create(directory, base_name)?
+        };
+        let entries = std::fs::read_dir(directory).map_err(|error| HookeError::io(directory, error))?;
+        for entry in entries {
+            let entry = entry.map_err(|error| HookeError::io(directory, error))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let index = name
+                .strip_prefix(&format!("{base_name}_"))
+                .and_then(|rest| rest.strip_suffix(".vtu"))
+                .and_then(|digits| digits.parse::<usize>().ok());
+            if index.is_some_and(|index| index >= writer.frames.len()) {
+                std::fs::remove_file(entry.path()).map_err(|error| HookeError::io(entry.path(), error))?;
+            }
+        }
+        writer.write_collection()?;
+        Ok(writer)
+    }
+
+    /// Time and file name of every frame written so far.
+    pub fn frames(&self) -> &[(f64, String)] {
+        &self.frames
+    }
+
     /// The directory holding the series.
     pub fn directory(&self) -> &Path {
         &self.directory
