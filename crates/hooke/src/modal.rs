@@ -45,6 +45,36 @@ impl Modes {
     }
 }
 
+/// An upper bound of the largest angular frequency ω (rad/s) of the free
+/// DOFs about `state`, by Gershgorin's theorem on M⁻¹K with the lumped mass:
+/// ω² ≤ maxᵢ Σⱼ |Kᵢⱼ| / mᵢ. Cheap (one assembly), and within a small factor
+/// of the true ω for the meshes Hooke builds; for stability estimates.
+pub fn highest_frequency_bound(model: &Model, state: &State) -> Result<f64> {
+    let dofs = model.dof_map(state.time);
+    let stiffness = model.stiffness(&state.positions, state.time, false)?;
+    let (pattern, source) = model.pattern().restrict(&dofs.free_index);
+    let mut row_sums = vec![0.0; pattern.size];
+    for column in 0..pattern.size {
+        for position in pattern.column_starts[column]..pattern.column_starts[column + 1] {
+            let row = pattern.row_indices[position];
+            let value = stiffness[source[position]].abs();
+            row_sums[row] += value;
+            if row != column {
+                row_sums[column] += value;
+            }
+        }
+    }
+    let lumped = model.mass().lumped();
+    let d = model.dimension();
+    let bound = dofs
+        .free_dofs
+        .iter()
+        .zip(&row_sums)
+        .map(|(&dof, sum)| sum / lumped[dof / d])
+        .fold(0.0, f64::max);
+    Ok(bound.sqrt())
+}
+
 /// The `count` lowest modes about `state` (stiffness at its positions, pins at its time).
 pub fn lowest_modes(model: &Model, state: &State, count: usize, settings: &EigenSettings) -> Result<Modes> {
     if count == 0 {

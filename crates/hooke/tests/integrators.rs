@@ -797,3 +797,82 @@ vtk_every = 50
     );
     let _ = std::fs::remove_dir_all(&settings.output_directory);
 }
+
+/// Newmark with 2β < γ is only conditionally stable: the scene build says so
+/// with the step it needs, estimated from above (Gershgorin) so that a step
+/// just under the estimate runs, while a step twice the true limit diverges.
+#[test]
+fn conditionally_stable_newmark_is_noted_with_its_step_limit() {
+    let scene = |time_step: f64, beta: f64| {
+        format!(
+            r#"name = "newmark_limit"
+gravity = [0.0, 0.0, -9.81]
+[simulation]
+duration = 0.2
+time_step = {time_step}
+mass = "lumped"
+[[bodies]]
+mesh = {{ box = {{ size = [0.8, 0.1, 0.1], cells = [16, 2, 2] }} }}
+material = {{ model = "neo_hookean", youngs_modulus = 5e4, poisson_ratio = 0.4, density = 1000.0 }}
+[[pins]]
+select = {{ plane = {{ point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] }} }}
+[integrator]
+kind = "newmark"
+beta = {beta}
+gamma = 0.5
+[output]
+vtk_every = 0
+plot = false
+energies = false
+"#
+        )
+    };
+    let build = |text: &str| {
+        hooke::scene::Scene::from_text(text, "newmark.toml", std::env::temp_dir())
+            .unwrap()
+            .build()
+            .unwrap()
+    };
+    let stable = build(&scene(0.01, 0.25));
+    assert!(
+        !stable.notes.iter().any(|n| n.contains("conditionally")),
+        "{:?}",
+        stable.notes
+    );
+    let built = build(&scene(0.01, 1e-4));
+    let note = built
+        .notes
+        .iter()
+        .find(|n| n.contains("conditionally stable"))
+        .expect("a note");
+    assert!(note.contains("likely diverge"), "{note}");
+    let limit: f64 = note
+        .split("so h ≤ ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let run = |time_step: f64| {
+        let text = scene(time_step, 1e-4);
+        let scene = hooke::scene::Scene::from_text(&text, "newmark.toml", std::env::temp_dir()).unwrap();
+        let output = std::env::temp_dir().join(format!("hooke-newmark-limit-{}-{time_step}", std::process::id()));
+        let settings = scene.run_settings(Some(&output));
+        let mut built = scene.build().unwrap();
+        let outcome = hooke::simulation::Simulation::new(&built.model, built.integrator.as_mut(), &settings)
+            .run(built.initial_state.clone())
+            .unwrap();
+        std::fs::remove_dir_all(&output).ok();
+        outcome.failure
+    };
+    let below = build(&scene(0.95 * limit, 1e-4));
+    assert!(
+        below.notes.iter().any(|n| n.contains("is below it")),
+        "{:?}",
+        below.notes
+    );
+    assert!(run(0.95 * limit).is_none(), "a step under the estimated limit must run");
+    assert!(run(4.0 * limit).is_some(), "a step far above the limit must diverge");
+}

@@ -143,6 +143,12 @@ pub trait Integrator {
         self.requirements(model)
     }
 
+    /// What the user should know before running `model` from `start` with
+    /// steps of `time_step` (a stability limit the scene may cross, say).
+    fn notes(&self, _model: &Model, _start: &State, _time_step: f64) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+
     /// Advances `state` by `dt`. On failure the state is left as it was.
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport>;
 

@@ -13,6 +13,7 @@ use super::registry::{settings_from, IntegratorEntry};
 use super::{commit_step, history_from_json, history_to_json, Capabilities, Integrator, StepReport, Timed};
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
+use crate::output::{readable, significant};
 use crate::solve::{FreeSystem, Inertia, SolverSettings};
 
 pub struct Newmark {
@@ -87,6 +88,36 @@ impl Integrator for Newmark {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities::COMMON
+    }
+
+    /// With 2β < γ the method is only conditionally stable (Hughes, The Finite
+    /// Element Method, §9.1): undamped, a mode of frequency ω stays bounded
+    /// while ω h ≤ Ω = 1/√(γ/2 − β).
+    fn notes(&self, model: &Model, start: &State, time_step: f64) -> Result<Vec<String>> {
+        if 2.0 * self.beta >= self.gamma {
+            return Ok(Vec::new());
+        }
+        let critical = 1.0 / (0.5 * self.gamma - self.beta).sqrt();
+        let highest = crate::modal::highest_frequency_bound(model, start)?;
+        let limit = critical / highest;
+        let verdict = if time_step > limit {
+            format!(
+                "the scene's step {} s is above it: the run will likely diverge",
+                readable(time_step)
+            )
+        } else {
+            format!("the scene's step {} s is below it", readable(time_step))
+        };
+        Ok(vec![format!(
+            "Newmark with 2β < γ (β = {}, γ = {}) is only conditionally stable: ω h must stay below {}; \
+             the stiffest mode has ω ≤ {} rad/s, so h ≤ {} s keeps every mode stable, and {verdict} \
+             (2β ≥ γ, as β = 1/4, γ = 1/2, is stable at any step)",
+            self.beta,
+            self.gamma,
+            significant(critical, 3),
+            significant(highest, 3),
+            significant(limit, 3)
+        )])
     }
 
     fn history(&self) -> Result<serde_json::Value> {

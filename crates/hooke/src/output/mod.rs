@@ -15,7 +15,7 @@ pub use energies::EnergiesCsvWriter;
 pub use frame_reader::{read_frame, FrameData};
 pub use plot::plot_energies;
 pub use render::{render, Image, RenderField, RenderInput, RenderSettings};
-pub use tidy::{readable, tidy};
+pub use tidy::{readable, significant, tidy};
 pub use vtk_series::{write_vtu, Frame, VtkSeriesWriter};
 
 /// One row of the energies table.

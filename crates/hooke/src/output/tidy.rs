@@ -23,9 +23,23 @@ pub fn readable(x: f64) -> String {
     }
 }
 
+/// `x` rounded to `digits` significant digits, as [`readable`] text: for
+/// estimates, whose further digits mean nothing.
+pub fn significant(x: f64, digits: usize) -> String {
+    let rounded = format!("{:.*e}", digits.max(1) - 1, x).parse().unwrap_or(x);
+    readable(rounded)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{readable, tidy};
+    use super::{readable, significant, tidy};
+
+    #[test]
+    fn estimates_keep_their_significant_digits() {
+        assert_eq!(significant(0.00209206852189, 3), "0.00209");
+        assert_eq!(significant(956.182887468, 3), "956");
+        assert_eq!(significant(2.00040012004, 3), "2");
+    }
 
     #[test]
     fn readable_numbers_pick_their_notation() {

@@ -166,6 +166,12 @@ impl Scene {
         initial_state.velocities = initial_velocity;
         // Pinned vertices move as their motion says from the start (a rotating pin has a velocity at t = 0).
         model.apply_prescribed_velocities(0.0, &mut initial_state.velocities);
+        notes.extend(
+            integrator
+                .notes(&model, &initial_state, file.simulation.time_step)?
+                .into_iter()
+                .map(|note| format!("integrator: {note}")),
+        );
         Ok(BuiltScene {
             integrator,
             model,
