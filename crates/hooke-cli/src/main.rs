@@ -81,14 +81,18 @@ enum Command {
         /// Output folder (default: out/<scene name>-modes).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        #[command(flatten)]
+        about: AboutState,
     },
-    /// Write the scene's K, M (and Rayleigh D) on the free DOFs in Matrix Market format.
+    /// Write the scene's K, M (and Rayleigh D), its load vector f and the list of free DOFs, in Matrix Market format.
     Export {
         /// The scene file (TOML).
         scene: PathBuf,
         /// Output folder (default: out/<scene name>-matrices).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        #[command(flatten)]
+        about: AboutState,
     },
     /// List the integrators a scene can name, with their aliases, settings and what they handle.
     Integrators,
@@ -377,14 +381,35 @@ fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -
     }
 }
 
-fn modes(scene: &Path, count: usize, output: Option<&Path>) -> Result<(), HookeError> {
+/// The state `modes` and `export` linearise about: the scene's start, or a frame of a run.
+#[derive(clap::Args)]
+struct AboutState {
+    /// About the deformed state of this frame of a run (.vtu) instead of the scene's start.
+    #[arg(long, value_name = "FRAME.vtu")]
+    at: Option<PathBuf>,
+    /// The time of that frame, s: it decides which pins hold.
+    #[arg(long, default_value_t = 0.0, requires = "at")]
+    time: f64,
+}
+
+impl AboutState {
+    fn state(&self, built: &hooke::scene::BuiltScene) -> Result<hooke::model::State, HookeError> {
+        match &self.at {
+            Some(frame) => hooke::modal::state_at_frame(&built.model, frame, self.time),
+            None => Ok(built.initial_state.clone()),
+        }
+    }
+}
+
+fn modes(scene: &Path, count: usize, output: Option<&Path>, about: &AboutState) -> Result<(), HookeError> {
     let scene = Scene::from_file(scene)?;
     let built = scene.build()?;
     let directory = output
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-modes", scene.name())));
-    let modes = hooke::modal::lowest_modes(&built.model, &built.initial_state, count, &Default::default())?;
-    hooke::modal::write_modes(&built.model, &built.initial_state, &modes, &directory)?;
+    let state = about.state(&built)?;
+    let modes = hooke::modal::lowest_modes(&built.model, &state, count, &Default::default())?;
+    hooke::modal::write_modes(&built.model, &state, &modes, &directory)?;
     say!(
         "{:>5} {:>16} {:>14} {:>10}",
         "mode",
@@ -420,13 +445,14 @@ fn modes(scene: &Path, count: usize, output: Option<&Path>) -> Result<(), HookeE
     Ok(())
 }
 
-fn export(scene: &Path, output: Option<&Path>) -> Result<(), HookeError> {
+fn export(scene: &Path, output: Option<&Path>, about: &AboutState) -> Result<(), HookeError> {
     let scene = Scene::from_file(scene)?;
     let built = scene.build()?;
     let directory = output
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-matrices", scene.name())));
-    for path in hooke::modal::export_matrices(&built.model, &built.initial_state, &directory)? {
+    let state = about.state(&built)?;
+    for path in hooke::modal::export_matrices(&built.model, &state, &directory)? {
         say!("{}", path.display());
     }
     Ok(())
@@ -582,8 +608,13 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             output,
             quiet,
         } => done(compare(scene, integrators, output.as_deref(), *quiet)),
-        Command::Modes { scene, count, output } => done(modes(scene, *count as usize, output.as_deref())),
-        Command::Export { scene, output } => done(export(scene, output.as_deref())),
+        Command::Modes {
+            scene,
+            count,
+            output,
+            about,
+        } => done(modes(scene, *count as usize, output.as_deref(), about)),
+        Command::Export { scene, output, about } => done(export(scene, output.as_deref(), about)),
         Command::Check { scene } => done(check(scene)),
         Command::Integrators => done(integrators()),
         Command::Mesh {

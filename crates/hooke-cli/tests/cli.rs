@@ -690,6 +690,84 @@ fn modes_and_export_write_their_files() {
         let text = std::fs::read_to_string(matrices.join(name)).expect("matrix file");
         assert!(text.starts_with("%%MatrixMarket matrix coordinate real symmetric"));
     }
+    // The load vector: gravity on the free DOFs, m g in z; the free DOFs listed row by row.
+    let load = read(&matrices.join("f.mtx"));
+    let values: Vec<f64> = load
+        .lines()
+        .filter(|l| !l.starts_with('%'))
+        .skip(1)
+        .map(|l| l.parse().unwrap())
+        .collect();
+    let rows = read(&matrices.join("free_dofs.csv"));
+    assert_eq!(rows.lines().count(), values.len() + 1, "{rows}");
+    let z_load: f64 = rows
+        .lines()
+        .skip(1)
+        .zip(&values)
+        .filter(|(row, _)| row.ends_with(",z"))
+        .map(|(_, value)| value)
+        .sum();
+    let free_mass = 1000.0 * 0.4 * 0.1 * 0.1 * 16.0 / 20.0; // 16 of the 20 vertices are free, lumped mass equal-ish
+    assert!(
+        z_load < 0.0 && (z_load / (-9.81 * free_mass) - 1.0).abs() < 0.3,
+        "z load {z_load}"
+    );
+    assert!(values
+        .iter()
+        .zip(rows.lines().skip(1))
+        .all(|(v, row)| row.ends_with(",z") || *v == 0.0));
+
+    // About a deformed state: a frame of a run, with the time that decides the pins.
+    let run = scratch.path().join("run");
+    assert_eq!(run_scene(&scene, &run).status.code(), Some(0));
+    let frame = run.join("frame_0005.vtu");
+    let about = scratch.path().join("about");
+    let result = hooke(&[
+        "export".as_ref(),
+        scene.as_os_str(),
+        "-o".as_ref(),
+        about.as_os_str(),
+        "--at".as_ref(),
+        frame.as_os_str(),
+        "--time".as_ref(),
+        "0.05".as_ref(),
+    ]);
+    assert!(result.status.success(), "{}", describe(&result));
+    assert_ne!(
+        read(&about.join("K.mtx")),
+        read(&matrices.join("K.mtx")),
+        "K about the sagged bar is not K at rest"
+    );
+    let result = hooke(&[
+        "modes".as_ref(),
+        scene.as_os_str(),
+        "-n".as_ref(),
+        "3".as_ref(),
+        "-o".as_ref(),
+        about.as_os_str(),
+        "--at".as_ref(),
+        frame.as_os_str(),
+    ]);
+    assert!(result.status.success(), "{}", describe(&result));
+    // A frame of another scene is refused, naming the frame.
+    let other = scratch.write(
+        "other.toml",
+        &SMALL_SCENE.replace("cells = [4, 1, 1]", "cells = [5, 1, 1]"),
+    );
+    let result = hooke(&[
+        "export".as_ref(),
+        other.as_os_str(),
+        "-o".as_ref(),
+        about.as_os_str(),
+        "--at".as_ref(),
+        frame.as_os_str(),
+    ]);
+    assert_eq!(result.status.code(), Some(2), "{}", describe(&result));
+    assert!(
+        String::from_utf8_lossy(&result.stderr).contains("frame_0005.vtu"),
+        "{}",
+        describe(&result)
+    );
 }
 
 #[test]

@@ -82,7 +82,7 @@ impl DivergenceWatch {
             || model
                 .terms()
                 .iter()
-                .any(|t| t.kind() == TermKind::Load || t.capabilities().time_dependent);
+                .any(|t| t.kind() == TermKind::Load || t.varies_in_time());
         DivergenceWatch {
             initial_total: record.total,
             initial_gravitational: record.gravitational,

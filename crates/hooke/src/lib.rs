@@ -26,6 +26,7 @@ pub mod comparison;
 pub mod divergence;
 pub mod error;
 pub mod fem;
+pub mod fuzz_targets;
 pub mod integrate;
 pub mod io;
 pub mod linalg;

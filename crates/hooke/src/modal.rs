@@ -75,6 +75,38 @@ pub fn highest_frequency_bound(model: &Model, state: &State) -> Result<f64> {
     Ok(bound.sqrt())
 }
 
+/// The state of `model` in a frame a run wrote (its positions; velocities
+/// zero), at `time` (which decides the pins that hold): for modes and
+/// matrices about a deformed state.
+pub fn state_at_frame(model: &Model, frame: &Path, time: f64) -> Result<State> {
+    let data = crate::output::read_frame(frame)?;
+    let vertices = model.mesh().vertex_count();
+    if data.positions.len() != vertices {
+        return Err(HookeError::parse(
+            frame,
+            None,
+            format!(
+                "the frame has {} vertices, the scene's model {vertices}: it is a frame of another scene",
+                data.positions.len()
+            ),
+        ));
+    }
+    if !time.is_finite() {
+        return Err(HookeError::scene("--time", format!("must be finite, got {time}")));
+    }
+    let d = model.dimension();
+    let positions: Vec<f64> = data
+        .positions
+        .iter()
+        .flat_map(|p| p.iter().take(d).copied().collect::<Vec<_>>())
+        .collect();
+    Ok(State {
+        time,
+        velocities: vec![0.0; positions.len()],
+        positions,
+    })
+}
+
 /// The `count` lowest modes about `state` (stiffness at its positions, pins at its time).
 pub fn lowest_modes(model: &Model, state: &State, count: usize, settings: &EigenSettings) -> Result<Modes> {
     if count == 0 {
@@ -173,10 +205,29 @@ pub fn export_matrices(model: &Model, state: &State, directory: &Path) -> Result
         written.push(path);
         Ok(())
     };
-    write("K.mtx", &stiffness, "stiffness K = d²E/dx² at the initial state")?;
+    write("K.mtx", &stiffness, "stiffness K = d²E/dx² at the state")?;
     write("M.mtx", model.mass().values(), "mass matrix M")?;
     if let Some(damping) = model.damping_values(&state.positions)? {
         write("D.mtx", &damping, "Rayleigh damping D = alpha M + beta K")?;
     }
+    let mut load = vec![0.0; model.dof_count()];
+    model.external_force(state.time, &mut load);
+    let free_load: Vec<f64> = dofs.free_dofs.iter().map(|&dof| load[dof]).collect();
+    let path = directory.join("f.mtx");
+    crate::io::matrix_market::write_vector(
+        &path,
+        &free_load,
+        &format!("external load f (gravity and forces at t = {}), N\n{note}", state.time),
+    )?;
+    written.push(path);
+    // Which DOF of the model each row is: vertex and component.
+    let d = model.dimension();
+    let mut text = String::from("row,dof,vertex,component\n");
+    for (row, &dof) in dofs.free_dofs.iter().enumerate() {
+        text.push_str(&format!("{},{dof},{},{}\n", row + 1, dof / d, ["x", "y", "z"][dof % d]));
+    }
+    let path = directory.join("free_dofs.csv");
+    crate::output::atomic::write_bytes_atomically(&path, text.as_bytes())?;
+    written.push(path);
     Ok(written)
 }

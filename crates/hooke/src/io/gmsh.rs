@@ -15,8 +15,12 @@ use std::path::Path;
 
 /// Reads the linear tetrahedra of a Gmsh MSH 4.1 file.
 pub fn read_gmsh(path: &Path) -> Result<TetMesh> {
-    let bytes = std::fs::read(path).map_err(|source| HookeError::io(path, source))?;
-    let file = parse_bytes(&bytes).map_err(|failure| failure.into_error(path, &bytes))?;
+    parse_gmsh(path, &super::read_bytes(path)?)
+}
+
+/// Parses the bytes of an MSH 4.1 file (ASCII or binary); `path` names it in errors.
+pub fn parse_gmsh(path: &Path, bytes: &[u8]) -> Result<TetMesh> {
+    let file = parse_bytes(bytes).map_err(|failure| failure.into_error(path, bytes))?;
     mesh_from_file(&file).map_err(|reason| HookeError::parse(path, None, reason))
 }
 

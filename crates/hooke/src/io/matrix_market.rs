@@ -1,9 +1,8 @@
 //! Matrix Market (coordinate, real, symmetric) output of the lower triangle of a
 //! symmetric sparse matrix, for other tools (scipy.io.mmread, MATLAB, Julia).
 
-use crate::error::{HookeError, Result};
+use crate::error::Result;
 use crate::linalg::LowerPattern;
-use std::io::Write;
 use std::path::Path;
 
 /// Writes the symmetric matrix whose lower triangle is `values` on `pattern`.
@@ -25,6 +24,19 @@ pub fn write_symmetric(path: &Path, pattern: &LowerPattern, values: &[f64], comm
             ));
         }
     }
-    let mut file = std::fs::File::create(path).map_err(|e| HookeError::io(path, e))?;
-    file.write_all(text.as_bytes()).map_err(|e| HookeError::io(path, e))
+    crate::output::atomic::write_bytes_atomically(path, text.as_bytes())
+}
+
+/// Writes a dense column vector (Matrix Market array format).
+pub fn write_vector(path: &Path, values: &[f64], comment: &str) -> Result<()> {
+    let mut text = String::with_capacity(24 * values.len() + 128);
+    text.push_str("%%MatrixMarket matrix array real general\n");
+    for line in comment.lines() {
+        text.push_str(&format!("% {line}\n"));
+    }
+    text.push_str(&format!("{} 1\n", values.len()));
+    for value in values {
+        text.push_str(&format!("{value:e}\n"));
+    }
+    crate::output::atomic::write_bytes_atomically(path, text.as_bytes())
 }

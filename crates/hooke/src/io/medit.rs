@@ -31,8 +31,8 @@ const SKIPPED_SECTIONS: &[(&str, usize)] = &[
 
 /// Reads the vertices and tetrahedra of an ASCII MEDIT file.
 pub fn read_medit(path: &Path) -> Result<TetMesh> {
-    let text = super::read_text(path)?;
-    parse_medit(path, &text)
+    let bytes = super::read_bytes(path)?;
+    parse_medit(path, super::text_of(path, &bytes)?)
 }
 
 /// Writes `mesh` as an ASCII MEDIT file; labels become tetrahedron references.
@@ -90,7 +90,8 @@ struct TetEntry {
     label: i32,
 }
 
-fn parse_medit(path: &Path, text: &str) -> Result<TetMesh> {
+/// Parses the text of a MEDIT file; `path` names it in errors.
+pub fn parse_medit(path: &Path, text: &str) -> Result<TetMesh> {
     let mut stream = TokenStream {
         path,
         tokens: Box::new(tokens(text)),

@@ -7,12 +7,12 @@ pub mod gmsh;
 pub mod matrix_market;
 pub mod medit;
 mod obj;
-mod quiet_panic;
+pub(crate) mod quiet_panic;
 mod stl;
 mod surface;
 pub mod tetgen;
 
-pub use surface::read_surface;
+pub use surface::{parse_surface, read_surface};
 
 use crate::error::{HookeError, Result};
 use crate::mesh::TetMesh;
@@ -26,15 +26,28 @@ const SUPPORTED_EXTENSIONS: &str = ".node/.ele (TetGen), .mesh (MEDIT), .msh (Gm
 /// `.node` and `.ele` read the TetGen pair sharing the stem, `.mesh` reads MEDIT and
 /// `.msh` reads Gmsh. The mesh is returned as read, without re-orienting elements.
 pub fn read_mesh(path: &Path) -> Result<TetMesh> {
-    let extension = path
-        .extension()
-        .and_then(|extension| extension.to_str())
-        .map(str::to_ascii_lowercase);
-    match extension.as_deref() {
+    match lowercase_extension(path).as_deref() {
         Some("node") | Some("ele") => tetgen::read_tetgen(path),
-        Some("mesh") => medit::read_medit(path),
-        Some("msh") => gmsh::read_gmsh(path),
-        Some("vtu") => read_vtu_tetrahedra(path),
+        Some("mesh" | "msh" | "vtu") => parse_mesh(path, &read_bytes(path)?),
+        _ => parse_mesh(path, &[]),
+    }
+}
+
+fn lowercase_extension(path: &Path) -> Option<String> {
+    path.extension()
+        .and_then(|extension| extension.to_str())
+        .map(str::to_ascii_lowercase)
+}
+
+/// Parses the bytes of a one-file tetrahedral mesh; `name` gives the format
+/// (by extension) and names the file in errors. TetGen's two files are read
+/// by [`tetgen::parse_tetgen`].
+pub fn parse_mesh(name: &Path, bytes: &[u8]) -> Result<TetMesh> {
+    let path = name;
+    match lowercase_extension(name).as_deref() {
+        Some("mesh") => medit::parse_medit(path, text_of(path, bytes)?),
+        Some("msh") => gmsh::parse_gmsh(path, bytes),
+        Some("vtu") => vtu_tetrahedra(path, crate::output::parse_frame(path, bytes)?),
         _ => Err(HookeError::parse(
             path,
             None,
@@ -45,8 +58,8 @@ pub fn read_mesh(path: &Path) -> Result<TetMesh> {
 
 /// The tetrahedra of a VTK XML file, such as `hooke mesh` writes or a frame of
 /// a run (then at rest: its displacement is taken off).
-fn read_vtu_tetrahedra(path: &Path) -> Result<TetMesh> {
-    match crate::output::read_frame(path)?.mesh {
+fn vtu_tetrahedra(path: &Path, frame: crate::output::FrameData) -> Result<TetMesh> {
+    match frame.mesh {
         crate::mesh::Mesh::Tetrahedra(mesh) => Ok(mesh),
         crate::mesh::Mesh::Triangles(_) => Err(HookeError::parse(
             path,
@@ -85,8 +98,18 @@ pub fn read_planar_mesh(path: &Path) -> Result<crate::mesh::TriangleMesh> {
 }
 
 /// Reads a whole text file, reporting failures against its path.
-fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| HookeError::io(path, source))
+fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|source| HookeError::io(path, source))
+}
+
+/// The bytes of a text format as text; the error names the line and byte of
+/// the first one that is not UTF-8.
+fn text_of<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str> {
+    std::str::from_utf8(bytes).map_err(|error| {
+        let at = error.valid_up_to();
+        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+        HookeError::parse(path, Some(line), format!("not UTF-8 text (byte {at})"))
+    })
 }
 
 /// A whitespace-separated word of a text mesh file and the 1-based line it is on.

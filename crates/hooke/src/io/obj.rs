@@ -7,13 +7,8 @@ use crate::error::{HookeError, Result};
 use nalgebra::Vector3;
 use std::path::Path;
 
-/// Reads the vertices and faces of an OBJ file.
-pub fn read_obj(path: &Path) -> Result<SurfaceFile> {
-    let bytes = std::fs::read(path).map_err(|error| HookeError::io(path, error))?;
-    parse_obj(path, &String::from_utf8_lossy(&bytes))
-}
-
-fn parse_obj(path: &Path, text: &str) -> Result<SurfaceFile> {
+/// Parses the vertices and faces of an OBJ file.
+pub fn parse_obj(path: &Path, text: &str) -> Result<SurfaceFile> {
     let mut surface = SurfaceFile::default();
     let mut statement = String::new();
     let mut first_line = 0;

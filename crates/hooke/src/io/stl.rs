@@ -15,12 +15,11 @@ const HEADER_BYTES: usize = 80;
 const FACET_BYTES: usize = 50;
 
 /// Reads an STL file, ASCII or binary.
-pub fn read_stl(path: &Path) -> Result<SurfaceFile> {
-    let bytes = std::fs::read(path).map_err(|error| HookeError::io(path, error))?;
-    if binary_facet_count(&bytes).is_some() || !bytes.trim_ascii_start().starts_with(b"solid") {
-        parse_binary(path, &bytes)
+pub fn parse_stl(path: &Path, bytes: &[u8]) -> Result<SurfaceFile> {
+    if binary_facet_count(bytes).is_some() || !bytes.trim_ascii_start().starts_with(b"solid") {
+        parse_binary(path, bytes)
     } else {
-        parse_ascii(path, &String::from_utf8_lossy(&bytes))
+        parse_ascii(path, &String::from_utf8_lossy(bytes))
     }
 }
 

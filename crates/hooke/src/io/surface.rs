@@ -56,15 +56,21 @@ impl SurfaceFile {
 
 /// Reads a closed triangle surface, by file extension (.obj, .stl, .ply).
 pub fn read_surface(path: &Path) -> Result<TriangleSoup> {
-    let extension = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .unwrap_or_default();
-    let surface = match extension.as_str() {
-        "obj" => super::obj::read_obj(path)?,
-        "stl" => super::stl::read_stl(path)?,
-        "ply" => read_ply(path)?,
+    let extension = super::lowercase_extension(path).unwrap_or_default();
+    if !["obj", "stl", "ply"].contains(&extension.as_str()) {
+        return Err(parse_error(path, "unknown surface format: expected .obj, .stl or .ply"));
+    }
+    parse_surface(path, &super::read_bytes(path)?)
+}
+
+/// Parses the bytes of a surface file; `name` gives the format by extension
+/// and names the file in errors.
+pub fn parse_surface(name: &Path, bytes: &[u8]) -> Result<TriangleSoup> {
+    let path = name;
+    let surface = match super::lowercase_extension(path).unwrap_or_default().as_str() {
+        "obj" => super::obj::parse_obj(path, &String::from_utf8_lossy(bytes))?,
+        "stl" => super::stl::parse_stl(path, bytes)?,
+        "ply" => parse_ply(path, bytes)?,
         _ => return Err(parse_error(path, "unknown surface format: expected .obj, .stl or .ply")),
     };
     validate(path, surface)
@@ -179,8 +185,8 @@ fn index_list(property: &ply_rs_bw::ply::Property) -> Option<Vec<i64>> {
     })
 }
 
-fn read_ply(path: &Path) -> Result<SurfaceFile> {
-    let mut file = std::io::BufReader::new(std::fs::File::open(path).map_err(|e| HookeError::io(path, e))?);
+fn parse_ply(path: &Path, bytes: &[u8]) -> Result<SurfaceFile> {
+    let mut file = std::io::Cursor::new(bytes);
     let parser = ply_rs_bw::parser::Parser::<ply_rs_bw::ply::DefaultElement>::new();
     let ply = parser.read_ply(&mut file).map_err(|e| parse_error(path, e))?;
     let vertices = ply

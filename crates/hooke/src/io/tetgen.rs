@@ -19,10 +19,17 @@ const MAX_POINT_ATTRIBUTES: usize = 1024;
 /// `.node` or the `.ele` file.
 pub fn read_tetgen(path: &Path) -> Result<TetMesh> {
     let (node_path, element_path) = file_pair(path);
-    let points = read_node_file(&node_path)?;
-    let (tets, labels) = read_element_file(&element_path, &points)?;
+    let node_bytes = super::read_bytes(&node_path)?;
+    let element_bytes = super::read_bytes(&element_path)?;
+    parse_tetgen(&node_path, &node_bytes, &element_path, &element_bytes)
+}
+
+/// Parses the bytes of a `.node` and an `.ele` file; the paths name them in errors.
+pub fn parse_tetgen(node_path: &Path, node_bytes: &[u8], element_path: &Path, element_bytes: &[u8]) -> Result<TetMesh> {
+    let points = read_node_file(node_path, super::text_of(node_path, node_bytes)?)?;
+    let (tets, labels) = read_element_file(element_path, super::text_of(element_path, element_bytes)?, &points)?;
     TetMesh::new(points.positions, tets, labels)
-        .map_err(|error| HookeError::parse(&element_path, None, error.to_string()))
+        .map_err(|error| HookeError::parse(element_path, None, error.to_string()))
 }
 
 /// The `.node` and `.ele` paths for a path naming either of them.
@@ -48,14 +55,13 @@ fn header_value(header: &[&str], position: usize, what: &str, default: usize) ->
     header.get(position).map_or(Ok(default), |word| parse_count(word, what))
 }
 
-fn read_node_file(path: &Path) -> Result<NodeFile> {
-    let text = super::read_text(path)?;
+fn read_node_file(path: &Path, text: &str) -> Result<NodeFile> {
     let error = |line: usize, reason: String| HookeError::parse(path, Some(line), reason);
-    let mut lines = content_lines(&text);
+    let mut lines = content_lines(text);
 
     let Some((header_line, header)) = lines.next() else {
         return Err(error(
-            last_line_number(&text),
+            last_line_number(text),
             "empty file: expected the header '<#points> 3 <#attributes> <#markers>'".into(),
         ));
     };
@@ -137,7 +143,7 @@ fn read_node_file(path: &Path) -> Result<NodeFile> {
     }
     if positions.len() < point_count {
         return Err(error(
-            last_line_number(&text),
+            last_line_number(text),
             format!(
                 "file ends after {} of the {point_count} points announced in the header",
                 positions.len()
@@ -147,14 +153,13 @@ fn read_node_file(path: &Path) -> Result<NodeFile> {
     Ok(NodeFile { positions, first_index })
 }
 
-fn read_element_file(path: &Path, points: &NodeFile) -> Result<(Vec<[usize; 4]>, Vec<i32>)> {
-    let text = super::read_text(path)?;
+fn read_element_file(path: &Path, text: &str, points: &NodeFile) -> Result<(Vec<[usize; 4]>, Vec<i32>)> {
     let error = |line: usize, reason: String| HookeError::parse(path, Some(line), reason);
-    let mut lines = content_lines(&text);
+    let mut lines = content_lines(text);
 
     let Some((header_line, header)) = lines.next() else {
         return Err(error(
-            last_line_number(&text),
+            last_line_number(text),
             "empty file: expected the header '<#tets> <nodes per tet> <#region attributes>'".into(),
         ));
     };
@@ -231,7 +236,7 @@ fn read_element_file(path: &Path, points: &NodeFile) -> Result<(Vec<[usize; 4]>,
     }
     if tets.len() < tet_count {
         return Err(error(
-            last_line_number(&text),
+            last_line_number(text),
             format!(
                 "file ends after {} of the {tet_count} tetrahedra announced in the header",
                 tets.len()

@@ -34,13 +34,29 @@ fn linear_hessian(
     term.gradient(x, time, gradient, overwrite)
 }
 
-/// Uniform gravitational acceleration acting on the lumped masses.
+/// The fraction of a load applied at `time` when it grows linearly from 0 at
+/// t = 0 to its full value at `ramp_time` (and stays there); 1 throughout
+/// when `ramp_time` is 0. A load switched on at once sets a body ringing
+/// about its equilibrium (twice the static deflection at the peak); one
+/// ramped over several periods of the body's lowest mode barely does.
+pub fn ramp(ramp_time: f64, time: f64) -> f64 {
+    if ramp_time > 0.0 {
+        (time / ramp_time).clamp(0.0, 1.0)
+    } else {
+        1.0
+    }
+}
+
+/// Uniform gravitational acceleration acting on the lumped masses, applied
+/// in full from the start or ramped up over `ramp_time`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Gravity {
     pub acceleration: Vector3<f64>,
     /// Lumped mass of each vertex.
     pub masses: Vec<f64>,
     pub dimension: usize,
+    /// Seconds over which gravity grows from 0 to full (0: full at once).
+    pub ramp_time: f64,
 }
 
 impl EnergyTerm for Gravity {
@@ -56,20 +72,26 @@ impl EnergyTerm for Gravity {
         LINEAR
     }
 
-    fn energy(&self, x: &[f64], _time: f64) -> f64 {
+    fn varies_in_time(&self) -> bool {
+        self.ramp_time > 0.0
+    }
+
+    fn energy(&self, x: &[f64], time: f64) -> f64 {
         let d = self.dimension;
+        let acceleration = self.acceleration * ramp(self.ramp_time, time);
         -x.chunks(d)
             .zip(&self.masses)
-            .map(|(p, m)| m * (0..d).map(|a| p[a] * self.acceleration[a]).sum::<f64>())
+            .map(|(p, m)| m * (0..d).map(|a| p[a] * acceleration[a]).sum::<f64>())
             .sum::<f64>()
     }
 
-    fn gradient(&self, x: &[f64], _time: f64, gradient: &mut [f64], overwrite: bool) -> Result<f64> {
+    fn gradient(&self, x: &[f64], time: f64, gradient: &mut [f64], overwrite: bool) -> Result<f64> {
         let d = self.dimension;
+        let acceleration = self.acceleration * ramp(self.ramp_time, time);
         let mut energy = 0.0;
         for ((g, p), m) in gradient.chunks_mut(d).zip(x.chunks(d)).zip(&self.masses) {
             for a in 0..d {
-                let weight = m * self.acceleration[a];
+                let weight = m * acceleration[a];
                 energy -= weight * p[a];
                 g[a] = if overwrite { -weight } else { g[a] - weight };
             }
@@ -102,6 +124,8 @@ pub struct RegionForce {
     pub amplitude: Vector3<f64>,
     pub frequency: f64,
     pub phase: f64,
+    /// Seconds over which the force grows from 0 to full (0: full at once).
+    pub ramp_time: f64,
     /// Coordinates per vertex of the model it acts on.
     pub dimension: usize,
 }
@@ -109,7 +133,8 @@ pub struct RegionForce {
 impl RegionForce {
     /// The total force at time t.
     pub fn total_at(&self, time: f64) -> Vector3<f64> {
-        self.total + self.amplitude * (2.0 * std::f64::consts::PI * self.frequency * time + self.phase).sin()
+        let periodic = (2.0 * std::f64::consts::PI * self.frequency * time + self.phase).sin();
+        (self.total + self.amplitude * periodic) * ramp(self.ramp_time, time)
     }
 }
 

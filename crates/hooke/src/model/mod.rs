@@ -56,6 +56,8 @@ pub struct Model {
     vertex_masses: Vec<f64>,
     pins: Vec<Pin>,
     gravity: Vector3<f64>,
+    /// Seconds over which gravity grows to full (0: at once).
+    gravity_ramp_time: f64,
     obstacles: Vec<Obstacle>,
     constraints: Vec<SurfaceConstraint>,
     damping: Option<Damping>,
@@ -131,6 +133,7 @@ impl Model {
             vertex_masses,
             pins: Vec::new(),
             gravity: Vector3::zeros(),
+            gravity_ramp_time: 0.0,
             obstacles: Vec::new(),
             constraints: Vec::new(),
             damping: None,
@@ -426,12 +429,20 @@ impl Model {
         self.gravity = gravity;
         let term = (gravity != Vector3::zeros()).then(|| -> Box<dyn EnergyTerm> {
             Box::new(Gravity {
+                ramp_time: self.gravity_ramp_time,
                 acceleration: gravity,
                 masses: self.mass.lumped().to_vec(),
                 dimension: self.dimension(),
             })
         });
         self.replace_terms(TermKind::Gravity, term);
+    }
+
+    /// Makes gravity grow linearly from 0 at t = 0 to full at `ramp_time`
+    /// (0: full from the start).
+    pub fn set_gravity_ramp_time(&mut self, ramp_time: f64) {
+        self.gravity_ramp_time = ramp_time;
+        self.set_gravity(self.gravity);
     }
 
     pub fn gravity(&self) -> Vector3<f64> {

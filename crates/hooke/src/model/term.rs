@@ -93,6 +93,13 @@ pub trait EnergyTerm: Send + Sync {
         false
     }
 
+    /// Whether E changes with time at fixed x (a moving anchor, a ramped or
+    /// periodic load): then the term does work on the body and the total
+    /// energy is not conserved.
+    fn varies_in_time(&self) -> bool {
+        self.capabilities().time_dependent
+    }
+
     /// E(x, t); +∞ where the term is undefined.
     fn energy(&self, x: &[f64], time: f64) -> f64;
 

@@ -23,10 +23,25 @@ fn error(path: &Path, reason: impl Into<String>) -> HookeError {
 
 /// Reads a `.vtu` frame written by Hooke.
 pub fn read_frame(path: &Path) -> Result<FrameData> {
-    let vtk = Vtk::import(path).map_err(|e| {
+    parse_frame(path, &std::fs::read(path).map_err(|error| HookeError::io(path, error))?)
+}
+
+/// Parses the bytes of a `.vtu` frame; `path` names it in errors.
+pub fn parse_frame(path: &Path, bytes: &[u8]) -> Result<FrameData> {
+    // vtkio 0.6 panics on some malformed files (a binary array shorter than
+    // its header, found by the fuzzer): such a panic is a parse error too.
+    crate::io::quiet_panic::catch_quietly(|| parse_frame_unguarded(path, bytes)).unwrap_or_else(|panic| {
+        Err(error(
+            path,
+            format!("malformed VTK file: the VTK reader failed ({panic})"),
+        ))
+    })
+}
+
+fn parse_frame_unguarded(path: &Path, bytes: &[u8]) -> Result<FrameData> {
+    let vtk = Vtk::parse_xml(bytes).map_err(|e| {
         // The VTK reader does not say where; a scan of the text usually can.
-        let text = std::fs::read(path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
-        match text.ok().as_deref().and_then(super::xml_check::first_problem) {
+        match super::xml_check::first_problem(&String::from_utf8_lossy(bytes)) {
             Some((line, reason)) => HookeError::parse(path, Some(line), reason),
             None => error(path, format!("not a readable VTK file: {e}")),
         }

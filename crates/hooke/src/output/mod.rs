@@ -12,7 +12,7 @@ mod vtk_series;
 mod xml_check;
 
 pub use energies::EnergiesCsvWriter;
-pub use frame_reader::{read_frame, FrameData};
+pub use frame_reader::{parse_frame, read_frame, FrameData};
 pub use plot::plot_energies;
 pub use render::{render, Image, RenderField, RenderInput, RenderSettings};
 pub use tidy::{readable, significant, tidy};

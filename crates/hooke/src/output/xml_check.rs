@@ -91,8 +91,8 @@ fn attribute_value<'t>(tag: &'t str, name: &str) -> Option<&'t str> {
         let preceded_by_space = search[..found].ends_with(char::is_whitespace);
         if let (true, Some(quoted)) = (preceded_by_space, after.trim_start().strip_prefix('=')) {
             let quoted = quoted.trim_start();
-            let quote = quoted.chars().next()?;
-            let value = &quoted[1..];
+            let quote = quoted.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+            let value = &quoted[quote.len_utf8()..];
             return value.find(quote).map(|end| &value[..end]);
         }
         search = after;
@@ -107,6 +107,16 @@ mod tests {
     const GOOD: &str = "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\">\n  <UnstructuredGrid>\n    \
                         <Piece NumberOfPoints=\"4\" NumberOfCells=\"1\">\n      <!-- a comment -->\n      \
                         <PointData/>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n";
+
+    /// Found by the vtu fuzzer: a multi-byte character where a quote belongs.
+    #[test]
+    fn an_unquoted_attribute_is_no_panic() {
+        assert_eq!(first_problem("<Piece NumberOfPoints=\u{fffd}3\"/>"), None);
+        assert_eq!(
+            attribute_value("<Piece NumberOfPoints='4'", "NumberOfPoints"),
+            Some("4")
+        );
+    }
 
     #[test]
     fn a_well_formed_file_has_no_problem() {

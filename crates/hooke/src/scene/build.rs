@@ -86,6 +86,7 @@ impl Scene {
             Model::with_springs(solids, materials, network, file.simulation.mass)?
         };
         model.set_gravity(Vector3::from(file.gravity));
+        model.set_gravity_ramp_time(file.gravity_ramp_time);
         for (p, pin) in file.pins.iter().enumerate() {
             let vertices = pin.select.vertices(model.mesh(), &format!("pins[{p}].select"))?;
             let components = pin.held_components(model.dimension(), &format!("pins[{p}]"))?;
@@ -129,6 +130,7 @@ impl Scene {
                 amplitude: Vector3::from(force.amplitude),
                 frequency: force.frequency,
                 phase: force.phase,
+                ramp_time: force.ramp_time,
                 dimension: model.dimension(),
             });
         }

@@ -35,6 +35,9 @@ pub struct SceneFile {
     /// Gravitational acceleration, m/s².
     #[serde(default, deserialize_with = "crate::model::vectors::two_or_three")]
     pub gravity: [f64; 3],
+    /// Seconds over which gravity grows linearly from 0 to full (0: at once).
+    #[serde(default)]
+    pub gravity_ramp_time: f64,
     pub damping: Option<Damping>,
     /// Rigid obstacles the bodies collide with (penalty contact).
     #[serde(default)]
@@ -320,6 +323,9 @@ pub struct ForceSection {
     pub frequency: f64,
     #[serde(default)]
     pub phase: f64,
+    /// Seconds over which the force grows linearly from 0 to full (0: at once).
+    #[serde(default)]
+    pub ramp_time: f64,
 }
 
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
@@ -371,7 +377,41 @@ fn finite(key: &str, values: &[f64]) -> Result<()> {
     }
 }
 
+/// A duration that may be zero (a ramp that is not there).
+fn non_negative_time(key: &str, value: f64) -> Result<()> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(HookeError::scene(key, format!("must be a time ≥ 0 s, got {value}")))
+    }
+}
+
 impl SceneFile {
+    /// The number of elements and springs the generated meshes will hold, as
+    /// the size checks count them (a stuffed solid by its 12 tetrahedra per
+    /// lattice cell of the bounding box, an upper bound); mesh files are not
+    /// counted. Call after [`SceneFile::validate`] and the shapes' preparation.
+    pub fn generated_element_estimate(&self) -> usize {
+        let product = |counts: &[usize], per_cell: usize| counts.iter().fold(per_cell, |n, &c| n.saturating_mul(c));
+        let bodies = self.bodies.iter().map(|body| match &body.mesh {
+            MeshSource::Box(section) => product(&section.cells, section.tets_per_hex),
+            MeshSource::Rectangle(section) => product(&section.cells, 2),
+            MeshSource::Solid(section) => {
+                let (lo, hi) = section.shape.bounds();
+                let cells: Vec<usize> = (0..3)
+                    .map(|axis| ((hi[axis] - lo[axis]) / section.edge_length).ceil().clamp(1.0, 1e12) as usize)
+                    .collect();
+                product(&cells, 12)
+            }
+            MeshSource::File(_) => 0,
+        });
+        let networks = self.networks.iter().map(|network| match &network.shape {
+            NetworkShape::Rope { segments, .. } | NetworkShape::Helix { segments, .. } => *segments,
+            NetworkShape::Cloth { cells, .. } => product(cells, 8),
+        });
+        bodies.chain(networks).fold(0, usize::saturating_add)
+    }
+
     /// Checks every value that can be checked without building meshes.
     pub fn validate(&self) -> Result<()> {
         if let Some(render) = &self.output.render {
@@ -425,6 +465,10 @@ impl SceneFile {
             generated_elements(&counts, per_cell).map_err(|e| HookeError::scene(format!("{key}.shape.{what}"), e))?;
         }
         finite("gravity", &self.gravity)?;
+        non_negative_time("gravity_ramp_time", self.gravity_ramp_time)?;
+        for (f, force) in self.forces.iter().enumerate() {
+            non_negative_time(&format!("forces[{f}].ramp_time"), force.ramp_time)?;
+        }
         for (b, body) in self.bodies.iter().enumerate() {
             let key = format!("bodies[{b}]");
             if let MeshSource::Rectangle(section) = &body.mesh {
