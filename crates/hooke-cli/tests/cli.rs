@@ -83,6 +83,17 @@ fn run_scene(scene: &Path, output_directory: &Path) -> Output {
     ])
 }
 
+/// The names of the files in `directory` that `keep` accepts, sorted.
+fn file_names(directory: &Path, keep: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(directory)
+        .unwrap_or_else(|error| panic!("{}: {error}", directory.display()))
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .filter(|name| keep(name))
+        .collect();
+    names.sort();
+    names
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
@@ -156,15 +167,7 @@ fn a_rerun_into_the_same_folder_leaves_no_frame_of_the_first() {
     let output_directory = scratch.path().join("results");
     let long = scratch.write("long.toml", SMALL_SCENE);
     assert_eq!(run_scene(&long, &output_directory).status.code(), Some(0));
-    let frames = |directory: &Path| -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(directory)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .filter(|n| n.starts_with("frame_"))
-            .collect();
-        names.sort();
-        names
-    };
+    let frames = |directory: &Path| file_names(directory, |n| n.starts_with("frame_"));
     let first = frames(&output_directory);
     assert_eq!(first.len(), STEPS + 1, "{first:?}");
     std::fs::write(output_directory.join("notes.txt"), "mine").unwrap();
@@ -247,11 +250,7 @@ fn a_signal_stops_the_run_at_a_step_end_with_a_summary() {
             let text = read(&output_directory.join(name));
             assert!(text.trim_end().ends_with("</VTKFile>"), "{name} is incomplete");
         }
-        let leftovers: Vec<_> = std::fs::read_dir(&output_directory)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .filter(|n| n.ends_with(".tmp"))
-            .collect();
+        let leftovers = file_names(&output_directory, |n| n.ends_with(".tmp"));
         assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 }
@@ -361,17 +360,10 @@ fn a_killed_run_resumes_to_the_same_files() {
         describe(&resumed)
     );
     let files = |directory: &Path| -> Vec<(String, Vec<u8>)> {
-        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(directory)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .filter(|n| n.starts_with("frame") || n == "energies.csv")
-            .map(|n| {
-                let bytes = std::fs::read(directory.join(&n)).unwrap();
-                (n, bytes)
-            })
-            .collect();
-        files.sort();
-        files
+        file_names(directory, |n| n.starts_with("frame") || n == "energies.csv")
+            .into_iter()
+            .map(|n| (n.clone(), std::fs::read(directory.join(&n)).unwrap()))
+            .collect()
     };
     let (expected, found) = (files(&whole), files(&parts));
     assert_eq!(expected.len(), found.len());

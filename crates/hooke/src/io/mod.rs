@@ -69,6 +69,27 @@ fn vtu_tetrahedra(path: &Path, frame: crate::output::FrameData) -> Result<TetMes
     }
 }
 
+/// The next three words as a point with finite coordinates (an OBJ `v`, an
+/// STL `vertex`); the reason names the missing or bad coordinate.
+fn point_of_words<'a>(
+    words: &mut impl Iterator<Item = &'a str>,
+) -> std::result::Result<nalgebra::Vector3<f64>, String> {
+    let mut coordinate = |axis: &str| {
+        let word = words
+            .next()
+            .ok_or_else(|| format!("vertex without a {axis} coordinate"))?;
+        word.parse::<f64>()
+            .ok()
+            .filter(|value| value.is_finite())
+            .ok_or_else(|| format!("vertex {axis} coordinate {word:?} is not a finite number"))
+    };
+    Ok(nalgebra::Vector3::new(
+        coordinate("x")?,
+        coordinate("y")?,
+        coordinate("z")?,
+    ))
+}
+
 /// The first vertex an element lists twice (the element would be degenerate).
 fn repeated_corner(corners: &[usize]) -> Option<usize> {
     (0..corners.len()).find_map(|a| corners[a + 1..].contains(&corners[a]).then_some(corners[a]))

@@ -4,7 +4,6 @@
 
 use super::surface::{SurfaceFile, TriangleSource};
 use crate::error::{HookeError, Result};
-use nalgebra::Vector3;
 use std::path::Path;
 
 /// Parses the vertices and faces of an OBJ file.
@@ -29,17 +28,7 @@ pub fn parse_obj(path: &Path, text: &str) -> Result<SurfaceFile> {
         let mut words = statement.split_whitespace();
         match words.next() {
             Some("v") => {
-                let mut coordinate = |axis: &str| -> Result<f64> {
-                    let word = words
-                        .next()
-                        .ok_or_else(|| fail(format!("vertex without a {axis} coordinate")))?;
-                    word.parse::<f64>()
-                        .ok()
-                        .filter(|value| value.is_finite())
-                        .ok_or_else(|| fail(format!("vertex {axis} coordinate {word:?} is not a finite number")))
-                };
-                let vertex = Vector3::new(coordinate("x")?, coordinate("y")?, coordinate("z")?);
-                surface.vertices.push(vertex);
+                surface.vertices.push(super::point_of_words(&mut words).map_err(fail)?);
             }
             Some("f") => {
                 let corners = words

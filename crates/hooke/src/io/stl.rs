@@ -95,16 +95,7 @@ fn parse_ascii(path: &Path, text: &str) -> Result<SurfaceFile> {
                 corners.clear();
             }
             "vertex" => {
-                let mut coordinate = |axis: &str| -> Result<f64> {
-                    let word = words
-                        .next()
-                        .ok_or_else(|| fail(format!("vertex without a {axis} coordinate")))?;
-                    word.parse::<f64>()
-                        .ok()
-                        .filter(|value| value.is_finite())
-                        .ok_or_else(|| fail(format!("vertex {axis} coordinate {word:?} is not a finite number")))
-                };
-                let corner = Vector3::new(coordinate("x")?, coordinate("y")?, coordinate("z")?);
+                let corner = super::point_of_words(&mut words).map_err(fail)?;
                 if corners.len() == 3 {
                     return Err(fail(format!("the facet of line {facet_line} has more than 3 vertices")));
                 }
