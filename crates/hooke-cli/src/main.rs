@@ -114,12 +114,17 @@ enum Command {
         edge_length: Option<f64>,
     },
     /// Draw a mesh (.mesh, .node, .msh), a frame of a run (.vtu) or a scene's
-    /// initial state (.toml) into a PNG picture.
+    /// initial state (.toml) into a PNG picture; or a whole run (its output
+    /// folder) into one picture per frame, with one camera and colour range,
+    /// time stamps and a colour bar, and with --gif an animation.
     Render {
         input: PathBuf,
-        /// The PNG to write.
+        /// The PNG to write; for a run, the folder for its pictures.
         #[arg(short, long)]
         output: PathBuf,
+        /// For a run: also write animation.gif.
+        #[arg(long)]
+        gif: bool,
         /// Colour by: label, material (scenes), energy_density, displacement or plain.
         #[arg(short, long, default_value = "label")]
         field: hooke::output::RenderField,
@@ -527,6 +532,7 @@ struct RenderOptions<'a> {
     azimuth: Option<f64>,
     elevation: Option<f64>,
     size: &'a str,
+    gif: bool,
 }
 
 fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), HookeError> {
@@ -546,6 +552,19 @@ fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), Ho
         .ok_or_else(|| bad(format!("size {:?} must read WIDTHxHEIGHT, e.g. 800x600", options.size)))?;
     settings.width = width;
     settings.height = height;
+    if input.is_dir() {
+        let written = hooke::output::render_run(input, output, &settings, options.gif)?;
+        say!(
+            "{} pictures of {} in {}",
+            written.len(),
+            input.display(),
+            output.display()
+        );
+        return Ok(());
+    }
+    if options.gif {
+        return Err(bad("--gif needs a run's output folder as input".to_string()));
+    }
     let extension = input
         .extension()
         .and_then(|e| e.to_str())
@@ -625,6 +644,7 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
         Command::Render {
             input,
             output,
+            gif,
             field,
             view,
             azimuth,
@@ -639,6 +659,7 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
                 azimuth: *azimuth,
                 elevation: *elevation,
                 size,
+                gif: *gif,
             },
         )),
     }

@@ -385,6 +385,70 @@ fn a_killed_run_resumes_to_the_same_files() {
     );
 }
 
+/// `hooke render RUN_DIR` draws every frame with one camera window and one
+/// colour range (a body that moves changes place in the picture; a fitted
+/// view would keep it still), stamps the time, and with --gif writes the animation.
+#[test]
+fn a_run_renders_into_comparable_pictures_and_a_gif() {
+    let scratch = ScratchDirectory::new("render-run");
+    // Released at once, it falls 1.2 m in 0.5 s: three times its length.
+    let text = SMALL_SCENE
+        .replace("[[pins]]", "[[pins]]\nrelease_time = 0.0")
+        .replace("duration = 0.05", "duration = 0.5")
+        + "\n[output]\nplot = false\nvtk_every = 5\n";
+    let scene = scratch.write("falling.toml", &text);
+    let run = scratch.path().join("run");
+    assert_eq!(run_scene(&scene, &run).status.code(), Some(0));
+    let pictures = scratch.path().join("pictures");
+    let result = hooke(&[
+        "render".as_ref(),
+        run.as_os_str(),
+        "-o".as_ref(),
+        pictures.as_os_str(),
+        "-f".as_ref(),
+        "displacement".as_ref(),
+        "--gif".as_ref(),
+        "-s".as_ref(),
+        "200x150".as_ref(),
+    ]);
+    assert!(result.status.success(), "{}", describe(&result));
+    let pngs = file_names(&pictures, |n| n.starts_with("render_"));
+    assert_eq!(pngs.len(), 11, "{pngs:?}");
+    let gif = std::fs::read(pictures.join("animation.gif")).unwrap();
+    assert!(gif.starts_with(b"GIF89a"), "not a GIF");
+    // The body falls: in one window its picture moves down from the first frame to the last.
+    let top_row = |name: &str| -> usize {
+        let decoder = png::Decoder::new(std::io::BufReader::new(
+            std::fs::File::open(pictures.join(name)).unwrap(),
+        ));
+        let mut reader = decoder.read_info().unwrap();
+        let mut buffer = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buffer).unwrap();
+        let width = info.width as usize;
+        // The first row with a non-white pixel, between the time stamp (top left) and the colour bar (right).
+        (0..info.height as usize)
+            .find(|&y| {
+                (width / 3..width * 3 / 4)
+                    .any(|x| buffer[3 * (y * width + x)..3 * (y * width + x) + 3] != [255, 255, 255])
+            })
+            .unwrap_or_else(|| panic!("{name} shows no body"))
+    };
+    assert!(
+        top_row(pngs.last().unwrap()) > top_row(&pngs[0]),
+        "the camera followed the body"
+    );
+    // --gif without a run is refused.
+    let frame = run.join("frame_0000.vtu");
+    let result = hooke(&[
+        "render".as_ref(),
+        frame.as_os_str(),
+        "-o".as_ref(),
+        pictures.join("one.png").as_os_str(),
+        "--gif".as_ref(),
+    ]);
+    assert_eq!(result.status.code(), Some(2), "{}", describe(&result));
+}
+
 #[test]
 fn unknown_scene_key_exits_with_status_2_and_names_the_key() {
     let scratch = ScratchDirectory::new("unknown-key");

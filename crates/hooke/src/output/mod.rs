@@ -1,6 +1,7 @@
 //! What a run leaves on disk: a ParaView frame series, the energies table and
 //! a plot of the energies.
 
+pub mod animation;
 pub mod atomic;
 mod energies;
 mod frame_reader;
@@ -11,10 +12,11 @@ mod tidy;
 mod vtk_series;
 mod xml_check;
 
+pub use animation::{render_run, run_frames};
 pub use energies::EnergiesCsvWriter;
 pub use frame_reader::{parse_frame, read_frame, FrameData};
 pub use plot::plot_energies;
-pub use render::{render, Image, RenderField, RenderInput, RenderSettings};
+pub use render::{render, render_framed, Framing, Image, RenderField, RenderInput, RenderSettings};
 pub use tidy::{readable, significant, tidy};
 pub use vtk_series::{write_vtu, Frame, VtkSeriesWriter};
 

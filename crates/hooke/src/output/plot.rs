@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 const WIDTH: u32 = 1000;
 const HEIGHT: u32 = 600;
-const FONT_FAMILY: &str = "sans-serif";
+pub(super) const FONT_FAMILY: &str = "sans-serif";
 /// Larger magnitudes are skipped like non-finite values: an axis spanning
 /// them would overflow f64, and plotters then never finishes placing ticks.
 const PLOTTABLE_LIMIT: f64 = 1e300;
@@ -157,7 +157,7 @@ fn padded_range(values: impl Iterator<Item = f64>) -> Range<f64> {
 
 /// Registers DejaVu Sans once for the process; plotters' `ab_glyph` renderer
 /// finds no font otherwise.
-fn register_embedded_font() -> std::result::Result<(), String> {
+pub(super) fn register_embedded_font() -> std::result::Result<(), String> {
     static REGISTERED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {

@@ -155,6 +155,37 @@ pub struct Image {
     pub pixels: Vec<[u8; 3]>,
     /// Range of the colouring field (min, max), when it is a scalar field.
     pub field_range: Option<(f64, f64)>,
+    /// The projected extent of the body on the view plane (lower, upper corner).
+    pub view_bounds: Option<([f64; 2], [f64; 2])>,
+}
+
+/// What the pictures of an animation share so that they can be compared:
+/// one camera window (view-plane bounds) and one colour range. `None` fits
+/// each picture to itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Framing {
+    pub view_bounds: Option<([f64; 2], [f64; 2])>,
+    pub field_range: Option<(f64, f64)>,
+}
+
+impl Framing {
+    /// The framing that holds every one of `images`: the union of their
+    /// windows and of their colour ranges.
+    pub fn covering(images: &[Image]) -> Framing {
+        let union_bounds = |a: ([f64; 2], [f64; 2]), b: ([f64; 2], [f64; 2])| {
+            (
+                [a.0[0].min(b.0[0]), a.0[1].min(b.0[1])],
+                [a.1[0].max(b.1[0]), a.1[1].max(b.1[1])],
+            )
+        };
+        Framing {
+            view_bounds: images.iter().filter_map(|i| i.view_bounds).reduce(union_bounds),
+            field_range: images
+                .iter()
+                .filter_map(|i| i.field_range)
+                .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1))),
+        }
+    }
 }
 
 const BACKGROUND: [u8; 3] = [255, 255, 255];
@@ -178,6 +209,55 @@ impl Image {
             }
         }
         found
+    }
+
+    /// Writes `caption` at the top left (a time stamp) and, when given
+    /// (low, high, unit), a colour bar with its range on the right.
+    pub fn annotate(&mut self, caption: &str, colour_bar: Option<(f64, f64, &str)>) -> Result<()> {
+        use plotters::prelude::*;
+        let fail = |reason: String| HookeError::Mesh {
+            reason: format!("the picture could not be annotated: {reason}"),
+        };
+        super::plot::register_embedded_font().map_err(fail)?;
+        let (w, h) = (self.width, self.height);
+        let mut rgb: Vec<u8> = self.pixels.iter().flatten().copied().collect();
+        {
+            let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+            let size = (h as f64 / 28.0).clamp(10.0, 28.0);
+            let font = (super::plot::FONT_FAMILY, size).into_font().color(&BLACK);
+            let margin = (size * 0.6) as i32;
+            root.draw(&Text::new(caption.to_string(), (margin, margin), font.clone()))
+                .map_err(|e| fail(e.to_string()))?;
+            if let Some((low, high, unit)) = colour_bar {
+                let (x0, x1) = (w as i32 - (3.2 * size) as i32, w as i32 - (2.4 * size) as i32);
+                let (y0, y1) = ((h as f64 * 0.15) as i32, (h as f64 * 0.85) as i32);
+                for y in y0..y1 {
+                    let t = (y1 - 1 - y) as f64 / (y1 - y0 - 1).max(1) as f64;
+                    let [r, g, b] = colour_map(t).map(|c| (c * 255.0).round() as u8);
+                    root.draw(&Rectangle::new([(x0, y), (x1, y + 1)], RGBColor(r, g, b).filled()))
+                        .map_err(|e| fail(e.to_string()))?;
+                }
+                let label = |value: f64| format!("{} {unit}", crate::output::significant(value, 3));
+                let small = (super::plot::FONT_FAMILY, size * 0.8).into_font().color(&BLACK);
+                let right = |text: String, y: i32| {
+                    Text::new(
+                        text,
+                        (x0 - margin / 2, y),
+                        small.clone().pos(plotters::style::text_anchor::Pos::new(
+                            plotters::style::text_anchor::HPos::Right,
+                            plotters::style::text_anchor::VPos::Center,
+                        )),
+                    )
+                };
+                root.draw(&right(label(high), y0)).map_err(|e| fail(e.to_string()))?;
+                root.draw(&right(label(low), y1)).map_err(|e| fail(e.to_string()))?;
+            }
+            root.present().map_err(|e| fail(e.to_string()))?;
+        }
+        for (pixel, chunk) in self.pixels.iter_mut().zip(rgb.chunks(3)) {
+            *pixel = [chunk[0], chunk[1], chunk[2]];
+        }
+        Ok(())
     }
 
     /// Writes the picture as a PNG file, atomically.
@@ -229,8 +309,14 @@ fn label_colour(label: i32) -> [f64; 3] {
     PALETTE[label.rem_euclid(PALETTE.len() as i32) as usize]
 }
 
-/// Draws the body.
+/// Draws the body, fitted to the picture.
 pub fn render(input: &RenderInput, settings: &RenderSettings) -> Result<Image> {
+    render_framed(input, settings, &Framing::default())
+}
+
+/// Draws the body in a given framing (one camera window and colour range
+/// for every picture of an animation).
+pub fn render_framed(input: &RenderInput, settings: &RenderSettings, framing: &Framing) -> Result<Image> {
     settings.validate("render")?;
     let mesh = input.mesh;
     if input.positions.len() != mesh.vertex_count() {
@@ -287,6 +373,7 @@ pub fn render(input: &RenderInput, settings: &RenderSettings) -> Result<Image> {
         height: settings.height,
         pixels: vec![BACKGROUND; w * h],
         field_range: None,
+        view_bounds: None,
     };
     if used.is_empty() {
         return Ok(image);
@@ -299,6 +386,8 @@ pub fn render(input: &RenderInput, settings: &RenderSettings) -> Result<Image> {
         lo = [lo[0].min(x), lo[1].min(y)];
         hi = [hi[0].max(x), hi[1].max(y)];
     }
+    image.view_bounds = Some((lo, hi));
+    let (lo, hi) = framing.view_bounds.unwrap_or((lo, hi));
     let margin = 0.06 * w.min(h) as f64;
     let span = [(hi[0] - lo[0]).max(1e-300), (hi[1] - lo[1]).max(1e-300)];
     let scale = ((w as f64 - 2.0 * margin) / span[0]).min((h as f64 - 2.0 * margin) / span[1]);
@@ -325,9 +414,11 @@ pub fn render(input: &RenderInput, settings: &RenderSettings) -> Result<Image> {
         _ => None,
     };
     let values: Vec<f64> = faces.iter().filter_map(|(f, e)| face_value(f, *e)).collect();
-    let range = values
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    let range = framing.field_range.unwrap_or_else(|| {
+        values
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)))
+    });
     if !values.is_empty() {
         image.field_range = Some(range);
     }
@@ -349,7 +440,7 @@ pub fn render(input: &RenderInput, settings: &RenderSettings) -> Result<Image> {
         }
         let shade = 0.3 + 0.7 * (normal / length).dot(&light).abs();
         let base = match face_value(face, *element) {
-            Some(v) => colour_map(normalise(v)),
+            Some(v) => colour_map(normalise(v).clamp(0.0, 1.0)),
             None if settings.field == RenderField::Material && input.element_values.len() == mesh.element_count() => {
                 label_colour(input.element_values[*element] as i32)
             }
@@ -430,5 +521,32 @@ fn draw_line(
             depth[k] = z;
             pixels[k] = colour;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn extent(bounds: ([f64; 2], [f64; 2]), range: Option<(f64, f64)>) -> Image {
+        Image {
+            width: 1,
+            height: 1,
+            pixels: Vec::new(),
+            field_range: range,
+            view_bounds: Some(bounds),
+        }
+    }
+
+    #[test]
+    fn a_covering_framing_holds_every_picture() {
+        let framing = Framing::covering(&[
+            extent(([0.0, 0.0], [1.0, 1.0]), Some((0.0, 2.0))),
+            extent(([-1.0, 0.5], [0.5, 3.0]), None),
+            extent(([0.2, -2.0], [0.3, 0.0]), Some((-1.0, 1.0))),
+        ]);
+        assert_eq!(framing.view_bounds, Some(([-1.0, -2.0], [1.0, 3.0])));
+        assert_eq!(framing.field_range, Some((-1.0, 2.0)));
+        assert_eq!(Framing::covering(&[]), Framing::default());
     }
 }

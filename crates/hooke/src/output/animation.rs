@@ -1,0 +1,134 @@
+//! Pictures of a whole run, for an animation: every frame of its series drawn
+//! with one camera window and one colour range (those that hold all frames),
+//! a time stamp and a colour bar with units, and, on request, one animated GIF.
+//! Pictures drawn during a run fit each frame alone; these can be compared.
+
+use super::atomic::write_atomically;
+use super::{read_frame, render_framed, Framing, Image, RenderField, RenderInput, RenderSettings};
+use crate::error::{HookeError, Result};
+use std::path::{Path, PathBuf};
+
+/// Hundredths of a second each picture shows in the GIF (25 pictures a second).
+const GIF_DELAY: u16 = 4;
+
+/// The frames of the run in `run_directory`, from its `frame.pvd`: time and path.
+pub fn run_frames(run_directory: &Path) -> Result<Vec<(f64, PathBuf)>> {
+    let index = run_directory.join("frame.pvd");
+    let text = std::fs::read_to_string(&index).map_err(|error| {
+        HookeError::io(
+            &index,
+            std::io::Error::new(
+                error.kind(),
+                format!("{error}: is {} a run's output folder?", run_directory.display()),
+            ),
+        )
+    })?;
+    let attribute = |line: &str, name: &str| -> Option<String> {
+        let start = line.find(&format!("{name}=\""))? + name.len() + 2;
+        line[start..].split('"').next().map(str::to_string)
+    };
+    let mut frames = Vec::new();
+    for (number, line) in text.lines().enumerate().filter(|(_, l)| l.contains("<DataSet")) {
+        let time = attribute(line, "timestep").and_then(|t| t.parse::<f64>().ok());
+        let file = attribute(line, "file");
+        match (time, file) {
+            (Some(time), Some(file)) => frames.push((time, run_directory.join(file))),
+            _ => {
+                return Err(HookeError::parse(
+                    &index,
+                    Some(number + 1),
+                    "a DataSet without a timestep or file",
+                ))
+            }
+        }
+    }
+    if frames.is_empty() {
+        return Err(HookeError::parse(&index, None, "the series holds no frame"));
+    }
+    Ok(frames)
+}
+
+/// Draws every frame of the run in `run_directory` into `output`
+/// (`render_0000.png`, …, and `animation.gif` when `gif`); returns the paths.
+pub fn render_run(run_directory: &Path, output: &Path, settings: &RenderSettings, gif: bool) -> Result<Vec<PathBuf>> {
+    settings.validate("render")?;
+    let frames = run_frames(run_directory)?;
+    let draw = |path: &Path, framing: &Framing| -> Result<Image> {
+        let frame = read_frame(path)?;
+        render_framed(
+            &RenderInput {
+                mesh: &frame.mesh,
+                positions: &frame.positions,
+                element_values: &frame.strain_energy_density,
+                edges: &frame.edges,
+            },
+            settings,
+            framing,
+        )
+    };
+    // First pass: the window and the colour range of every frame (pixels dropped).
+    let mut extents = Vec::with_capacity(frames.len());
+    for (_, path) in &frames {
+        let mut image = draw(path, &Framing::default())?;
+        image.pixels = Vec::new();
+        extents.push(image);
+    }
+    let framing = Framing::covering(&extents);
+    let unit = match settings.field {
+        RenderField::EnergyDensity => Some("J/m³"),
+        RenderField::Displacement => Some("m"),
+        _ => None,
+    };
+    crate::output::run_files::create_output_directory(output)?;
+    let mut written = Vec::new();
+    let mut pictures = Vec::new();
+    for (index, (time, path)) in frames.iter().enumerate() {
+        let mut image = draw(path, &framing)?;
+        let bar = unit
+            .zip(framing.field_range)
+            .map(|(unit, (low, high))| (low, high, unit));
+        image.annotate(&format!("t = {} s", crate::output::readable(*time)), bar)?;
+        let png = output.join(format!("render_{index:04}.png"));
+        image.write_png(&png)?;
+        written.push(png);
+        if gif {
+            pictures.push(image);
+        }
+    }
+    if gif {
+        let path = output.join("animation.gif");
+        write_gif(&path, &pictures)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Writes the pictures as a looping GIF (each quantised to its own palette).
+fn write_gif(path: &Path, pictures: &[Image]) -> Result<()> {
+    let Some(first) = pictures.first() else {
+        return Ok(());
+    };
+    let (width, height) = match (u16::try_from(first.width), u16::try_from(first.height)) {
+        (Ok(w), Ok(h)) => (w, h),
+        _ => {
+            return Err(HookeError::scene(
+                "--size",
+                "a GIF is at most 65535 pixels wide and high",
+            ))
+        }
+    };
+    write_atomically(path, |writer| {
+        let mut encoder = gif::Encoder::new(writer, width, height, &[]).map_err(std::io::Error::other)?;
+        encoder
+            .set_repeat(gif::Repeat::Infinite)
+            .map_err(std::io::Error::other)?;
+        for picture in pictures {
+            let rgb: Vec<u8> = picture.pixels.iter().flatten().copied().collect();
+            // Speed 10 of 30: NeuQuant quality good enough for smooth colour maps.
+            let mut frame = gif::Frame::from_rgb_speed(width, height, &rgb, 10);
+            frame.delay = GIF_DELAY;
+            encoder.write_frame(&frame).map_err(std::io::Error::other)?;
+        }
+        Ok(())
+    })
+}
