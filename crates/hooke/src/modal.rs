@@ -75,9 +75,9 @@ pub fn highest_frequency_bound(model: &Model, state: &State) -> Result<f64> {
     Ok(bound.sqrt())
 }
 
-/// The state of `model` in a frame a run wrote (its positions; velocities
-/// zero), at `time` (which decides the pins that hold): for modes and
-/// matrices about a deformed state.
+/// The state of `model` in a frame a run wrote (its positions and
+/// velocities), at `time` (which decides the pins that hold): for modes and
+/// matrices about a deformed state, and for a run that starts from a frame.
 pub fn state_at_frame(model: &Model, frame: &Path, time: f64) -> Result<State> {
     let data = crate::output::read_frame(frame)?;
     let vertices = model.mesh().vertex_count();
@@ -95,15 +95,16 @@ pub fn state_at_frame(model: &Model, frame: &Path, time: f64) -> Result<State> {
         return Err(HookeError::scene("--time", format!("must be finite, got {time}")));
     }
     let d = model.dimension();
-    let positions: Vec<f64> = data
-        .positions
-        .iter()
-        .flat_map(|p| p.iter().take(d).copied().collect::<Vec<_>>())
-        .collect();
+    let flat = |points: &[Vector3<f64>]| -> Vec<f64> {
+        points
+            .iter()
+            .flat_map(|p| p.iter().take(d).copied().collect::<Vec<_>>())
+            .collect()
+    };
     Ok(State {
         time,
-        velocities: vec![0.0; positions.len()],
-        positions,
+        positions: flat(&data.positions),
+        velocities: flat(&data.velocities),
     })
 }
 

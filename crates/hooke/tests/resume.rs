@@ -207,3 +207,34 @@ fn every_integrator_resumes_to_the_same_files_byte_for_byte() {
         .collect();
     assert_eq!(tested, all, "some integrators refused every scene");
 }
+
+/// A scene that starts from a frame of an earlier run (`[initial] frame`)
+/// continues it: with no history and nothing that depends on the clock
+/// (backward Euler, fixed pins, constant gravity), five steps from the frame
+/// at step 5 end where the ten-step run ends, to the last bit.
+#[test]
+fn a_scene_started_from_a_frame_continues_the_run() {
+    let whole = scratch("initial-frame-whole");
+    let text = bar_scene("backward_euler", "stable_neo_hookean", true)
+        .replace("release_time = 0.07\n", "")
+        .replace("duration = 0.12", "duration = 0.1")
+        .replace("vtk_every = 3", "vtk_every = 5");
+    let outcome = run(&text, &whole, None).unwrap();
+    assert!(outcome.failure.is_none(), "{:?}", outcome.failure);
+    let frame = whole.join("frame_0001.vtu");
+    let continued_text = text.replace("duration = 0.1", "duration = 0.05")
+        + &format!("[initial]\nframe = {:?}\n", frame.display().to_string());
+    let continued = run(&continued_text, &scratch("initial-frame-part"), None).unwrap();
+    assert!(continued.failure.is_none(), "{:?}", continued.failure);
+    assert_eq!(continued.state.positions, outcome.state.positions);
+    assert_eq!(continued.state.velocities, outcome.state.velocities);
+    // A frame of other bodies is refused, naming the key.
+    let other = continued_text.replace("cells = [4, 1, 1]", "cells = [5, 1, 1]");
+    let error = Scene::from_text(&other, "other.toml", std::env::temp_dir())
+        .unwrap()
+        .build()
+        .err()
+        .unwrap();
+    assert!(error.to_string().contains("initial.frame"), "{error}");
+    let _ = std::fs::remove_dir_all(&whole);
+}

@@ -15,6 +15,8 @@ pub struct FrameData {
     pub positions: Vec<Vector3<f64>>,
     pub strain_energy_density: Vec<f64>,
     pub edges: Vec<[usize; 2]>,
+    /// Vertex velocities (zero when the file has none).
+    pub velocities: Vec<Vector3<f64>>,
 }
 
 fn error(path: &Path, reason: impl Into<String>) -> HookeError {
@@ -70,6 +72,11 @@ fn parse_frame_unguarded(path: &Path, bytes: &[u8]) -> Result<FrameData> {
     if displacement.len() != points.len() {
         return Err(error(path, "displacement and points differ in length"));
     }
+    let velocity = array(&piece.data.point, "velocity").unwrap_or_else(|| vec![0.0; points.len()]);
+    if velocity.len() != points.len() {
+        return Err(error(path, "velocity and points differ in length"));
+    }
+    let velocities: Vec<Vector3<f64>> = velocity.chunks(3).map(|v| Vector3::new(v[0], v[1], v[2])).collect();
     let (connectivity, offsets) = match piece.cells.cell_verts {
         VertexNumbers::XML { connectivity, offsets } => (connectivity, offsets),
         VertexNumbers::Legacy { .. } => return Err(error(path, "unexpected legacy cell layout")),
@@ -126,5 +133,6 @@ fn parse_frame_unguarded(path: &Path, bytes: &[u8]) -> Result<FrameData> {
         positions,
         strain_energy_density: densities,
         edges,
+        velocities,
     })
 }

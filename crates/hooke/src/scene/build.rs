@@ -166,6 +166,11 @@ impl Scene {
 
         let mut initial_state = model.initial_state();
         initial_state.velocities = initial_velocity;
+        if let Some(initial) = &file.initial {
+            let frame = self.base_directory.join(&initial.frame);
+            initial_state = crate::modal::state_at_frame(&model, &frame, 0.0)
+                .map_err(|error| HookeError::scene("initial.frame", error.to_string()))?;
+        }
         // Pinned vertices move as their motion says from the start (a rotating pin has a velocity at t = 0).
         model.apply_prescribed_velocities(0.0, &mut initial_state.velocities);
         notes.extend(

@@ -49,8 +49,19 @@ pub struct SceneFile {
     pub solver: SolverSettings,
     /// Reduced coordinates x = x₀ + B u (absent: every free DOF is an unknown).
     pub coordinates: Option<CoordinatesSection>,
+    /// Where the run starts, when not at rest: a frame of an earlier run.
+    pub initial: Option<InitialSection>,
     #[serde(default)]
     pub output: OutputSection,
+}
+
+/// The initial state from a file.
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct InitialSection {
+    /// A `.vtu` frame of a run of the same bodies (relative to the scene): its
+    /// positions and velocities. The clock starts at 0 all the same.
+    pub frame: String,
 }
 
 fn default_dimension() -> usize {
