@@ -124,3 +124,113 @@ fn a_ramped_force_grows_linearly_then_holds() {
     .unwrap_err();
     assert!(error.to_string().contains("forces[0].ramp_time"), "{error}");
 }
+
+/// A bar along x with a surface load; `cells` sets the mesh resolution.
+fn loaded_bar(cells: &str, load: &str, kind: &str) -> String {
+    format!(
+        r#"name = "loaded_bar"
+[simulation]
+duration = 1.0
+time_step = 1.0
+[[bodies]]
+mesh = {{ box = {{ size = [0.4, 0.1, 0.1], cells = {cells} }} }}
+material = {{ model = "linear", youngs_modulus = 1e6, poisson_ratio = 0.0, density = 1000.0 }}
+[[pins]]
+select = {{ plane = {{ point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] }} }}
+[[tractions]]
+{load}
+[integrator]
+kind = "{kind}"
+"#
+    )
+}
+
+const END_FACE: &str = "select = { plane = { point = [0.4, 0.0, 0.0], normal = [1.0, 0.0, 0.0] } }";
+
+/// A pressure and a traction give the same total force at every resolution,
+/// spread by face area (a corner of the loaded face gets a quarter of what
+/// an inner vertex gets on a regular grid), not by vertex mass.
+#[test]
+fn surface_loads_integrate_over_the_faces() {
+    for cells in ["[4, 1, 1]", "[8, 2, 2]", "[16, 4, 4]"] {
+        let text = loaded_bar(cells, &format!("{END_FACE}\npressure = -1000.0"), "static");
+        let built = Scene::from_text(&text, "bar.toml", ".".into())
+            .unwrap()
+            .build()
+            .unwrap();
+        let mut force = vec![0.0; built.model.dof_count()];
+        built.model.external_force(0.0, &mut force);
+        // A negative pressure pulls outward: 1000 Pa × 0.01 m² along +x.
+        let total: Vec<f64> = (0..3).map(|a| force.iter().skip(a).step_by(3).sum()).collect();
+        assert!(
+            (total[0] - 10.0).abs() < 1e-9 && total[1].abs() < 1e-9 && total[2].abs() < 1e-9,
+            "{cells}: {total:?}"
+        );
+        if cells == "[8, 2, 2]" {
+            let at = |y: f64, z: f64| {
+                let v = (0..built.model.mesh().vertex_count())
+                    .find(|&v| {
+                        let p = built.model.mesh().vertices()[v];
+                        (p.x - 0.4).abs() < 1e-12 && (p.y - y).abs() < 1e-12 && (p.z - z).abs() < 1e-12
+                    })
+                    .unwrap();
+                force[3 * v]
+            };
+            let (corner, middle) = (at(0.0, 0.0), at(0.05, 0.05));
+            assert!(
+                corner > 0.0 && middle > 3.0 * corner,
+                "corner {corner}, middle {middle}"
+            );
+        }
+    }
+    let top =
+        "select = { plane = { point = [0.0, 0.0, 0.1], normal = [0.0, 0.0, 1.0] } }\ntraction = [0.0, 0.0, -500.0]";
+    let built = Scene::from_text(&loaded_bar("[8, 2, 2]", top, "static"), "bar.toml", ".".into())
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut force = vec![0.0; built.model.dof_count()];
+    built.model.external_force(0.0, &mut force);
+    let total_z: f64 = force.iter().skip(2).step_by(3).sum();
+    assert!((total_z + 20.0).abs() < 1e-9, "500 Pa down on 0.04 m²: {total_z}");
+}
+
+/// Pulled at its end by a uniform traction, a linear bar with ν = 0 stretches
+/// by σ L / E, which linear tetrahedra represent exactly.
+#[test]
+fn a_bar_pulled_by_a_traction_stretches_as_in_the_textbook() {
+    let text = loaded_bar(
+        "[8, 2, 2]",
+        &format!("{END_FACE}\ntraction = [1000.0, 0.0, 0.0]"),
+        "static",
+    );
+    let scene = Scene::from_text(&text, "bar.toml", ".".into()).unwrap();
+    let mut built = scene.build().unwrap();
+    let mut state = built.initial_state.clone();
+    built.integrator.step(&built.model, &mut state, 1.0).unwrap();
+    let expected = 1000.0 * 0.4 / 1e6;
+    for v in 0..built.model.mesh().vertex_count() {
+        let rest = built.model.mesh().vertices()[v];
+        if (rest.x - 0.4).abs() < 1e-12 {
+            let stretch = state.positions[3 * v] - rest.x;
+            assert!(
+                (stretch / expected - 1.0).abs() < 1e-6,
+                "end stretch {stretch} vs {expected}"
+            );
+        }
+    }
+    // Errors name the key.
+    let nothing = loaded_bar(
+        "[8, 2, 2]",
+        "select = { plane = { point = [9.0, 0.0, 0.0], normal = [1.0, 0.0, 0.0] } }\npressure = 1.0",
+        "static",
+    );
+    let error = Scene::from_text(&nothing, "bar.toml", ".".into())
+        .and_then(|s| s.build())
+        .err()
+        .unwrap();
+    assert!(error.to_string().contains("tractions[0].select"), "{error}");
+    let zero = loaded_bar("[8, 2, 2]", END_FACE, "static");
+    let error = Scene::from_text(&zero, "bar.toml", ".".into()).err().unwrap();
+    assert!(error.to_string().contains("tractions[0]"), "{error}");
+}

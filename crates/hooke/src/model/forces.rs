@@ -188,3 +188,101 @@ impl EnergyTerm for RegionForce {
         linear_hessian(self, x, time, gradient, hessian, overwrite)
     }
 }
+
+/// A dead load on a surface: a pressure or a force per area acting on the
+/// boundary faces of a selected region, integrated over each face of the
+/// rest shape (a third of a face's force to each corner), so the load is
+/// where the surface is, whatever the vertex masses, and the same total at
+/// every mesh resolution. "Dead": the force keeps its rest direction and size
+/// as the body deforms (a follower pressure would turn with the faces).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SurfaceLoad {
+    /// The force on each DOF at full load, N.
+    pub forces: Vec<f64>,
+    /// Faces loaded (for messages).
+    pub faces: usize,
+    /// Seconds over which the load grows from 0 to full (0: full at once).
+    pub ramp_time: f64,
+}
+
+impl SurfaceLoad {
+    /// The load of `traction` (N/m², a force per area) and `pressure` (Pa,
+    /// pushing against each face's outward normal) on `faces` (outward
+    /// triangles of the rest shape `rest`, 3D).
+    pub fn on_faces(
+        rest: &[Vector3<f64>],
+        faces: &[[usize; 3]],
+        traction: Vector3<f64>,
+        pressure: f64,
+        ramp_time: f64,
+    ) -> SurfaceLoad {
+        let mut forces = vec![0.0; 3 * rest.len()];
+        for face in faces {
+            let [a, b, c] = face.map(|v| rest[v]);
+            let area_vector = 0.5 * (b - a).cross(&(c - a));
+            let force = traction * area_vector.norm() - pressure * area_vector;
+            for &v in face {
+                for axis in 0..3 {
+                    forces[3 * v + axis] += force[axis] / 3.0;
+                }
+            }
+        }
+        SurfaceLoad {
+            forces,
+            faces: faces.len(),
+            ramp_time,
+        }
+    }
+
+    /// The total force at full load, N.
+    pub fn total(&self) -> Vector3<f64> {
+        self.forces
+            .chunks(3)
+            .fold(Vector3::zeros(), |sum, f| sum + Vector3::new(f[0], f[1], f[2]))
+    }
+}
+
+impl EnergyTerm for SurfaceLoad {
+    fn name(&self) -> String {
+        format!("surface load on {} faces", self.faces)
+    }
+
+    fn kind(&self) -> TermKind {
+        TermKind::Load
+    }
+
+    fn capabilities(&self) -> TermCapabilities {
+        TermCapabilities {
+            planar: false,
+            ..LINEAR
+        }
+    }
+
+    fn varies_in_time(&self) -> bool {
+        self.ramp_time > 0.0
+    }
+
+    fn energy(&self, x: &[f64], time: f64) -> f64 {
+        -ramp(self.ramp_time, time) * x.iter().zip(&self.forces).map(|(x, f)| x * f).sum::<f64>()
+    }
+
+    fn gradient(&self, x: &[f64], time: f64, gradient: &mut [f64], overwrite: bool) -> Result<f64> {
+        let scale = ramp(self.ramp_time, time);
+        for (g, f) in gradient.iter_mut().zip(&self.forces) {
+            *g = if overwrite { -scale * f } else { *g - scale * f };
+        }
+        Ok(self.energy(x, time))
+    }
+
+    fn hessian(
+        &self,
+        x: &[f64],
+        time: f64,
+        _project: bool,
+        gradient: &mut [f64],
+        hessian: &mut HessianTarget,
+        overwrite: bool,
+    ) -> Result<f64> {
+        linear_hessian(self, x, time, gradient, hessian, overwrite)
+    }
+}

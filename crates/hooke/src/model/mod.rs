@@ -22,7 +22,7 @@ pub use constraints::SurfaceConstraint;
 pub use contact::{max_penetration, project_out_of_obstacles, vertex_point, ContactPenalty, Obstacle, ObstacleShape};
 pub use damping::{Damping, DampingStiffness};
 pub use dofs::{DofMap, Restriction};
-pub use forces::{Gravity, RegionForce};
+pub use forces::{ramp, Gravity, RegionForce, SurfaceLoad};
 pub use pins::{moves, Motion, Pin, ALL_COMPONENTS};
 pub use selection::Selection;
 pub use state::State;
@@ -454,6 +454,11 @@ impl Model {
         let mut term = Box::new(force);
         term.bind(&self.pattern, self.dimension());
         self.terms.push(term);
+    }
+
+    /// Adds a pressure or traction on a surface.
+    pub fn add_surface_load(&mut self, load: SurfaceLoad) {
+        self.terms.push(Box::new(load));
     }
 
     /// Adds an obstacle; the contact term then covers it. In 2D a box spans all z.

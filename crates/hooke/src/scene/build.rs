@@ -134,6 +134,32 @@ impl Scene {
                 dimension: model.dimension(),
             });
         }
+        for (t, traction) in file.tractions.iter().enumerate() {
+            let key = format!("tractions[{t}]");
+            let selected = traction.select.vertices(model.mesh(), &format!("{key}.select"))?;
+            let chosen: std::collections::HashSet<usize> = selected.into_iter().collect();
+            let faces: Vec<[usize; 3]> = match model.mesh() {
+                crate::mesh::Mesh::Tetrahedra(tets) => crate::mesh::boundary_faces(tets)
+                    .into_iter()
+                    .map(|(face, _)| face)
+                    .filter(|face| face.iter().all(|v| chosen.contains(v)))
+                    .collect(),
+                crate::mesh::Mesh::Triangles(_) => Vec::new(),
+            };
+            if faces.is_empty() {
+                return Err(HookeError::scene(
+                    format!("{key}.select"),
+                    "selects no boundary face (a face is loaded when its three corners are selected)",
+                ));
+            }
+            model.add_surface_load(crate::model::SurfaceLoad::on_faces(
+                model.mesh().vertices(),
+                &faces,
+                Vector3::from(traction.traction),
+                traction.pressure,
+                traction.ramp_time,
+            ));
+        }
         model.set_damping(file.damping)?;
         for obstacle in &file.obstacles {
             model.add_obstacle(obstacle.clone());

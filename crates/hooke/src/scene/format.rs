@@ -32,6 +32,9 @@ pub struct SceneFile {
     pub constraints: Vec<ConstraintSection>,
     #[serde(default)]
     pub forces: Vec<ForceSection>,
+    /// Pressures and tractions on surfaces (3D).
+    #[serde(default)]
+    pub tractions: Vec<TractionSection>,
     /// Gravitational acceleration, m/s².
     #[serde(default, deserialize_with = "crate::model::vectors::two_or_three")]
     pub gravity: [f64; 3],
@@ -53,6 +56,22 @@ pub struct SceneFile {
     pub initial: Option<InitialSection>,
     #[serde(default)]
     pub output: OutputSection,
+}
+
+/// A dead load on the boundary faces whose three corners are selected.
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TractionSection {
+    pub select: Selection,
+    /// Pa, pushing against the faces' outward normals (into the body when positive).
+    #[serde(default)]
+    pub pressure: f64,
+    /// N/m², a force per area in a fixed direction.
+    #[serde(default)]
+    pub traction: [f64; 3],
+    /// Seconds over which the load grows linearly from 0 to full (0: at once).
+    #[serde(default)]
+    pub ramp_time: f64,
 }
 
 /// The initial state from a file.
@@ -479,6 +498,23 @@ impl SceneFile {
         non_negative_time("gravity_ramp_time", self.gravity_ramp_time)?;
         for (f, force) in self.forces.iter().enumerate() {
             non_negative_time(&format!("forces[{f}].ramp_time"), force.ramp_time)?;
+        }
+        for (t, traction) in self.tractions.iter().enumerate() {
+            let key = format!("tractions[{t}]");
+            non_negative_time(&format!("{key}.ramp_time"), traction.ramp_time)?;
+            finite(&format!("{key}.traction"), &traction.traction)?;
+            if !traction.pressure.is_finite() {
+                return Err(HookeError::scene(format!("{key}.pressure"), "must be finite"));
+            }
+            if traction.pressure == 0.0 && traction.traction == [0.0; 3] {
+                return Err(HookeError::scene(key, "give a pressure or a traction (both are zero)"));
+            }
+            if self.dimension == 2 {
+                return Err(HookeError::scene(
+                    key,
+                    "surface loads are 3D only; a 2D scene takes [[forces]]",
+                ));
+            }
         }
         for (b, body) in self.bodies.iter().enumerate() {
             let key = format!("bodies[{b}]");
