@@ -238,3 +238,61 @@ fn a_scene_started_from_a_frame_continues_the_run() {
     assert!(error.to_string().contains("initial.frame"), "{error}");
     let _ = std::fs::remove_dir_all(&whole);
 }
+
+/// `[initial] displacement` and `velocity` read one CSV row per vertex
+/// (a header line allowed); a wrong row is reported at its line.
+#[test]
+fn initial_fields_come_from_per_vertex_tables() {
+    let directory = scratch("initial-tables");
+    std::fs::create_dir_all(&directory).unwrap();
+    let text = bar_scene("backward_euler", "stable_neo_hookean", true).replace("release_time = 0.07\n", "");
+    let vertices = Scene::from_text(&text, "bar.toml", directory.clone())
+        .unwrap()
+        .build()
+        .unwrap()
+        .model
+        .mesh()
+        .vertex_count();
+    let table = |row: &str| format!("x,y,z\n{}", format!("{row}\n").repeat(vertices));
+    std::fs::write(directory.join("u.csv"), table("0.0, 0.0, 0.01")).unwrap();
+    std::fs::write(directory.join("v.csv"), table("0.5,0,0")).unwrap();
+    let with_tables = text.clone() + "[initial]\ndisplacement = \"u.csv\"\nvelocity = \"v.csv\"\n";
+    let built = Scene::from_text(&with_tables, "bar.toml", directory.clone())
+        .unwrap()
+        .build()
+        .unwrap();
+    let rest = built.model.initial_state();
+    let pinned = built.model.dof_map(0.0);
+    for v in 0..vertices {
+        assert_eq!(
+            built.initial_state.positions[3 * v + 2],
+            rest.positions[3 * v + 2] + 0.01
+        );
+        if pinned.free_index[3 * v].is_some() {
+            assert_eq!(built.initial_state.velocities[3 * v], 0.5, "vertex {v}");
+        }
+    }
+    std::fs::write(directory.join("v.csv"), table("0.5,0,0") + "1,2\n").unwrap();
+    let error = Scene::from_text(&with_tables, "bar.toml", directory.clone())
+        .unwrap()
+        .build()
+        .err()
+        .unwrap();
+    assert!(
+        error.to_string().contains(&format!("v.csv, line {}", vertices + 2)),
+        "{error}"
+    );
+    std::fs::write(directory.join("v.csv"), "0.5,0,0\n").unwrap();
+    let error = Scene::from_text(&with_tables, "bar.toml", directory.clone())
+        .unwrap()
+        .build()
+        .err()
+        .unwrap();
+    assert!(
+        error
+            .to_string()
+            .contains(&format!("1 rows, but the model has {vertices} vertices")),
+        "{error}"
+    );
+    let _ = std::fs::remove_dir_all(&directory);
+}

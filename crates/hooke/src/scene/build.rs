@@ -193,9 +193,29 @@ impl Scene {
         let mut initial_state = model.initial_state();
         initial_state.velocities = initial_velocity;
         if let Some(initial) = &file.initial {
-            let frame = self.base_directory.join(&initial.frame);
-            initial_state = crate::modal::state_at_frame(&model, &frame, 0.0)
-                .map_err(|error| HookeError::scene("initial.frame", error.to_string()))?;
+            if let Some(frame) = &initial.frame {
+                if initial.displacement.is_some() || initial.velocity.is_some() {
+                    return Err(HookeError::scene(
+                        "initial",
+                        "give a frame, or displacement and velocity tables, not both",
+                    ));
+                }
+                let frame = self.base_directory.join(frame);
+                initial_state = crate::modal::state_at_frame(&model, &frame, 0.0)
+                    .map_err(|error| HookeError::scene("initial.frame", error.to_string()))?;
+            }
+            let vertices = model.mesh().vertex_count();
+            if let Some(table) = &initial.displacement {
+                let displacement = read_vertex_table(&self.base_directory.join(table), vertices, dimension)?;
+                initial_state
+                    .positions
+                    .iter_mut()
+                    .zip(displacement)
+                    .for_each(|(x, u)| *x += u);
+            }
+            if let Some(table) = &initial.velocity {
+                initial_state.velocities = read_vertex_table(&self.base_directory.join(table), vertices, dimension)?;
+            }
         }
         // Pinned vertices move as their motion says from the start (a rotating pin has a velocity at t = 0).
         model.apply_prescribed_velocities(0.0, &mut initial_state.velocities);
@@ -367,4 +387,50 @@ fn release_inside_step(release_time: f64, time_step: f64) -> Option<String> {
         "{release_time} falls inside the step from {start} to {} (time_step {time_step}); the vertices are free from t = {start}",
         start + time_step
     ))
+}
+
+/// A CSV of `dimension` numbers per row, one row per vertex in the model's
+/// order; a first line that is not numbers is a header. Errors name the line.
+fn read_vertex_table(path: &std::path::Path, vertices: usize, dimension: usize) -> Result<Vec<f64>> {
+    let text = std::fs::read_to_string(path).map_err(|error| HookeError::io(path, error))?;
+    let mut values = Vec::with_capacity(vertices * dimension);
+    let mut rows = 0;
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let numbers: std::result::Result<Vec<f64>, _> = line.split(',').map(|w| w.trim().parse::<f64>()).collect();
+        match numbers {
+            Err(_) if index == 0 => continue,
+            Err(_) => {
+                return Err(HookeError::parse(
+                    path,
+                    Some(index + 1),
+                    "expected numbers separated by commas",
+                ))
+            }
+            Ok(row) if row.len() != dimension => {
+                return Err(HookeError::parse(
+                    path,
+                    Some(index + 1),
+                    format!("{} values, expected {dimension} (one per axis)", row.len()),
+                ))
+            }
+            Ok(row) if row.iter().any(|v| !v.is_finite()) => {
+                return Err(HookeError::parse(path, Some(index + 1), "values must be finite"))
+            }
+            Ok(row) => {
+                values.extend(row);
+                rows += 1;
+            }
+        }
+    }
+    if rows != vertices {
+        return Err(HookeError::parse(
+            path,
+            None,
+            format!("{rows} rows, but the model has {vertices} vertices (one row each, in order)"),
+        ));
+    }
+    Ok(values)
 }

@@ -74,13 +74,19 @@ pub struct TractionSection {
     pub ramp_time: f64,
 }
 
-/// The initial state from a file.
+/// The initial state from files: a frame of an earlier run, or per-vertex
+/// displacement and velocity tables.
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct InitialSection {
     /// A `.vtu` frame of a run of the same bodies (relative to the scene): its
     /// positions and velocities. The clock starts at 0 all the same.
-    pub frame: String,
+    pub frame: Option<String>,
+    /// A CSV of one row per vertex (in the model's order), its displacement
+    /// from the rest shape, m: x, y(, z).
+    pub displacement: Option<String>,
+    /// A CSV of one row per vertex, its velocity, m/s.
+    pub velocity: Option<String>,
 }
 
 fn default_dimension() -> usize {
