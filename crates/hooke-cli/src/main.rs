@@ -326,7 +326,7 @@ fn progress_bar(quiet: bool) -> ProgressBar {
     bar
 }
 
-fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -> Result<(), HookeError> {
+fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -> Result<Outcome, HookeError> {
     let scene = Scene::from_file(scene)?;
     let integrators = names
         .iter()
@@ -346,11 +346,13 @@ fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-comparison", scene.name())));
     let bar = progress_bar(quiet);
-    let runs = hooke::comparison::compare(&scene, &integrators, &directory, &mut |name, step, total| {
+    let stop = StopRequest::install();
+    let progress = &mut |name: &str, step: usize, total: usize| {
         bar.set_length(total as u64);
         bar.set_message(name.to_string());
         bar.set_position(step as u64);
-    })?;
+    };
+    let runs = hooke::comparison::compare(&scene, &integrators, &directory, progress, Some(&stop.requested))?;
     bar.finish_and_clear();
     say!(
         "{:<30} {:>10} {:>8} {:>10} {:>14} {:>14}",
@@ -380,9 +382,21 @@ fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -
     if plot.is_file() {
         say!("plot: {}", plot.display());
     }
+    if let Some(run) = runs
+        .iter()
+        .find(|r| r.status == hooke::simulation::RunStatus::Interrupted)
+    {
+        eprintln!(
+            "interrupted during {}: the integrators after it were not run; each run's folder keeps what it finished",
+            run.integrator
+        );
+        return Ok(Outcome::Stopped {
+            status: stop.exit_status(),
+        });
+    }
     match hooke::comparison::incomplete(&runs) {
         Some(error) => Err(error),
-        None => Ok(()),
+        None => Ok(Outcome::Done),
     }
 }
 
@@ -626,7 +640,7 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             integrators,
             output,
             quiet,
-        } => done(compare(scene, integrators, output.as_deref(), *quiet)),
+        } => compare(scene, integrators, output.as_deref(), *quiet),
         Command::Modes {
             scene,
             count,

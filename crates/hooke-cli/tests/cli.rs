@@ -449,6 +449,53 @@ fn a_run_renders_into_comparable_pictures_and_a_gif() {
     assert_eq!(result.status.code(), Some(2), "{}", describe(&result));
 }
 
+/// `hooke compare` stops on Ctrl-C too: the run under way ends interrupted,
+/// the integrators after it are not started, and the exit status is 130.
+#[test]
+fn a_signal_stops_a_comparison() {
+    let scratch = ScratchDirectory::new("compare-signal");
+    let text = SMALL_SCENE.replace("duration = 0.05", "duration = 1e4") + "\n[output]\nvtk_every = 20\nplot = false\n";
+    let scene = scratch.write("endless.toml", &text);
+    let output_directory = scratch.path().join("comparison");
+    let child = Command::new(env!("CARGO_BIN_EXE_hooke"))
+        .args([
+            "compare".as_ref(),
+            scene.as_os_str(),
+            "-i".as_ref(),
+            "be,im".as_ref(),
+            "-o".as_ref(),
+            output_directory.as_os_str(),
+            "-q".as_ref(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the hooke binary starts");
+    let started = std::time::Instant::now();
+    while !output_directory.join("backward_euler").join("frame_0003.vtu").exists() {
+        assert!(started.elapsed().as_secs() < 60, "the comparison never got going");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT".to_string(), child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().expect("the comparison ends");
+    assert_eq!(output.status.code(), Some(130), "{}", describe(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("interrupted during backward_euler"),
+        "{}",
+        describe(&output)
+    );
+    assert!(
+        !output_directory.join("implicit_midpoint").exists(),
+        "the next integrator was started"
+    );
+    let summary = read(&output_directory.join("backward_euler").join("summary.json"));
+    assert_eq!(summary_string(&summary, "status").as_deref(), Some("interrupted"));
+}
+
 #[test]
 fn unknown_scene_key_exits_with_status_2_and_names_the_key() {
     let scratch = ScratchDirectory::new("unknown-key");

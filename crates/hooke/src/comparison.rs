@@ -37,6 +37,7 @@ pub fn compare(
     integrators: &[IntegratorConfig],
     output: &Path,
     progress: &mut dyn FnMut(&str, usize, usize),
+    stop: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<Vec<ComparedRun>> {
     if integrators.is_empty() {
         return Err(HookeError::scene(
@@ -79,11 +80,16 @@ pub fn compare(
             runs.push(refused(error));
             continue;
         }
-        let outcome = Simulation::new(&built.model, integrator.as_mut(), &settings)
+        let mut report = |step, total| progress(&name, step, total);
+        let mut simulation = Simulation::new(&built.model, integrator.as_mut(), &settings)
             .notes(built.notes.clone())
             .scene_text(scene.text.clone())
-            .progress(&mut |step, total| progress(&name, step, total))
-            .run(built.initial_state.clone())?;
+            .progress(&mut report);
+        if let Some(flag) = stop {
+            simulation = simulation.stop_when(flag);
+        }
+        let outcome = simulation.run(built.initial_state.clone())?;
+        let interrupted = outcome.summary.status == RunStatus::Interrupted;
         runs.push(ComparedRun {
             integrator: name,
             status: outcome.summary.status,
@@ -96,6 +102,10 @@ pub fn compare(
             final_total_energy: outcome.records.last().map(|r| r.total),
             records: outcome.records,
         });
+        // Asked to stop: the integrators not yet run are left out.
+        if interrupted {
+            break;
+        }
     }
     let series: Vec<(&str, &[EnergyRecord])> = runs
         .iter()
@@ -171,7 +181,7 @@ project_hessian = false
             .iter()
             .map(|name| IntegratorConfig::from_name(name).unwrap())
             .collect();
-        let runs = compare(&scene, &configs, &output, &mut |_, _, _| {}).unwrap();
+        let runs = compare(&scene, &configs, &output, &mut |_, _, _| {}, None).unwrap();
         let names: Vec<&str> = runs.iter().map(|r| r.integrator.as_str()).collect();
         assert_eq!(names, ["semi_implicit_backward_euler", "semi_implicit_exact"]);
         std::fs::remove_dir_all(&output).ok();
