@@ -125,6 +125,15 @@ enum Command {
         /// For a run: also write animation.gif.
         #[arg(long)]
         gif: bool,
+        /// Cut the body open to show its inside: a plane through (px, py, pz); the side its normal
+        /// (nx, ny, nz) points to is taken away.
+        #[arg(
+            long,
+            value_name = "PX,PY,PZ,NX,NY,NZ",
+            value_delimiter = ',',
+            allow_hyphen_values = true
+        )]
+        clip: Option<Vec<f64>>,
         /// Colour by: label, material (scenes), energy_density, displacement or plain.
         #[arg(short, long, default_value = "label")]
         field: hooke::output::RenderField,
@@ -547,6 +556,7 @@ struct RenderOptions<'a> {
     elevation: Option<f64>,
     size: &'a str,
     gif: bool,
+    clip: Option<&'a [f64]>,
 }
 
 fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), HookeError> {
@@ -566,6 +576,19 @@ fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), Ho
         .ok_or_else(|| bad(format!("size {:?} must read WIDTHxHEIGHT, e.g. 800x600", options.size)))?;
     settings.width = width;
     settings.height = height;
+    settings.clip = match options.clip {
+        None => None,
+        Some(&[px, py, pz, nx, ny, nz]) => Some(hooke::output::ClipPlane {
+            point: [px, py, pz],
+            normal: [nx, ny, nz],
+        }),
+        Some(other) => {
+            return Err(HookeError::scene(
+                "--clip",
+                format!("takes 6 numbers, PX,PY,PZ,NX,NY,NZ; got {}", other.len()),
+            ))
+        }
+    };
     if input.is_dir() {
         let written = hooke::output::render_run(input, output, &settings, options.gif)?;
         say!(
@@ -659,6 +682,7 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             input,
             output,
             gif,
+            clip,
             field,
             view,
             azimuth,
@@ -674,6 +698,7 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
                 elevation: *elevation,
                 size,
                 gif: *gif,
+                clip: clip.as_deref(),
             },
         )),
     }

@@ -532,3 +532,49 @@ render = { field = "displacement", width = 160, height = 120 }
     assert!(!directory.join("render_0004.png").exists());
     let _ = std::fs::remove_dir_all(directory);
 }
+
+/// A clipping plane takes away the elements on its normal's side: a ball cut
+/// through its centre, seen from the front, covers half the disc; seen from
+/// the cut side it shows a full disc (the cut face is drawn, not a hole).
+#[test]
+fn a_clipping_plane_shows_the_inside() {
+    use hooke::output::{render, ClipPlane, RenderField, RenderInput, RenderSettings};
+    let (mesh, _) = stuff_shape(&ball(1.0), 0.1).unwrap();
+    let input = RenderInput {
+        mesh: &hooke::mesh::Mesh::Tetrahedra(mesh.clone()),
+        positions: &mesh.vertices,
+        element_values: &[],
+        edges: &[],
+    };
+    let settings = |view: &str, clip: Option<ClipPlane>| {
+        RenderSettings {
+            field: RenderField::Plain,
+            width: 300,
+            height: 300,
+            clip,
+            ..RenderSettings::default()
+        }
+        .with_view(view)
+        .unwrap()
+    };
+    let cut = Some(ClipPlane {
+        point: [0.0, 0.0, 0.0],
+        normal: [1.0, 0.0, 0.0],
+    });
+    let whole = render(&input, &settings("front", None)).unwrap().covered_pixels() as f64;
+    let half = render(&input, &settings("front", cut)).unwrap().covered_pixels() as f64;
+    assert!((half / whole - 0.5).abs() < 0.08, "front: {half} of {whole}");
+    let face_on = render(&input, &settings("right", cut)).unwrap().covered_pixels() as f64;
+    assert!(
+        (face_on / whole - 1.0).abs() < 0.05,
+        "the cut face fills the disc: {face_on} of {whole}"
+    );
+    let bad = settings(
+        "front",
+        Some(ClipPlane {
+            point: [0.0; 3],
+            normal: [0.0; 3],
+        }),
+    );
+    assert!(render(&input, &bad).is_err());
+}

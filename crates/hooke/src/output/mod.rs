@@ -16,7 +16,7 @@ pub use animation::{render_run, run_frames};
 pub use energies::EnergiesCsvWriter;
 pub use frame_reader::{parse_frame, read_frame, FrameData};
 pub use plot::plot_energies;
-pub use render::{render, render_framed, Framing, Image, RenderField, RenderInput, RenderSettings};
+pub use render::{render, render_framed, ClipPlane, Framing, Image, RenderField, RenderInput, RenderSettings};
 pub use tidy::{readable, significant, tidy};
 pub use vtk_series::{write_vtu, Frame, VtkSeriesWriter};
 

@@ -7,7 +7,7 @@
 //! its range printed by the caller). No GPU or display is needed.
 
 use crate::error::{HookeError, Result};
-use crate::mesh::{boundary_faces, Mesh};
+use crate::mesh::{boundary_faces, Mesh, TetMesh};
 use nalgebra::Vector3;
 use std::path::Path;
 
@@ -63,6 +63,18 @@ pub struct RenderSettings {
     pub width: u32,
     #[serde(default = "default_height")]
     pub height: u32,
+    /// Cut the body open: elements whose centroid lies on the side of the
+    /// plane the normal points to are not drawn, so the inside shows.
+    #[serde(default)]
+    pub clip: Option<ClipPlane>,
+}
+
+/// A plane through `point` whose `normal` points to the side taken away.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClipPlane {
+    pub point: [f64; 3],
+    pub normal: [f64; 3],
 }
 
 fn default_azimuth() -> f64 {
@@ -86,6 +98,7 @@ impl Default for RenderSettings {
             elevation_degrees: default_elevation(),
             width: default_width(),
             height: default_height(),
+            clip: None,
         }
     }
 }
@@ -130,6 +143,15 @@ impl RenderSettings {
                 format!("{key}.elevation_degrees"),
                 format!("must lie in [-90, 90], got {}", self.elevation_degrees),
             ));
+        }
+        if let Some(clip) = &self.clip {
+            let finite = clip.point.iter().chain(&clip.normal).all(|v| v.is_finite());
+            if !finite || Vector3::from(clip.normal).norm() == 0.0 {
+                return Err(HookeError::scene(
+                    format!("{key}.clip"),
+                    "needs a finite point and a non-zero normal",
+                ));
+            }
         }
         Ok(())
     }
@@ -357,10 +379,33 @@ pub fn render_framed(input: &RenderInput, settings: &RenderSettings, framing: &F
     let up = toward_camera.cross(&right);
     let light = (toward_camera + 0.4 * up + 0.3 * right).normalize();
 
-    // A solid shows its boundary; a planar mesh is all surface.
-    let faces = match mesh {
+    // A solid shows its boundary (of the elements the clipping plane keeps);
+    // a planar mesh is all surface.
+    let kept = |element: &[usize]| match &settings.clip {
+        None => true,
+        Some(clip) => {
+            let centroid = element.iter().map(|&v| input.positions[v]).sum::<Vector3<f64>>() / element.len() as f64;
+            (centroid - Vector3::from(clip.point)).dot(&Vector3::from(clip.normal)) <= 0.0
+        }
+    };
+    let faces: Vec<([usize; 3], usize)> = match mesh {
+        Mesh::Tetrahedra(tets) if settings.clip.is_some() => {
+            let chosen: Vec<usize> = (0..tets.tets.len()).filter(|&e| kept(&tets.tets[e])).collect();
+            let part = TetMesh {
+                vertices: tets.vertices.clone(),
+                tets: chosen.iter().map(|&e| tets.tets[e]).collect(),
+                labels: chosen.iter().map(|&e| tets.labels[e]).collect(),
+            };
+            boundary_faces(&part)
+                .into_iter()
+                .map(|(face, e)| (face, chosen[e]))
+                .collect()
+        }
         Mesh::Tetrahedra(tets) => boundary_faces(tets),
-        Mesh::Triangles(planar) => planar.triangles.iter().copied().zip(0..).collect(),
+        Mesh::Triangles(planar) => (0..planar.triangles.len())
+            .filter(|&e| kept(&planar.triangles[e]))
+            .map(|e| (planar.triangles[e], e))
+            .collect(),
     };
     let mut used: Vec<usize> = faces.iter().flat_map(|(f, _)| f.iter().copied()).collect();
     used.extend(input.edges.iter().flatten().copied());
