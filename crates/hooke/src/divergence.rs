@@ -75,9 +75,22 @@ impl DivergenceWatch {
         // A floor for a scene at rest with nothing acting: rounding-level energy
         // must not count as growth (a speed of 1 µm/s over the whole mass).
         let floor = 0.5 * total_mass * 1e-12;
-        let scale =
-            (total_mass * model.gravity().norm() * size + motion_energy(&record, record.gravitational) + pin_kinetic)
-                .max(floor);
+        // Loads (forces, tractions, a ramped gravity) may do work of about their
+        // size times the body's: sampled at a few times, as they may ramp or
+        // oscillate (the magnitude test allows 10⁸ times the scale anyway).
+        let mut force = vec![0.0; model.dof_count()];
+        let load_work = [0.0, 0.37, 1.9, 7.3, 1e6]
+            .iter()
+            .map(|&time| {
+                model.external_force(time, &mut force);
+                force.iter().map(|f| f.abs()).sum::<f64>() * size
+            })
+            .fold(0.0, f64::max);
+        let scale = (total_mass * model.gravity().norm() * size
+            + load_work
+            + motion_energy(&record, record.gravitational)
+            + pin_kinetic)
+            .max(floor);
         let work_input = model.pins().iter().any(|p| p.motion != Motion::Fixed {})
             || model
                 .terms()

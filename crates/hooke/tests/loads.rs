@@ -234,3 +234,25 @@ fn a_bar_pulled_by_a_traction_stretches_as_in_the_textbook() {
     let error = Scene::from_text(&zero, "bar.toml", ".".into()).err().unwrap();
     assert!(error.to_string().contains("tractions[0]"), "{error}");
 }
+
+/// A body at rest with no gravity, loaded only by a pressure, is not taken
+/// for a diverging run: the divergence watch counts the loads' work.
+#[test]
+fn a_pressure_alone_is_no_divergence() {
+    let text = loaded_bar(
+        "[8, 2, 2]",
+        &format!("{END_FACE}\npressure = 2e4\nramp_time = 0.05"),
+        "backward_euler",
+    )
+    .replace("duration = 1.0", "duration = 0.1")
+    .replace("time_step = 1.0", "time_step = 0.01");
+    let scene = Scene::from_text(&text, "bar.toml", ".".into()).unwrap();
+    let output = std::env::temp_dir().join(format!("hooke-pressure-run-{}", std::process::id()));
+    let settings = scene.run_settings(Some(&output));
+    let mut built = scene.build().unwrap();
+    let outcome = hooke::simulation::Simulation::new(&built.model, built.integrator.as_mut(), &settings)
+        .run(built.initial_state.clone())
+        .unwrap();
+    std::fs::remove_dir_all(&output).ok();
+    assert!(outcome.failure.is_none(), "{:?}", outcome.failure);
+}
