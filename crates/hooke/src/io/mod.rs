@@ -10,6 +10,7 @@ mod obj;
 pub(crate) mod quiet_panic;
 mod stl;
 mod surface;
+mod surface_file;
 pub mod tetgen;
 
 pub use surface::{parse_surface, read_surface};

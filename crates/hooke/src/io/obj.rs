@@ -2,7 +2,7 @@
 //! into triangles); texture coordinates, normals, groups, materials and the
 //! other statements are skipped. Every error names its line.
 
-use super::surface::{SurfaceFile, TriangleSource};
+use super::surface_file::{SurfaceFile, TriangleSource};
 use crate::error::{HookeError, Result};
 use std::path::Path;
 

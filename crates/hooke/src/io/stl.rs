@@ -6,7 +6,7 @@
 //! free text), so the format is decided by the size: a file of exactly
 //! 84 + 50 n bytes whose header announces n facets is binary.
 
-use super::surface::{SurfaceFile, TriangleSource};
+use super::surface_file::{SurfaceFile, TriangleSource};
 use crate::error::{HookeError, Result};
 use nalgebra::Vector3;
 use std::path::Path;

@@ -4,6 +4,7 @@
 pub mod animation;
 pub mod atomic;
 mod energies;
+mod font;
 mod frame_reader;
 mod plot;
 mod render;

@@ -1,17 +1,15 @@
 //! Energy-versus-time plots as PNG images, drawn with an embedded font so no
 //! system font library is needed.
 
+use super::font::{register_embedded_font, FONT_FAMILY};
 use super::EnergyRecord;
 use crate::error::{HookeError, Result};
 use plotters::prelude::*;
-use plotters::style::FontStyle;
 use std::ops::Range;
 use std::path::Path;
-use std::sync::OnceLock;
 
 const WIDTH: u32 = 1000;
 const HEIGHT: u32 = 600;
-pub(super) const FONT_FAMILY: &str = "sans-serif";
 /// Larger magnitudes are skipped like non-finite values: an axis spanning
 /// them would overflow f64, and plotters then never finishes placing ticks.
 const PLOTTABLE_LIMIT: f64 = 1e300;
@@ -153,18 +151,6 @@ fn padded_range(values: impl Iterator<Item = f64>) -> Range<f64> {
         return (low - half_width)..(high + half_width);
     }
     (low - 0.05 * span)..(high + 0.05 * span)
-}
-
-/// Registers DejaVu Sans once for the process; plotters' `ab_glyph` renderer
-/// finds no font otherwise.
-pub(super) fn register_embedded_font() -> std::result::Result<(), String> {
-    static REGISTERED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
-    REGISTERED
-        .get_or_init(|| {
-            plotters::style::register_font(FONT_FAMILY, FontStyle::Normal, dejavu::sans::regular())
-                .map_err(|_| "the embedded DejaVu Sans font could not be loaded".to_string())
-        })
-        .clone()
 }
 
 fn plot_error(path: &Path, reason: String) -> HookeError {

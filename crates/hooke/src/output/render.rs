@@ -240,13 +240,13 @@ impl Image {
         let fail = |reason: String| HookeError::Mesh {
             reason: format!("the picture could not be annotated: {reason}"),
         };
-        super::plot::register_embedded_font().map_err(fail)?;
+        super::font::register_embedded_font().map_err(fail)?;
         let (w, h) = (self.width, self.height);
         let mut rgb: Vec<u8> = self.pixels.iter().flatten().copied().collect();
         {
             let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
             let size = (h as f64 / 28.0).clamp(10.0, 28.0);
-            let font = (super::plot::FONT_FAMILY, size).into_font().color(&BLACK);
+            let font = (super::font::FONT_FAMILY, size).into_font().color(&BLACK);
             let margin = (size * 0.6) as i32;
             root.draw(&Text::new(caption.to_string(), (margin, margin), font.clone()))
                 .map_err(|e| fail(e.to_string()))?;
@@ -260,7 +260,7 @@ impl Image {
                         .map_err(|e| fail(e.to_string()))?;
                 }
                 let label = |value: f64| format!("{} {unit}", crate::output::significant(value, 3));
-                let small = (super::plot::FONT_FAMILY, size * 0.8).into_font().color(&BLACK);
+                let small = (super::font::FONT_FAMILY, size * 0.8).into_font().color(&BLACK);
                 let right = |text: String, y: i32| {
                     Text::new(
                         text,
