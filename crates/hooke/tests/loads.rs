@@ -256,3 +256,50 @@ fn a_pressure_alone_is_no_divergence() {
     std::fs::remove_dir_all(&output).ok();
     assert!(outcome.failure.is_none(), "{:?}", outcome.failure);
 }
+
+/// Gravitational energy is measured from where the run starts: 0 at the first
+/// record wherever the body sits (raised by its box origin or by an initial
+/// displacement), then −m g Δz as it falls freely.
+#[test]
+fn gravitational_energy_starts_at_zero_and_counts_the_drop() {
+    let directory = std::env::temp_dir().join(format!("hooke-gravity-datum-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    // 2 × 2 × 2 cells: 27 vertices, each lifted a further 0.5 m by the table.
+    let table: String = (0..27).map(|_| "0.0,0.0,0.5\n").collect();
+    std::fs::write(directory.join("lift.csv"), table).unwrap();
+    for initial in ["", "[initial]\ndisplacement = \"lift.csv\"\n"] {
+        let text = format!(
+            r#"name = "free_fall"
+gravity = [0.0, 0.0, -9.81]
+[simulation]
+duration = 0.2
+time_step = 0.01
+[[bodies]]
+mesh = {{ box = {{ size = [0.1, 0.1, 0.1], cells = [2, 2, 2], origin = [0.0, 0.0, 7.0] }} }}
+material = {{ model = "stable_neo_hookean", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 1000.0 }}
+{initial}[integrator]
+kind = "symplectic_euler"
+"#
+        );
+        let scene = Scene::from_text(&text, "fall.toml", directory.clone()).unwrap();
+        let built = scene.build().unwrap();
+        let start = hooke::simulation::energy_record(&built.model, &built.initial_state);
+        assert_eq!(start.gravitational, 0.0, "{initial}");
+        // Free fall for 0.2 s: every vertex drops the same distance.
+        let mut state = built.initial_state.clone();
+        let mut integrator = built.integrator;
+        for _ in 0..20 {
+            integrator.step(&built.model, &mut state, 0.01).unwrap();
+        }
+        let drop = built.initial_state.positions[2] - state.positions[2];
+        let mass = 1000.0 * 0.1f64.powi(3);
+        let end = hooke::simulation::energy_record(&built.model, &state);
+        assert!(drop > 0.15, "{drop}");
+        assert!(
+            (end.gravitational + mass * 9.81 * drop).abs() < 1e-9 * mass * 9.81 * drop,
+            "{initial}: {} vs {}",
+            end.gravitational,
+            -mass * 9.81 * drop
+        );
+    }
+}

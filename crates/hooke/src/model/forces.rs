@@ -49,6 +49,11 @@ pub fn ramp(ramp_time: f64, time: f64) -> f64 {
 
 /// Uniform gravitational acceleration acting on the lumped masses, applied
 /// in full from the start or ramped up over `ramp_time`.
+///
+/// Its energy −s(t) Σ mᵢ g·(xᵢ − x⁰ᵢ) is measured from a datum x⁰, the
+/// initial state of a run, so that reported gravitational energies start at 0
+/// wherever the body sits; the datum shifts the energy by a constant and
+/// leaves every force and step unchanged.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Gravity {
     pub acceleration: Vector3<f64>,
@@ -57,6 +62,10 @@ pub struct Gravity {
     pub dimension: usize,
     /// Seconds over which gravity grows from 0 to full (0: full at once).
     pub ramp_time: f64,
+    /// x⁰, interleaved. Heights are taken per vertex as differences, so the
+    /// energy's rounding scales with the energy, not with the distance of the
+    /// body from the origin.
+    pub datum: Vec<f64>,
 }
 
 impl EnergyTerm for Gravity {
@@ -80,8 +89,9 @@ impl EnergyTerm for Gravity {
         let d = self.dimension;
         let acceleration = self.acceleration * ramp(self.ramp_time, time);
         -x.chunks(d)
+            .zip(self.datum.chunks(d))
             .zip(&self.masses)
-            .map(|(p, m)| m * (0..d).map(|a| p[a] * acceleration[a]).sum::<f64>())
+            .map(|((p, p0), m)| m * (0..d).map(|a| (p[a] - p0[a]) * acceleration[a]).sum::<f64>())
             .sum::<f64>()
     }
 
@@ -89,10 +99,11 @@ impl EnergyTerm for Gravity {
         let d = self.dimension;
         let acceleration = self.acceleration * ramp(self.ramp_time, time);
         let mut energy = 0.0;
-        for ((g, p), m) in gradient.chunks_mut(d).zip(x.chunks(d)).zip(&self.masses) {
+        let vertices = gradient.chunks_mut(d).zip(x.chunks(d)).zip(self.datum.chunks(d));
+        for (((g, p), p0), m) in vertices.zip(&self.masses) {
             for a in 0..d {
                 let weight = m * acceleration[a];
-                energy -= weight * p[a];
+                energy -= weight * (p[a] - p0[a]);
                 g[a] = if overwrite { -weight } else { g[a] - weight };
             }
         }

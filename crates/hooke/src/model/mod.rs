@@ -58,6 +58,8 @@ pub struct Model {
     gravity: Vector3<f64>,
     /// Seconds over which gravity grows to full (0: at once).
     gravity_ramp_time: f64,
+    /// Positions the gravitational energy is measured from (None: the rest positions).
+    gravity_datum: Option<Vec<f64>>,
     obstacles: Vec<Obstacle>,
     constraints: Vec<SurfaceConstraint>,
     damping: Option<Damping>,
@@ -134,6 +136,7 @@ impl Model {
             pins: Vec::new(),
             gravity: Vector3::zeros(),
             gravity_ramp_time: 0.0,
+            gravity_datum: None,
             obstacles: Vec::new(),
             constraints: Vec::new(),
             damping: None,
@@ -209,6 +212,22 @@ impl Model {
     }
 
     /// The material of every element, term by term in element order.
+    /// Each element's material as a number: the distinct materials in order
+    /// of first appearance (for colouring pictures by material).
+    pub fn material_numbers(&self) -> Vec<i32> {
+        let mut seen: Vec<MaterialRef> = Vec::new();
+        self.materials()
+            .into_iter()
+            .map(|m| match seen.iter().position(|s| Arc::ptr_eq(s, &m)) {
+                Some(i) => i as i32,
+                None => {
+                    seen.push(m);
+                    (seen.len() - 1) as i32
+                }
+            })
+            .collect()
+    }
+
     pub fn materials(&self) -> Vec<MaterialRef> {
         self.terms
             .iter()
@@ -424,18 +443,29 @@ impl Model {
         self.subspace.as_deref()
     }
 
-    /// Sets the gravitational acceleration (z ignored in 2D): a term −Σ mᵢ g·xᵢ.
+    /// Sets the gravitational acceleration (z ignored in 2D): a term
+    /// −Σ mᵢ g·(xᵢ − x⁰ᵢ) about the datum x⁰ (the rest positions unless
+    /// [`Model::set_gravity_datum`] says otherwise).
     pub fn set_gravity(&mut self, gravity: Vector3<f64>) {
         self.gravity = gravity;
+        let datum = self.gravity_datum.clone().unwrap_or_else(|| self.rest_positions());
         let term = (gravity != Vector3::zeros()).then(|| -> Box<dyn EnergyTerm> {
             Box::new(Gravity {
                 ramp_time: self.gravity_ramp_time,
                 acceleration: gravity,
                 masses: self.mass.lumped().to_vec(),
                 dimension: self.dimension(),
+                datum,
             })
         });
         self.replace_terms(TermKind::Gravity, term);
+    }
+
+    /// Measures gravitational energy from `positions` (a run's initial state),
+    /// so that it starts at 0; forces are unchanged.
+    pub fn set_gravity_datum(&mut self, positions: &[f64]) {
+        self.gravity_datum = Some(positions.to_vec());
+        self.set_gravity(self.gravity);
     }
 
     /// Makes gravity grow linearly from 0 at t = 0 to full at `ramp_time`

@@ -219,6 +219,8 @@ impl Scene {
         }
         // Pinned vertices move as their motion says from the start (a rotating pin has a velocity at t = 0).
         model.apply_prescribed_velocities(0.0, &mut initial_state.velocities);
+        // Gravitational energy is reported relative to where the run starts.
+        model.set_gravity_datum(&initial_state.positions);
         notes.extend(
             integrator
                 .notes(&model, &initial_state, file.simulation.time_step)?

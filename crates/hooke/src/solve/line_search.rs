@@ -8,10 +8,20 @@ use crate::error::{HookeError, Result};
 const ARMIJO: f64 = 1e-4;
 /// At most this many halvings (a step of 2⁻⁴⁰ of the first is no progress).
 const MAX_HALVINGS: usize = 40;
+/// Relative differences of Φ below this are rounding, not decrease: Φ sums
+/// many terms of either sign, so its rounding is well above machine epsilon.
+const ROUNDING: f64 = 1e-10;
 
 /// The step length α along `direction` from `u` (where Φ = `value` and the
 /// directional derivative is `slope` < 0): 1, halved until
 /// Φ(u + α d) ≤ Φ(u) + c α slope. Returns (α, halvings).
+///
+/// Near a minimum the decrease a step makes can fall below the rounding of Φ
+/// itself, and comparing values then says nothing. When the values differ by
+/// less than that rounding, the decrease is measured from slopes instead
+/// (Hager and Zhang's approximate Armijo test): the trapezoid
+/// ½ α (Φ'(0) + Φ'(α)) of the change must pass the same test, which holds
+/// when Φ'(α) ≤ (2c − 1) Φ'(0).
 pub fn backtrack(
     objective: &dyn Objective,
     u: &[f64],
@@ -19,17 +29,77 @@ pub fn backtrack(
     value: f64,
     slope: f64,
 ) -> Result<(f64, usize)> {
-    // Round-off allowance: near the minimum Φ differences drown in rounding of Φ itself.
-    let noise = 1e-12 * value.abs();
     let mut step = 1.0;
+    let mut trial_gradient = Vec::new();
     for halvings in 0..=MAX_HALVINGS {
         let trial: Vec<f64> = u.iter().zip(direction).map(|(a, d)| a + step * d).collect();
-        if objective.value(&trial) <= value + ARMIJO * step * slope + noise {
+        let trial_value = objective.value(&trial);
+        if trial_value <= value + ARMIJO * step * slope {
             return Ok((step, halvings));
+        }
+        let within_rounding = trial_value - value <= ROUNDING * value.abs().max(trial_value.abs());
+        if trial_value.is_finite() && within_rounding {
+            trial_gradient.resize(u.len(), 0.0);
+            objective.gradient(&trial, &mut trial_gradient)?;
+            let trial_slope: f64 = trial_gradient.iter().zip(direction).map(|(g, d)| g * d).sum();
+            if trial_slope <= (2.0 * ARMIJO - 1.0) * slope {
+                return Ok((step, halvings));
+            }
         }
         step *= 0.5;
     }
     Err(HookeError::Solver {
         reason: format!("line search found no decrease along the search direction in {MAX_HALVINGS} halvings"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linalg::SystemMatrix;
+
+    /// Φ(u) = 1 + ½ u² with a deterministic ripple of 1e-11 in its value (its
+    /// rounding) and an exact gradient u.
+    struct RippledParabola;
+
+    impl Objective for RippledParabola {
+        fn size(&self) -> usize {
+            1
+        }
+        fn value(&self, u: &[f64]) -> f64 {
+            1.0 + 0.5 * u[0] * u[0] + 1e-11 * (1e9 * u[0] + 1.0).sin()
+        }
+        fn gradient(&self, u: &[f64], gradient: &mut [f64]) -> Result<f64> {
+            gradient[0] = u[0];
+            Ok(self.value(u))
+        }
+        fn hessian(&self, u: &[f64], gradient: &mut [f64], _: &mut SystemMatrix) -> Result<f64> {
+            self.gradient(u, gradient)
+        }
+        fn hessian_matrix(&self) -> SystemMatrix {
+            SystemMatrix::Dense(nalgebra::DMatrix::zeros(1, 1))
+        }
+        fn length_scale(&self) -> f64 {
+            1.0
+        }
+    }
+
+    /// Below the rounding of Φ the slopes decide: the exact step to the
+    /// minimum is taken and an overshoot to the far side is halved back,
+    /// though the rippled values rise along both (values alone would refuse them).
+    #[test]
+    fn below_the_rounding_the_slopes_decide() {
+        let u = [1e-7];
+        let slope = |d: f64| u[0] * d;
+        // The ripple (1e-11) drowns the decrease (5e-15): values alone refuse some of these.
+        assert_eq!(
+            backtrack(&RippledParabola, &u, &[-1e-7], RippledParabola.value(&u), slope(-1e-7)).unwrap(),
+            (1.0, 0)
+        );
+        // To −2e-7 the slope is uphill; half way, at −0.5e-7, it passes.
+        assert_eq!(
+            backtrack(&RippledParabola, &u, &[-3e-7], RippledParabola.value(&u), slope(-3e-7)).unwrap(),
+            (0.5, 1)
+        );
+    }
 }
