@@ -134,6 +134,9 @@ enum Command {
             allow_hyphen_values = true
         )]
         clip: Option<Vec<f64>>,
+        /// Fixed colour range of a scalar field (default: the range over all pictures drawn).
+        #[arg(long, value_name = "LOW,HIGH", value_delimiter = ',', allow_hyphen_values = true)]
+        range: Option<Vec<f64>>,
         /// Colour by: label, material (scenes), energy_density, displacement or plain.
         #[arg(short, long, default_value = "label")]
         field: hooke::output::RenderField,
@@ -557,6 +560,7 @@ struct RenderOptions<'a> {
     size: &'a str,
     gif: bool,
     clip: Option<&'a [f64]>,
+    range: Option<&'a [f64]>,
 }
 
 fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), HookeError> {
@@ -589,8 +593,20 @@ fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), Ho
             ))
         }
     };
+    settings.range = match options.range {
+        None => None,
+        Some(&[low, high]) => Some([low, high]),
+        Some(other) => {
+            return Err(HookeError::scene(
+                "--range",
+                format!("takes 2 numbers, LOW,HIGH; got {}", other.len()),
+            ))
+        }
+    };
+    settings.validate("--range")?;
     if input.is_dir() {
-        let written = hooke::output::render_run(input, output, &settings, options.gif)?;
+        let obstacles = run_obstacles(input);
+        let written = hooke::output::render_run(input, output, &settings, &obstacles, options.gif)?;
         say!(
             "{} pictures of {} in {}",
             written.len(),
@@ -616,6 +632,7 @@ fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), Ho
                     positions: &frame.positions,
                     element_values: &frame.strain_energy_density,
                     edges: &frame.edges,
+                    obstacles: &[],
                 },
                 &settings,
             )?
@@ -632,6 +649,7 @@ fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), Ho
                     positions: mesh.vertices(),
                     element_values: &vec![0.0; mesh.element_count()],
                     edges: &[],
+                    obstacles: &[],
                 },
                 &settings,
             )?
@@ -643,6 +661,18 @@ fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), Ho
         None => say!("{}", output.display()),
     }
     Ok(())
+}
+
+/// The obstacles of the run in `directory`, from the scene its output
+/// folder keeps; none, with a note, when it keeps none.
+fn run_obstacles(directory: &Path) -> Vec<hooke::model::ObstacleShape> {
+    match Scene::of_run(directory) {
+        Ok(scene) => scene.file.obstacles.iter().map(|o| o.shape.clone()).collect(),
+        Err(error) => {
+            eprintln!("note: obstacles are not drawn: the run's scene was not found ({error})");
+            Vec::new()
+        }
+    }
 }
 
 /// Runs one command; only `run` may end stopped on request.
@@ -688,10 +718,12 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             azimuth,
             elevation,
             size,
+            range,
         } => done(render(
             input,
             output,
             &RenderOptions {
+                range: range.as_deref(),
                 field: *field,
                 view,
                 azimuth: *azimuth,

@@ -449,6 +449,70 @@ fn a_run_renders_into_comparable_pictures_and_a_gif() {
     assert_eq!(result.status.code(), Some(2), "{}", describe(&result));
 }
 
+/// `hooke render RUN_DIR` draws the run's obstacles, read from the scene its
+/// summary keeps; without a summary it says that it cannot, and draws the body.
+/// `--range` must be a low below a high.
+#[test]
+fn a_rendered_run_shows_its_obstacles() {
+    let scratch = ScratchDirectory::new("render-obstacles");
+    let text = SMALL_SCENE.replace("duration = 0.05", "duration = 0.02")
+        + "\n[[obstacles]]\nshape = { sphere = { center = [0.2, 0.5, 0.0], radius = 0.1 } }\nstiffness = 1e4\n\n[output]\nplot = false\n";
+    let scene = scratch.write("beside_a_ball.toml", &text);
+    let run = scratch.path().join("run");
+    assert_eq!(run_scene(&scene, &run).status.code(), Some(0));
+    let warm_pixels = |pictures: &Path| -> usize {
+        let decoder = png::Decoder::new(std::io::BufReader::new(
+            std::fs::File::open(pictures.join("render_0000.png")).unwrap(),
+        ));
+        let mut reader = decoder.read_info().unwrap();
+        let mut buffer = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buffer).unwrap();
+        buffer[..info.buffer_size()]
+            .chunks(3)
+            .filter(|p| p[0] as i32 > p[2] as i32 + 10)
+            .count()
+    };
+    let render = |pictures: &Path, extra: &[&str]| {
+        let mut arguments: Vec<&std::ffi::OsStr> = vec![
+            "render".as_ref(),
+            run.as_os_str(),
+            "-o".as_ref(),
+            pictures.as_os_str(),
+            "-f".as_ref(),
+            "plain".as_ref(),
+            "-v".as_ref(),
+            "front".as_ref(),
+            "-s".as_ref(),
+            "200x150".as_ref(),
+        ];
+        arguments.extend(extra.iter().map(|a| std::ffi::OsStr::new(*a)));
+        hooke(&arguments)
+    };
+    let with_ball = scratch.path().join("with_ball");
+    let result = render(&with_ball, &[]);
+    assert!(result.status.success(), "{}", describe(&result));
+    assert!(warm_pixels(&with_ball) > 100, "the ball is not drawn");
+
+    std::fs::remove_file(run.join("summary.json")).unwrap();
+    let without = scratch.path().join("without");
+    let result = render(&without, &[]);
+    assert!(result.status.success(), "{}", describe(&result));
+    assert!(
+        String::from_utf8_lossy(&result.stderr).contains("obstacles are not drawn"),
+        "{}",
+        describe(&result)
+    );
+    assert_eq!(warm_pixels(&without), 0);
+
+    let result = render(&without, &["--range", "1,0"]);
+    assert_eq!(result.status.code(), Some(2), "{}", describe(&result));
+    assert!(
+        String::from_utf8_lossy(&result.stderr).contains("--range"),
+        "{}",
+        describe(&result)
+    );
+}
+
 /// `hooke compare` stops on Ctrl-C too: the run under way ends interrupted,
 /// the integrators after it are not started, and the exit status is 130.
 #[test]

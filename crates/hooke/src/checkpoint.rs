@@ -15,7 +15,7 @@ use crate::simulation::StepStatistics;
 use std::path::{Path, PathBuf};
 
 /// The version of the file's layout; a checkpoint of another version is refused.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// The file name in a run's output folder.
 pub const FILE_NAME: &str = "checkpoint.json";
@@ -38,8 +38,8 @@ pub struct Checkpoint {
     pub statistics: StepStatistics,
     pub dissipated: f64,
     pub divergence: DivergenceWatch,
-    /// Pictures drawn so far (the next is `render_<renders>.png`).
-    pub renders: usize,
+    /// The frames (indices into `frames`) that pictures are drawn from.
+    pub render_frames: Vec<usize>,
     /// The frame series so far: time and file name.
     pub frames: Vec<(f64, String)>,
     /// Data rows of `energies.csv` so far (the initial state's included).

@@ -121,6 +121,7 @@ pub fn write_mesh(path: &Path, mesh: &TetMesh) -> Result<()> {
                     velocities: &zeros,
                     strain_energy_density: &vec![0.0; mesh.tet_count()],
                     edges: &[],
+                    materials: &[],
                 },
             )
         }

@@ -168,6 +168,7 @@ pub fn write_modes(model: &Model, state: &State, modes: &Modes, directory: &Path
     let d = model.dimension();
     let edges = model.spring_edges();
     let zero = vec![Vector3::zeros(); model.mesh().vertex_count()];
+    let materials = model.material_numbers();
     for (i, shape) in modes.shapes.iter().enumerate() {
         let largest = shape.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(f64::MIN_POSITIVE);
         let positions: Vec<Vector3<f64>> = (0..model.mesh().vertex_count())
@@ -180,6 +181,7 @@ pub fn write_modes(model: &Model, state: &State, modes: &Modes, directory: &Path
             velocities: &zero,
             strain_energy_density: &densities,
             edges: &edges,
+            materials: &materials,
         })?;
     }
     Ok(vec![csv, writer.finish()?])

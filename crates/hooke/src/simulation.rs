@@ -192,29 +192,17 @@ pub fn render_state(
     let positions = as_points(model, &state.positions);
     let densities = match settings.field {
         crate::output::RenderField::EnergyDensity => model.energy_densities(&state.positions),
-        // Each distinct material a number, in order of first appearance.
-        crate::output::RenderField::Material => {
-            let mut seen: Vec<&crate::material::MaterialRef> = Vec::new();
-            model
-                .materials()
-                .iter()
-                .map(|m| match seen.iter().position(|s| std::sync::Arc::ptr_eq(s, m)) {
-                    Some(i) => i as f64,
-                    None => {
-                        seen.push(m);
-                        (seen.len() - 1) as f64
-                    }
-                })
-                .collect()
-        }
+        crate::output::RenderField::Material => model.material_numbers().into_iter().map(f64::from).collect(),
         _ => Vec::new(),
     };
+    let obstacles: Vec<_> = model.obstacles().iter().map(|o| o.shape.clone()).collect();
     crate::output::render(
         &crate::output::RenderInput {
             mesh: model.mesh(),
             positions: &positions,
             element_values: &densities,
             edges: &model.spring_edges(),
+            obstacles: &obstacles,
         },
         settings,
     )
@@ -231,7 +219,33 @@ fn write_frame(writer: &mut VtkSeriesWriter, model: &Model, state: &State) -> Re
         velocities: &velocities,
         strain_energy_density: &densities,
         edges: &model.spring_edges(),
+        materials: &model.material_numbers(),
     })
+}
+
+/// Draws the pictures of a run from its frames, in one framing: the frames
+/// at `render_frames`, and the last one when the run `stopped_early` (its last
+/// good state).
+fn draw_pictures(
+    model: &Model,
+    writer: &VtkSeriesWriter,
+    render_frames: &[usize],
+    stopped_early: bool,
+    settings: &RunSettings,
+) -> Result<Vec<PathBuf>> {
+    let mut chosen = render_frames.to_vec();
+    if let (true, Some(last)) = (stopped_early, writer.frames().len().checked_sub(1)) {
+        if chosen.last() != Some(&last) {
+            chosen.push(last);
+        }
+    }
+    let frames: Vec<(f64, PathBuf)> = chosen
+        .iter()
+        .filter_map(|&i| writer.frames().get(i))
+        .map(|(time, name)| (*time, settings.output_directory.join(name)))
+        .collect();
+    let obstacles: Vec<_> = model.obstacles().iter().map(|o| o.shape.clone()).collect();
+    crate::output::render_frames(&frames, &settings.output_directory, &settings.render, &obstacles, false)
 }
 
 /// What a run produced. `failure` is set when it stopped early; everything up
@@ -353,7 +367,8 @@ struct Ledger {
     statistics: StepStatistics,
     dissipated: f64,
     watch: DivergenceWatch,
-    renders: usize,
+    /// Frames (indices in the series) that pictures are drawn from at the end.
+    render_frames: Vec<usize>,
     records: Vec<EnergyRecord>,
     notes: Vec<String>,
     /// Wall-clock seconds of earlier sessions of this run.
@@ -391,16 +406,17 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
     let steps = settings.step_count();
     let energies_path = directory.join("energies.csv");
     let resuming = resume.is_some();
+    // Pictures are drawn from frames, so a run with pictures writes frames at their steps.
+    let writes_frames = settings.vtk_every > 0 || settings.render_every > 0;
     let mut failure = None;
     let (mut state, mut ledger, mut vtk, mut csv) = match resume {
         Some(checkpoint) => {
             check_resumable(&checkpoint, integrator.name(), model, settings, steps)?;
             integrator.restore_history(&checkpoint.integrator_history)?;
-            let vtk = match settings.vtk_every {
-                0 => None,
-                _ => Some(VtkSeriesWriter::resume(directory, "frame", checkpoint.frames)?),
+            let vtk = match writes_frames {
+                false => None,
+                true => Some(VtkSeriesWriter::resume(directory, "frame", checkpoint.frames)?),
             };
-            crate::output::run_files::remove_numbered_from(directory, "render_", ".png", checkpoint.renders)?;
             let (csv, records) = if settings.energies {
                 let (writer, records) = EnergiesCsvWriter::resume(&energies_path, checkpoint.energy_rows)?;
                 (Some(writer), records)
@@ -419,7 +435,7 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
                 statistics: checkpoint.statistics,
                 dissipated: checkpoint.dissipated,
                 watch: checkpoint.divergence,
-                renders: checkpoint.renders,
+                render_frames: checkpoint.render_frames,
                 records,
                 notes,
                 wall_before: checkpoint.wall_seconds,
@@ -436,9 +452,9 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
                     directory.display()
                 ));
             }
-            let vtk = match settings.vtk_every {
-                0 => None,
-                _ => Some(VtkSeriesWriter::create(directory, "frame")?),
+            let vtk = match writes_frames {
+                false => None,
+                true => Some(VtkSeriesWriter::create(directory, "frame")?),
             };
             let csv = match settings.energies {
                 true => Some(EnergiesCsvWriter::create(&energies_path)?),
@@ -450,7 +466,7 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
                 statistics: StepStatistics::default(),
                 dissipated: 0.0,
                 watch: DivergenceWatch::new(model, &state),
-                renders: 0,
+                render_frames: Vec::new(),
                 records: vec![energy_record(model, &state)],
                 notes,
                 wall_before: 0.0,
@@ -460,10 +476,6 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
     };
     // Anything that stops the run (a failed step, an output that cannot be
     // written) ends the loop; the summary below is written in every case.
-    let render = |state: &State, index: usize| -> Result<()> {
-        let path = directory.join(format!("render_{index:04}.png"));
-        render_state(model, state, &settings.render)?.write_png(&path)
-    };
     let checkpoints = scene_text.is_some();
     let write_checkpoint = |state: &State,
                             ledger: &Ledger,
@@ -487,7 +499,7 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
             statistics: ledger.statistics.clone(),
             dissipated: ledger.dissipated,
             divergence: ledger.watch.clone(),
-            renders: ledger.renders,
+            render_frames: ledger.render_frames.clone(),
             frames: vtk.as_ref().map(|w| w.frames().to_vec()).unwrap_or_default(),
             energy_rows: csv.as_ref().map_or(0, |w| w.rows_written()),
             wall_seconds: ledger.wall_before + started.elapsed().as_secs_f64(),
@@ -497,9 +509,8 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
     };
     if !resuming {
         failure = write_step_outputs(csv.as_mut(), vtk.as_mut(), model, &state, &ledger.records[0]).err();
-        if failure.is_none() && settings.render_every > 0 {
-            failure = render(&state, 0).err();
-            ledger.renders = 1;
+        if settings.render_every > 0 {
+            ledger.render_frames.push(0);
         }
         if failure.is_none() {
             failure = write_checkpoint(&state, &ledger, &*integrator, &vtk, &csv).err();
@@ -548,13 +559,13 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
                 state = before;
                 break;
             }
-            let frame_due = settings.vtk_every > 0 && (step % settings.vtk_every == 0 || step == steps);
-            let render_due = settings.render_every > 0 && (step % settings.render_every == 0 || step == steps);
+            let due = |every: usize| every > 0 && (step % every == 0 || step == steps);
+            let render_due = due(settings.render_every);
+            let frame_due = due(settings.vtk_every) || render_due;
             let mut written =
                 write_step_outputs(csv.as_mut(), vtk.as_mut().filter(|_| frame_due), model, &state, &record);
-            if written.is_ok() && render_due {
-                written = render(&state, ledger.renders);
-                ledger.renders += 1;
+            if let (true, true, Some(writer)) = (render_due, written.is_ok(), &vtk) {
+                ledger.render_frames.extend(writer.frames().len().checked_sub(1));
             }
             ledger.records.push(record);
             ledger.step = step;
@@ -608,6 +619,15 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
                 )),
                 Err(error) => notes.push(format!("the last good state could not be written: {error}")),
             }
+        }
+    }
+    if let (true, Some(writer)) = (settings.render_every > 0, &vtk) {
+        if let Err(error) = draw_pictures(model, writer, &ledger.render_frames, failure.is_some(), settings) {
+            let reason = format!(
+                "the pictures could not be drawn ({error}); `hooke render {}` draws them from the frames",
+                directory.display()
+            );
+            failure.get_or_insert(HookeError::io(directory, std::io::Error::other(reason)));
         }
     }
 

@@ -405,6 +405,7 @@ fn renders_show_the_object_where_expected() {
         positions: &mesh.vertices,
         element_values: &[],
         edges: &[],
+        obstacles: &[],
     };
     let image = render(&input, &settings).unwrap();
     let (x0, y0, x1, y1) = image.covered_box().expect("something drawn");
@@ -439,6 +440,7 @@ fn renders_show_the_object_where_expected() {
         positions: &mesh.vertices,
         element_values: &[],
         edges: &[],
+        obstacles: &[],
     };
     let image = render(&input, &front).unwrap();
     let (x0, y0, x1, y1) = image.covered_box().unwrap();
@@ -533,6 +535,80 @@ render = { field = "displacement", width = 160, height = 120 }
     let _ = std::fs::remove_dir_all(directory);
 }
 
+/// Reads a PNG written by a run: width and RGB pixels.
+fn read_png(path: &std::path::Path) -> (u32, Vec<[u8; 3]>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buffer = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buffer).unwrap();
+    let pixels = buffer[..info.buffer_size()]
+        .chunks(3)
+        .map(|c| [c[0], c[1], c[2]])
+        .collect();
+    (info.width, pixels)
+}
+
+/// A run's pictures share one camera window (the one that holds every
+/// frame), so a falling body is drawn lower in each; the obstacles are drawn
+/// (a ball beside the path, in their warm grey) and do not move the camera.
+#[test]
+fn a_runs_pictures_share_one_camera_and_show_the_obstacles() {
+    let directory = std::env::temp_dir().join(format!("hooke-render-framing-{}", std::process::id()));
+    let text = r#"
+gravity = [0, 0, -9.81]
+[simulation]
+duration = 0.3
+time_step = 0.01
+[[bodies]]
+mesh = { box = { size = [0.1, 0.1, 0.1], cells = [2, 2, 2] } }
+material = { model = "stable_neo_hookean", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 1000 }
+[[obstacles]]
+shape = { sphere = { center = [0.25, 0.05, -0.2], radius = 0.05 } }
+stiffness = 1e4
+[integrator]
+kind = "backward_euler"
+[output]
+vtk_every = 0
+energies = false
+plot = false
+render_every = 10
+render = { field = "plain", azimuth_degrees = -90, elevation_degrees = 0, width = 200, height = 200 }
+"#;
+    let scene = hooke::scene::Scene::from_text(text, "inline", std::path::PathBuf::from(".")).unwrap();
+    let mut built = scene.build().unwrap();
+    let settings = scene.run_settings(Some(&directory));
+    hooke::simulation::Simulation::new(&built.model, built.integrator.as_mut(), &settings)
+        .run(built.initial_state.clone())
+        .unwrap()
+        .into_result()
+        .unwrap();
+    // The body's pixels: bluish grey (blue above red); the obstacle's: warm (red above blue).
+    let body_rows = |pixels: &[[u8; 3]], width: u32| {
+        let rows: Vec<u32> = (0..pixels.len())
+            .filter(|&i| pixels[i][2] as i32 > pixels[i][0] as i32 + 5)
+            .map(|i| i as u32 / width)
+            .collect();
+        (*rows.iter().min().unwrap(), *rows.iter().max().unwrap())
+    };
+    let mut previous_top = None;
+    for index in 0..4 {
+        let (width, pixels) = read_png(&directory.join(format!("render_{index:04}.png")));
+        let (top, bottom) = body_rows(&pixels, width);
+        // A 0.1 m cube in a window at least 0.44 m high: under a third of the picture.
+        assert!(bottom - top < 200 / 3, "picture {index}: rows {top}..{bottom}");
+        if let Some(above) = previous_top {
+            assert!(top > above, "picture {index}: the body is not lower ({top} vs {above})");
+        }
+        previous_top = Some(top);
+        let obstacle = pixels.iter().filter(|p| p[0] as i32 > p[2] as i32 + 10).count();
+        assert!(obstacle > 100, "picture {index}: the obstacle covers {obstacle} pixels");
+    }
+    // Pictures are drawn from frames: the run wrote one per picture.
+    assert!(directory.join("frame_0003.vtu").is_file());
+    assert!(!directory.join("render_0004.png").exists());
+    let _ = std::fs::remove_dir_all(directory);
+}
+
 /// A clipping plane takes away the elements on its normal's side: a ball cut
 /// through its centre, seen from the front, covers half the disc; seen from
 /// the cut side it shows a full disc (the cut face is drawn, not a hole).
@@ -545,6 +621,7 @@ fn a_clipping_plane_shows_the_inside() {
         positions: &mesh.vertices,
         element_values: &[],
         edges: &[],
+        obstacles: &[],
     };
     let settings = |view: &str, clip: Option<ClipPlane>| {
         RenderSettings {

@@ -141,6 +141,7 @@ fn a_planar_run_writes_triangle_frames() {
             positions: &frame.positions,
             element_values: &frame.strain_energy_density,
             edges: &[],
+            obstacles: &[],
         },
         &hooke::output::RenderSettings::default().with_view("top").unwrap(),
     )

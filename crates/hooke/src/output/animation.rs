@@ -1,11 +1,12 @@
 //! Pictures of a whole run, for an animation: every frame of its series drawn
-//! with one camera window and one colour range (those that hold all frames),
-//! a time stamp and a colour bar with units, and, on request, one animated GIF.
-//! Pictures drawn during a run fit each frame alone; these can be compared.
+//! with one camera window and one colour range (those that hold all frames,
+//! or the range the settings fix), the obstacles, a time stamp and a colour
+//! bar with units, and, on request, one animated GIF.
 
 use super::atomic::write_atomically;
 use super::{read_frame, render_framed, Framing, Image, RenderField, RenderInput, RenderSettings};
 use crate::error::{HookeError, Result};
+use crate::model::ObstacleShape;
 use std::path::{Path, PathBuf};
 
 /// Hundredths of a second each picture shows in the GIF (25 pictures a second).
@@ -49,18 +50,44 @@ pub fn run_frames(run_directory: &Path) -> Result<Vec<(f64, PathBuf)>> {
 }
 
 /// Draws every frame of the run in `run_directory` into `output`
-/// (`render_0000.png`, …, and `animation.gif` when `gif`); returns the paths.
-pub fn render_run(run_directory: &Path, output: &Path, settings: &RenderSettings, gif: bool) -> Result<Vec<PathBuf>> {
-    settings.validate("render")?;
+/// (`render_0000.png`, …, and `animation.gif` when `gif`) with the run's
+/// `obstacles`; returns the paths.
+pub fn render_run(
+    run_directory: &Path,
+    output: &Path,
+    settings: &RenderSettings,
+    obstacles: &[ObstacleShape],
+    gif: bool,
+) -> Result<Vec<PathBuf>> {
     let frames = run_frames(run_directory)?;
+    render_frames(&frames, output, settings, obstacles, gif)
+}
+
+/// Draws `frames` (time, path) in one framing into `output` as
+/// `render_0000.png`, … in their order (and `animation.gif` when `gif`).
+pub fn render_frames(
+    frames: &[(f64, PathBuf)],
+    output: &Path,
+    settings: &RenderSettings,
+    obstacles: &[ObstacleShape],
+    gif: bool,
+) -> Result<Vec<PathBuf>> {
+    settings.validate("render")?;
     let draw = |path: &Path, framing: &Framing| -> Result<Image> {
         let frame = read_frame(path)?;
+        let element_values = match settings.field {
+            RenderField::EnergyDensity => frame.strain_energy_density,
+            // Frames of older runs have no material numbers: labels serve.
+            RenderField::Material => frame.materials.into_iter().map(f64::from).collect(),
+            _ => Vec::new(),
+        };
         render_framed(
             &RenderInput {
                 mesh: &frame.mesh,
                 positions: &frame.positions,
-                element_values: &frame.strain_energy_density,
+                element_values: &element_values,
                 edges: &frame.edges,
+                obstacles,
             },
             settings,
             framing,
@@ -68,12 +95,15 @@ pub fn render_run(run_directory: &Path, output: &Path, settings: &RenderSettings
     };
     // First pass: the window and the colour range of every frame (pixels dropped).
     let mut extents = Vec::with_capacity(frames.len());
-    for (_, path) in &frames {
+    for (_, path) in frames {
         let mut image = draw(path, &Framing::default())?;
         image.pixels = Vec::new();
         extents.push(image);
     }
-    let framing = Framing::covering(&extents);
+    let mut framing = Framing::covering(&extents);
+    if let Some([low, high]) = settings.range {
+        framing.field_range = Some((low, high));
+    }
     let unit = match settings.field {
         RenderField::EnergyDensity => Some("J/m³"),
         RenderField::Displacement => Some("m"),

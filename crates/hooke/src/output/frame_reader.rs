@@ -17,6 +17,8 @@ pub struct FrameData {
     pub edges: Vec<[usize; 2]>,
     /// Vertex velocities (zero when the file has none).
     pub velocities: Vec<Vector3<f64>>,
+    /// Material number of each element (empty when the file has none).
+    pub materials: Vec<i32>,
 }
 
 fn error(path: &Path, reason: impl Into<String>) -> HookeError {
@@ -83,8 +85,9 @@ fn parse_frame_unguarded(path: &Path, bytes: &[u8]) -> Result<FrameData> {
     };
     let labels_in = array(&piece.data.cell, "label").unwrap_or_default();
     let densities_in = array(&piece.data.cell, "strain_energy_density").unwrap_or_default();
-    let (mut tets, mut triangles, mut labels, mut densities, mut edges) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let materials_in = array(&piece.data.cell, "material");
+    let (mut tets, mut triangles, mut labels, mut densities, mut edges, mut materials) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut start = 0usize;
     for (c, (&kind, &end)) in piece.cells.types.iter().zip(&offsets).enumerate() {
         let end = end as usize;
@@ -98,23 +101,25 @@ fn parse_frame_unguarded(path: &Path, bytes: &[u8]) -> Result<FrameData> {
             return Err(error(path, format!("cell {c} refers to a missing point")));
         }
         match (kind, vertices.len()) {
-            (CellType::Tetra, 4) => {
-                tets.push([vertices[0], vertices[1], vertices[2], vertices[3]]);
-                labels.push(labels_in.get(c).copied().unwrap_or(0.0) as i32);
-                densities.push(densities_in.get(c).copied().unwrap_or(0.0));
+            (CellType::Tetra, 4) => tets.push([vertices[0], vertices[1], vertices[2], vertices[3]]),
+            (CellType::Triangle, 3) => triangles.push([vertices[0], vertices[1], vertices[2]]),
+            (CellType::Line, 2) => {
+                edges.push([vertices[0], vertices[1]]);
+                start = end;
+                continue;
             }
-            (CellType::Triangle, 3) => {
-                triangles.push([vertices[0], vertices[1], vertices[2]]);
-                labels.push(labels_in.get(c).copied().unwrap_or(0.0) as i32);
-                densities.push(densities_in.get(c).copied().unwrap_or(0.0));
-            }
-            (CellType::Line, 2) => edges.push([vertices[0], vertices[1]]),
             _ => {
                 return Err(error(
                     path,
                     format!("cell {c} is a {kind:?}; only tetrahedra, triangles and lines are read"),
                 ))
             }
+        }
+        // An element (not a spring): its fields.
+        labels.push(labels_in.get(c).copied().unwrap_or(0.0) as i32);
+        densities.push(densities_in.get(c).copied().unwrap_or(0.0));
+        if let Some(numbers) = &materials_in {
+            materials.push(numbers.get(c).copied().unwrap_or(0.0) as i32);
         }
         start = end;
     }
@@ -134,5 +139,6 @@ fn parse_frame_unguarded(path: &Path, bytes: &[u8]) -> Result<FrameData> {
         strain_energy_density: densities,
         edges,
         velocities,
+        materials,
     })
 }

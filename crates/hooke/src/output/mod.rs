@@ -6,6 +6,7 @@ pub mod atomic;
 mod energies;
 mod font;
 mod frame_reader;
+mod obstacle_shapes;
 mod plot;
 mod render;
 pub mod run_files;
@@ -13,7 +14,7 @@ mod tidy;
 mod vtk_series;
 mod xml_check;
 
-pub use animation::{render_run, run_frames};
+pub use animation::{render_frames, render_run, run_frames};
 pub use energies::EnergiesCsvWriter;
 pub use frame_reader::{parse_frame, read_frame, FrameData};
 pub use plot::plot_energies;

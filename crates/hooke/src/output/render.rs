@@ -8,6 +8,7 @@
 
 use crate::error::{HookeError, Result};
 use crate::mesh::{boundary_faces, Mesh, TetMesh};
+use crate::model::ObstacleShape;
 use nalgebra::Vector3;
 use std::path::Path;
 
@@ -67,6 +68,10 @@ pub struct RenderSettings {
     /// plane the normal points to are not drawn, so the inside shows.
     #[serde(default)]
     pub clip: Option<ClipPlane>,
+    /// Colour range [low, high] of a scalar field, fixed for every picture
+    /// (unset: the range of the pictures drawn together).
+    #[serde(default)]
+    pub range: Option<[f64; 2]>,
 }
 
 /// A plane through `point` whose `normal` points to the side taken away.
@@ -99,6 +104,7 @@ impl Default for RenderSettings {
             width: default_width(),
             height: default_height(),
             clip: None,
+            range: None,
         }
     }
 }
@@ -153,6 +159,14 @@ impl RenderSettings {
                 ));
             }
         }
+        if let Some([low, high]) = self.range {
+            if !(low.is_finite() && high.is_finite() && low < high) {
+                return Err(HookeError::scene(
+                    format!("{key}.range"),
+                    format!("needs finite low < high, got [{low}, {high}]"),
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -167,6 +181,8 @@ pub struct RenderInput<'a> {
     pub element_values: &'a [f64],
     /// Springs drawn as lines.
     pub edges: &'a [[usize; 2]],
+    /// Obstacles drawn around the body (they do not move the camera).
+    pub obstacles: &'a [ObstacleShape],
 }
 
 /// An RGB image and what was drawn.
@@ -445,6 +461,24 @@ pub fn render_framed(input: &RenderInput, settings: &RenderSettings, framing: &F
             depth,
         )
     };
+    let mut depth = vec![f64::NEG_INFINITY; w * h];
+    if !input.obstacles.is_empty() {
+        // The point the view looks at: the window's centre at the body's mean depth.
+        let mean_depth = used
+            .iter()
+            .map(|&v| input.positions[v].dot(&toward_camera))
+            .sum::<f64>()
+            / used.len() as f64;
+        let view = ObstacleView {
+            focus: right * centre[0] + up * centre[1] + toward_camera * mean_depth,
+            half_width: 2.0 * span[0].hypot(span[1]),
+            toward_camera,
+            light,
+        };
+        for obstacle in input.obstacles {
+            draw_obstacle(obstacle, &view, &to_screen, &mut image.pixels, &mut depth, (w, h));
+        }
+    }
 
     // Per-face base colour.
     let displacement: Vec<f64> = match settings.field {
@@ -459,7 +493,8 @@ pub fn render_framed(input: &RenderInput, settings: &RenderSettings, framing: &F
         _ => None,
     };
     let values: Vec<f64> = faces.iter().filter_map(|(f, e)| face_value(f, *e)).collect();
-    let range = framing.field_range.unwrap_or_else(|| {
+    let fixed_range = settings.range.map(|[low, high]| (low, high));
+    let range = fixed_range.or(framing.field_range).unwrap_or_else(|| {
         values
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)))
@@ -475,7 +510,6 @@ pub fn render_framed(input: &RenderInput, settings: &RenderSettings, framing: &F
         }
     };
 
-    let mut depth = vec![f64::NEG_INFINITY; w * h];
     for (face, element) in &faces {
         let [a, b, c] = face.map(|v| input.positions[v]);
         let normal = (b - a).cross(&(c - a));
@@ -505,6 +539,51 @@ pub fn render_framed(input: &RenderInput, settings: &RenderSettings, framing: &F
         draw_line(p, q, line_colour, &mut image.pixels, &mut depth, w, h);
     }
     Ok(image)
+}
+
+/// Colour of obstacles: a warm grey, apart from the body's colours.
+const OBSTACLE_COLOUR: [f64; 3] = [0.86, 0.83, 0.76];
+/// Colour of a plane seen edge-on, drawn as a line.
+const OBSTACLE_TRACE: [u8; 3] = [120, 112, 98];
+
+/// Where obstacles are drawn: around `focus` (a plane as a square of
+/// half-width `half_width`), lit by `light`.
+struct ObstacleView {
+    focus: Vector3<f64>,
+    half_width: f64,
+    toward_camera: Vector3<f64>,
+    light: Vector3<f64>,
+}
+
+/// Draws an obstacle, depth-tested, before the body. A plane is drawn as a
+/// square that fills the view around the body, and as a line where the camera
+/// sees it edge-on (a floor seen from the side).
+fn draw_obstacle(
+    obstacle: &ObstacleShape,
+    view: &ObstacleView,
+    to_screen: &dyn Fn(&Vector3<f64>) -> (f64, f64, f64),
+    pixels: &mut [[u8; 3]],
+    depth: &mut [f64],
+    (w, h): (usize, usize),
+) {
+    for [a, b, c] in super::obstacle_shapes::obstacle_triangles(obstacle, view.focus, view.half_width) {
+        let normal = (b - a).cross(&(c - a));
+        if normal.norm() == 0.0 {
+            continue;
+        }
+        let shade = 0.3 + 0.7 * normal.normalize().dot(&view.light).abs();
+        let colour = OBSTACLE_COLOUR.map(|c| (255.0 * (c * shade).clamp(0.0, 1.0)).round() as u8);
+        fill_triangle(&[a, b, c].map(|p| to_screen(&p)), colour, pixels, depth, w, h);
+    }
+    if let ObstacleShape::Plane { point, normal } = obstacle {
+        let n = Vector3::from(*normal).normalize();
+        if n.dot(&view.toward_camera).abs() < 0.05 {
+            let along = n.cross(&view.toward_camera).normalize() * view.half_width;
+            let centre = view.focus - n * (view.focus - Vector3::from(*point)).dot(&n);
+            let [p, q] = [centre - along, centre + along].map(|p| to_screen(&p));
+            draw_line(p, q, OBSTACLE_TRACE, pixels, depth, w, h);
+        }
+    }
 }
 
 /// Fills a screen-space triangle (x, y, depth) with a z-test (larger depth is nearer).

@@ -27,6 +27,10 @@ pub struct Frame<'a> {
     /// Springs of mass-spring networks, written as line cells after the tets
     /// (label −1, strain energy density 0).
     pub edges: &'a [[usize; 2]],
+    /// Material number of each element (the scene's materials in order of
+    /// first appearance), so pictures drawn later can colour by material;
+    /// empty to leave the field out.
+    pub materials: &'a [i32],
 }
 
 /// Writes the frames of one run as `<base>_0000.vtu`, `<base>_0001.vtu`, ...
@@ -203,6 +207,14 @@ fn check_frame(frame: &Frame) -> Result<()> {
     if mesh.labels().len() != tet_count {
         return Err(mismatch("labels", mesh.labels().len(), tet_count, "elements"));
     }
+    if !frame.materials.is_empty() && frame.materials.len() != tet_count {
+        return Err(mismatch(
+            "material numbers",
+            frame.materials.len(),
+            tet_count,
+            "elements",
+        ));
+    }
     // vtkio stores these counts as u32 and would panic beyond that.
     if u32::try_from(vertex_count).is_err() || u32::try_from(tet_count).is_err() {
         return Err(HookeError::Mesh {
@@ -261,15 +273,21 @@ fn frame_to_vtk(frame: &Frame) -> Vtk {
     let mut densities = frame.strain_energy_density.to_vec();
     densities.extend(std::iter::repeat_n(0.0, frame.edges.len()));
 
+    let mut cell = vec![
+        Attribute::scalars("label", 1).with_data(labels),
+        Attribute::scalars("strain_energy_density", 1).with_data(densities),
+    ];
+    if !frame.materials.is_empty() {
+        let mut materials = frame.materials.to_vec();
+        materials.extend(std::iter::repeat_n(-1, frame.edges.len()));
+        cell.push(Attribute::scalars("material", 1).with_data(materials));
+    }
     let data = Attributes {
         point: vec![
             Attribute::vectors("displacement").with_data(displacements),
             Attribute::vectors("velocity").with_data(velocities),
         ],
-        cell: vec![
-            Attribute::scalars("label", 1).with_data(labels),
-            Attribute::scalars("strain_energy_density", 1).with_data(densities),
-        ],
+        cell,
     };
 
     Vtk {
@@ -356,6 +374,8 @@ mod tests {
                 velocities: &velocities,
                 strain_energy_density: &density,
                 edges: &[],
+                // Material numbers are optional: written in the second frame only.
+                materials: if index == 1 { &[3] } else { &[] },
             };
             frame_paths.push(writer.write_frame(&frame).expect("write frame"));
         }
@@ -384,6 +404,9 @@ mod tests {
                 );
             }
         }
+
+        assert!(crate::output::read_frame(&frame_paths[0]).unwrap().materials.is_empty());
+        assert_eq!(crate::output::read_frame(&frame_paths[1]).unwrap().materials, vec![3]);
 
         // Reading the second frame back checks the values, not just the names.
         let vtk = Vtk::import(&frame_paths[1]).expect("import vtu");
@@ -436,6 +459,7 @@ mod tests {
             velocities,
             strain_energy_density,
             edges: &[],
+            materials: &[],
         };
         let cases = [
             frame(&short, &velocities, &[0.0]),
@@ -460,6 +484,7 @@ mod tests {
             velocities: &velocities,
             strain_energy_density: &[0.0],
             edges: &[],
+            materials: &[],
         };
         assert!(writer.write_frame(&frame).is_err());
 
@@ -482,6 +507,7 @@ mod tests {
             velocities: &velocities,
             strain_energy_density: &[0.0],
             edges: &[],
+            materials: &[],
         };
         assert!(writer.write_frame(&frame).is_err());
         // An empty series still has a valid, empty index.

@@ -37,6 +37,37 @@ impl Scene {
         Scene::from_text(&text, &path.display().to_string(), base)
     }
 
+    /// The scene a run was made from, as its output folder keeps it (the
+    /// scene text in `summary.json`, or in `checkpoint.json` while the run is
+    /// unfinished). Paths in it are taken relative to the folder.
+    pub fn of_run(directory: &Path) -> Result<Scene> {
+        let mut last_error = None;
+        for (name, key) in [("summary.json", "scene"), ("checkpoint.json", "scene_text")] {
+            let path = directory.join(name);
+            let Ok(bytes) = std::fs::read(&path) else {
+                continue;
+            };
+            let text = serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .and_then(|json| json.get(key)?.as_str().map(str::to_string));
+            match text {
+                Some(text) => {
+                    return Scene::from_text(&text, &format!("the scene in {}", path.display()), directory.into())
+                }
+                None => last_error = Some(HookeError::parse(&path, None, format!("holds no {key:?} text"))),
+            }
+        }
+        Err(last_error.unwrap_or_else(|| {
+            HookeError::io(
+                directory.join("summary.json"),
+                std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "not a run's output folder, or the run kept no scene",
+                ),
+            )
+        }))
+    }
+
     /// Parses scene text; `origin` names it in errors.
     pub fn from_text(text: &str, origin: &str, base_directory: PathBuf) -> Result<Scene> {
         let mut file: SceneFile = toml::from_str(text).map_err(|e| {
