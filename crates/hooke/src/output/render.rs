@@ -541,6 +541,9 @@ pub fn render_framed(input: &RenderInput, settings: &RenderSettings, framing: &F
     Ok(image)
 }
 
+/// From a world point to screen x, y (pixels) and depth (larger is nearer).
+type ToScreen<'a> = &'a dyn Fn(&Vector3<f64>) -> (f64, f64, f64);
+
 /// Colour of obstacles: a warm grey, apart from the body's colours.
 const OBSTACLE_COLOUR: [f64; 3] = [0.86, 0.83, 0.76];
 /// Colour of a plane seen edge-on, drawn as a line.
@@ -561,7 +564,7 @@ struct ObstacleView {
 fn draw_obstacle(
     obstacle: &ObstacleShape,
     view: &ObstacleView,
-    to_screen: &dyn Fn(&Vector3<f64>) -> (f64, f64, f64),
+    to_screen: ToScreen,
     pixels: &mut [[u8; 3]],
     depth: &mut [f64],
     (w, h): (usize, usize),
