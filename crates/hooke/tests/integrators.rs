@@ -429,7 +429,7 @@ fn newton_failure_triggers_step_halving() {
         state
     };
     let strict = SolverSettings {
-        max_iterations: 5,
+        max_iterations: Some(5),
         ..SolverSettings::default()
     };
     let without = SolverSettings {

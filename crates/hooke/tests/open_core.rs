@@ -527,7 +527,7 @@ fn newton_settings_live_in_the_solver_table() {
     let new = format!("{BLOCK}[integrator]\nkind = \"be\"\n[solver]\ntolerance = 1e-6\nmax_iterations = 3\n");
     let scene = hooke::scene::Scene::from_text(&new, "test.toml", ".".into()).unwrap();
     assert_eq!(scene.file.solver.tolerance, 1e-6);
-    assert_eq!(scene.file.solver.max_iterations, 3);
+    assert_eq!(scene.file.solver.max_iterations, Some(3));
     let bad = format!("{BLOCK}[solver]\ntolerance = 2.0\n");
     assert!(matches!(
         hooke::scene::Scene::from_text(&bad, "test.toml", ".".into()),

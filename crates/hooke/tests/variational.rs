@@ -163,7 +163,7 @@ fn variational_midpoint_halves_failing_steps() {
     let mut state = spinning(&model);
     state.velocities.iter_mut().for_each(|v| *v *= 40.0);
     let strict = SolverSettings {
-        max_iterations: 4,
+        max_iterations: Some(4),
         ..settings(1e-8)
     };
     let mut without = state.clone();

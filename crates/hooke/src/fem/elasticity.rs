@@ -268,9 +268,62 @@ impl<E: ElementKind> EnergyTerm for Elasticity<E> {
         )
     }
 
+    fn add_laplacian(&self, _time: f64, values: &mut [f64]) {
+        // Each element adds k V Σ (∇Nₐ·∇N_b) on the diagonal of its vertex
+        // pairs' blocks, k from its material's uniaxial stiffness.
+        let weights = laplacian_weights(&self.materials);
+        let d = E::DIMENSION;
+        let mut packed = vec![0.0; self.count() * E::PACKED];
+        packed
+            .par_chunks_mut(E::PACKED)
+            .with_min_len(PARALLEL_MIN_ELEMENTS)
+            .enumerate()
+            .for_each(|(e, out)| {
+                let geometry = &self.geometry[e];
+                let measure = E::measure(geometry);
+                if measure <= 0.0 {
+                    return;
+                }
+                // With P = I the element force is V ∇Nₐ for each vertex a.
+                let mut scaled_gradients = [0.0; 12];
+                E::gradient(geometry, &Matrix3::identity(), &mut scaled_gradients[..E::NODES * d]);
+                let weight = weights[e] / measure;
+                for a in 0..E::NODES {
+                    for b in 0..=a {
+                        let ga = &scaled_gradients[a * d..a * d + d];
+                        let gb = &scaled_gradients[b * d..b * d + d];
+                        let entry = weight * ga.iter().zip(gb).map(|(p, q)| p * q).sum::<f64>();
+                        for i in 0..d {
+                            out[crate::fem::kind::packed_index(a * d + i, b * d + i)] = entry;
+                        }
+                    }
+                }
+            });
+        self.gather().matrices(&packed, values, false);
+    }
+
     fn as_elasticity(&self) -> Option<&dyn ElasticityTerm> {
         Some(self)
     }
+}
+
+/// Each element's Laplacian stiffness k, computed once per distinct material.
+fn laplacian_weights(materials: &[MaterialRef]) -> Vec<f64> {
+    let mut known: Vec<(&MaterialRef, f64)> = Vec::new();
+    materials
+        .iter()
+        .map(|m| match known.iter().find(|(seen, _)| Arc::ptr_eq(seen, m)) {
+            Some(&(_, k)) => k,
+            None => {
+                let k = crate::material::laplacian_weight::laplacian_weight(
+                    m.as_ref(),
+                    crate::material::laplacian_weight::DEFAULT_STRETCHES,
+                );
+                known.push((m, k));
+                k
+            }
+        })
+        .collect()
 }
 
 impl<E: ElementKind> ElasticityTerm for Elasticity<E> {

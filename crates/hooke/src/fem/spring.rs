@@ -185,6 +185,13 @@ impl EnergyTerm for Springs {
             blocks.add(values, &s.material_block(&point(x, a), &point(x, b)));
         }
     }
+
+    fn add_laplacian(&self, _time: f64, values: &mut [f64]) {
+        // k [1, −1; −1, 1] on each coordinate (seed 004 eq. 8.1–8.2).
+        for (s, blocks) in self.springs.iter().zip(&self.blocks) {
+            blocks.add(values, &(Matrix3::identity() * s.stiffness));
+        }
+    }
 }
 
 /// Where a spring's 3×3 blocks live in the lower-triangle pattern: the two

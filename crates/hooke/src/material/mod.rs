@@ -17,6 +17,7 @@ mod fibre;
 mod fixed_corotational;
 mod isotropic;
 mod isotropic_material;
+pub mod laplacian_weight;
 mod linear;
 mod modified_neo_hookean;
 mod neo_hookean;

@@ -147,4 +147,19 @@ impl EnergyTerm for Attachment {
             values[self.diagonal[i][dof % d]] += k;
         }
     }
+
+    fn add_laplacian(&self, time: f64, values: &mut [f64]) {
+        // A zero-length spring to its target: k on the diagonal (seed 004 §2.12).
+        if self.active(time) {
+            for (i, stiffness) in self.stiffnesses.iter().enumerate() {
+                for a in (0..self.dimension).filter(|&a| self.components[a]) {
+                    values[self.diagonal[i][a]] += stiffness;
+                }
+            }
+        }
+    }
+
+    fn laplacian_active(&self, time: f64) -> bool {
+        self.active(time)
+    }
 }

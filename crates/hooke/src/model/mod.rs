@@ -327,6 +327,21 @@ impl Model {
         Ok(energy)
     }
 
+    /// The weighted Laplacian L of every term at `time`, on [`Self::pattern`]
+    /// (seed 004 §2.12): constant in x, PSD, the same on every coordinate.
+    pub fn laplacian(&self, time: f64) -> Vec<f64> {
+        let mut values = vec![0.0; self.pattern.nonzeros()];
+        for term in &self.terms {
+            term.add_laplacian(time, &mut values);
+        }
+        values
+    }
+
+    /// Which terms' Laplacians are on at `time`: L changes only when this does.
+    pub fn laplacian_activity(&self, time: f64) -> Vec<bool> {
+        self.terms.iter().map(|t| t.laplacian_active(time)).collect()
+    }
+
     /// The Hessian alone, without low-rank parts (for tools that need K as a
     /// sparse matrix: modes, export, damping).
     pub fn stiffness(&self, x: &[f64], time: f64, project: bool) -> Result<Vec<f64>> {

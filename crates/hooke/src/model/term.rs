@@ -124,6 +124,19 @@ pub trait EnergyTerm: Send + Sync {
     /// projected Hessian, zero for loads.
     fn add_material_stiffness(&self, _x: &[f64], _time: f64, _values: &mut [f64]) {}
 
+    /// Adds the term's weighted Laplacian L at `time` (seed 004 §2.12): a
+    /// constant PSD matrix acting alike on each coordinate, which quasi-Newton
+    /// minimisers add to the inertia and factorise once. Terms without one
+    /// (loads, contact, gravity) add nothing: their forces still count, in the
+    /// gradient, and the line search keeps every step a descent.
+    fn add_laplacian(&self, _time: f64, _values: &mut [f64]) {}
+
+    /// Whether the term's Laplacian is switched on at `time` (a soft pin is
+    /// off once released): when this changes, L must be rebuilt.
+    fn laplacian_active(&self, _time: f64) -> bool {
+        true
+    }
+
     /// Edges the outputs draw for this term beside the mesh's elements (springs).
     fn drawn_edges(&self) -> Vec<[usize; 2]> {
         Vec::new()

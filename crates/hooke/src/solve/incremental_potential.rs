@@ -230,6 +230,46 @@ impl IncrementalPotential<'_> {
     }
 }
 
+impl IncrementalPotential<'_> {
+    /// Writes Σ wᵢ Aᵢ (full-pattern matrices) plus the low-rank parts into
+    /// `matrix`, restricted to the free DOFs or projected onto the subspace.
+    fn load(&self, terms: &[(f64, &[f64])], low_rank: &[LowRank], matrix: &mut SystemMatrix) {
+        match (&self.coordinates, matrix) {
+            (
+                Coordinates::Free { dofs, restriction },
+                SystemMatrix::Sparse {
+                    values, low_rank: part, ..
+                },
+            ) => {
+                restriction.load(terms, values);
+                *part = LowRank::combined(&low_rank.iter().map(|l| (1.0, l)).collect::<Vec<_>>())
+                    .map(|l| l.restricted(&dofs.free_dofs));
+            }
+            (Coordinates::Reduced(subspace), SystemMatrix::Dense(reduced)) => {
+                // BᵀAB: the summed sparse part times each basis column, plus the low-rank parts.
+                let pattern = self.model.pattern();
+                let mut summed = vec![0.0; pattern.nonzeros()];
+                for (k, value) in summed.iter_mut().enumerate() {
+                    *value = terms.iter().map(|(w, a)| w * a[k]).sum();
+                }
+                let basis = &subspace.basis;
+                let mut image = DMatrix::zeros(basis.nrows(), basis.ncols());
+                let mut column = vec![0.0; basis.nrows()];
+                for j in 0..basis.ncols() {
+                    pattern.symmetric_multiply(&summed, basis.column(j).as_slice(), &mut column);
+                    for part in low_rank {
+                        part.multiply_add(1.0, basis.column(j).as_slice(), &mut column);
+                    }
+                    image.column_mut(j).copy_from_slice(&column);
+                }
+                let product = basis.tr_mul(&image);
+                *reduced = (&product + product.transpose()) * 0.5;
+            }
+            _ => unreachable!("the matrix comes from hessian_matrix()"),
+        }
+    }
+}
+
 /// The pieces of the full Hessian before they are summed and restricted.
 struct HessianParts {
     stiffness: Vec<f64>,
@@ -271,34 +311,7 @@ impl Objective for IncrementalPotential<'_> {
         let parts = parts.expect("asked for the Hessian");
         gradient.copy_from_slice(&self.reduce(&full));
         let terms = self.weighted(&parts);
-        match (&self.coordinates, hessian) {
-            (Coordinates::Free { dofs, restriction }, SystemMatrix::Sparse { values, low_rank, .. }) => {
-                restriction.load(&terms, values);
-                *low_rank = LowRank::combined(&parts.low_rank.iter().map(|l| (1.0, l)).collect::<Vec<_>>())
-                    .map(|l| l.restricted(&dofs.free_dofs));
-            }
-            (Coordinates::Reduced(subspace), SystemMatrix::Dense(reduced)) => {
-                // BᵀHB: the summed sparse part times each basis column, plus the low-rank parts.
-                let pattern = self.model.pattern();
-                let mut summed = vec![0.0; pattern.nonzeros()];
-                for (k, value) in summed.iter_mut().enumerate() {
-                    *value = terms.iter().map(|(w, a)| w * a[k]).sum();
-                }
-                let basis = &subspace.basis;
-                let mut image = DMatrix::zeros(basis.nrows(), basis.ncols());
-                let mut column = vec![0.0; basis.nrows()];
-                for j in 0..basis.ncols() {
-                    pattern.symmetric_multiply(&summed, basis.column(j).as_slice(), &mut column);
-                    for part in &parts.low_rank {
-                        part.multiply_add(1.0, basis.column(j).as_slice(), &mut column);
-                    }
-                    image.column_mut(j).copy_from_slice(&column);
-                }
-                let product = basis.tr_mul(&image);
-                *reduced = (&product + product.transpose()) * 0.5;
-            }
-            _ => unreachable!("the Hessian matrix comes from hessian_matrix()"),
-        }
+        self.load(&terms, &parts.low_rank, hessian);
         Ok(value)
     }
 
@@ -307,6 +320,43 @@ impl Objective for IncrementalPotential<'_> {
             Coordinates::Free { restriction, .. } => SystemMatrix::zeros_on(restriction.pattern.clone()),
             Coordinates::Reduced(subspace) => SystemMatrix::Dense(DMatrix::zeros(subspace.rank(), subspace.rank())),
         }
+    }
+
+    fn quasi_newton_key(&self) -> Option<u64> {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        (self.model as *const Model as usize).hash(&mut hasher);
+        let weights = [
+            self.inertia.as_ref().map_or(0.0, |i| i.weight),
+            self.damping.as_ref().map_or(0.0, |d| d.weight),
+            self.viscoelastic.as_ref().map_or(0.0, |v| v.weight * v.scale * v.scale),
+        ];
+        weights.map(f64::to_bits).hash(&mut hasher);
+        self.model.laplacian_activity(self.time).hash(&mut hasher);
+        match &self.coordinates {
+            Coordinates::Free { dofs, .. } => dofs.free_dofs.hash(&mut hasher),
+            Coordinates::Reduced(subspace) => (*subspace as *const Subspace as usize).hash(&mut hasher),
+        }
+        Some(hasher.finish())
+    }
+
+    fn quasi_newton_matrix(&self, matrix: &mut SystemMatrix) -> Result<()> {
+        // Damping enters with its values now; a Rayleigh matrix that follows
+        // the current stiffness changes a little from step to step, which the
+        // quasi-Newton updates absorb (the matrix is only their starting point).
+        let laplacian = self.model.laplacian(self.time);
+        let mut terms: Vec<(f64, &[f64])> = vec![(1.0, &laplacian)];
+        if let Some(inertia) = &self.inertia {
+            terms.push((inertia.weight, self.model.mass().values()));
+        }
+        if let Some(damping) = &self.damping {
+            terms.push((damping.weight, &damping.values));
+        }
+        if let Some(term) = &self.viscoelastic {
+            terms.push((term.weight * term.scale * term.scale, &laplacian));
+        }
+        self.load(&terms, &[], matrix);
+        Ok(())
     }
 
     fn increment_size(&self, change: &[f64]) -> f64 {

@@ -29,12 +29,24 @@ pub fn backtrack(
     value: f64,
     slope: f64,
 ) -> Result<(f64, usize)> {
+    backtrack_with(objective, u, direction, value, slope, ARMIJO)
+}
+
+/// [`backtrack`] with another sufficient-decrease constant c ∈ (0, ½).
+pub fn backtrack_with(
+    objective: &dyn Objective,
+    u: &[f64],
+    direction: &[f64],
+    value: f64,
+    slope: f64,
+    armijo: f64,
+) -> Result<(f64, usize)> {
     let mut step = 1.0;
     let mut trial_gradient = Vec::new();
     for halvings in 0..=MAX_HALVINGS {
         let trial: Vec<f64> = u.iter().zip(direction).map(|(a, d)| a + step * d).collect();
         let trial_value = objective.value(&trial);
-        if trial_value <= value + ARMIJO * step * slope {
+        if trial_value <= value + armijo * step * slope {
             return Ok((step, halvings));
         }
         let within_rounding = trial_value - value <= ROUNDING * value.abs().max(trial_value.abs());
@@ -42,7 +54,7 @@ pub fn backtrack(
             trial_gradient.resize(u.len(), 0.0);
             objective.gradient(&trial, &mut trial_gradient)?;
             let trial_slope: f64 = trial_gradient.iter().zip(direction).map(|(g, d)| g * d).sum();
-            if trial_slope <= (2.0 * ARMIJO - 1.0) * slope {
+            if trial_slope <= (2.0 * armijo - 1.0) * slope {
                 return Ok((step, halvings));
             }
         }

@@ -1,7 +1,7 @@
 //! Minimisers behind one interface, and the `[solver]` table of scenes that
 //! chooses and tunes them for every implicit integrator and the static solve.
 
-use super::{Newton, Objective};
+use super::{Lbfgs, Newton, Objective};
 use crate::error::{HookeError, Result};
 
 /// What a minimisation did.
@@ -41,6 +41,10 @@ pub enum MinimizerKind {
     /// factorised every iteration.
     #[default]
     Newton,
+    /// L-BFGS on a constant matrix (inertia plus weighted Laplacian)
+    /// factorised once while it stays the same (seed 004 §2.10–2.11): cheap
+    /// iterations for any material, linear convergence.
+    Lbfgs,
 }
 
 /// The `[solver]` table: which minimiser, and its settings.
@@ -50,7 +54,15 @@ pub struct SolverSettings {
     pub kind: MinimizerKind,
     /// Converged when the increment ‖Δx‖∞ is below this fraction of the body's size.
     pub tolerance: f64,
-    pub max_iterations: usize,
+    /// The most iterations a step may take before it fails (default: 50 for
+    /// Newton, 1000 for L-BFGS).
+    pub max_iterations: Option<usize>,
+    /// A fixed budget: exactly this many iterations per step unless the
+    /// tolerance is met first; reaching it is not a failure (real-time use).
+    pub iterations: Option<usize>,
+    /// L-BFGS: the number of (Δx, Δ∇Φ) pairs kept (0: the plain quasi-Newton
+    /// iteration with the constant matrix).
+    pub history: usize,
     /// Project each element's Hessian to positive semi-definite, so that the system is SPD.
     pub project_hessian: bool,
     /// Backtrack along the search direction until the objective decreases enough.
@@ -79,7 +91,9 @@ impl Default for SolverSettings {
         SolverSettings {
             kind: MinimizerKind::Newton,
             tolerance: 1e-8,
-            max_iterations: 50,
+            max_iterations: None,
+            iterations: None,
+            history: 5,
             project_hessian: true,
             line_search: true,
             max_step_halvings: 4,
@@ -113,16 +127,35 @@ impl SolverSettings {
                 format!("at most 20 (a million sub-steps), got {}", self.max_step_halvings),
             ));
         }
-        if self.max_iterations == 0 {
+        if self.max_iterations == Some(0) {
             return Err(HookeError::scene(format!("{key}.max_iterations"), "must be at least 1"));
         }
+        if self.iterations == Some(0) {
+            return Err(HookeError::scene(format!("{key}.iterations"), "must be at least 1"));
+        }
+        if self.history > 1000 {
+            return Err(HookeError::scene(
+                format!("{key}.history"),
+                format!("at most 1000 pairs, got {}", self.history),
+            ));
+        }
         Ok(())
+    }
+
+    /// The iterations a step may take: the fixed budget, else `max_iterations`,
+    /// else the kind's default.
+    pub fn iteration_limit(&self) -> usize {
+        self.iterations.or(self.max_iterations).unwrap_or(match self.kind {
+            MinimizerKind::Newton => 50,
+            MinimizerKind::Lbfgs => 1000,
+        })
     }
 
     /// The minimiser these settings describe.
     pub fn minimizer(&self) -> Box<dyn Minimizer> {
         match self.kind {
             MinimizerKind::Newton => Box::new(Newton::new(*self)),
+            MinimizerKind::Lbfgs => Box::new(Lbfgs::new(*self)),
         }
     }
 }

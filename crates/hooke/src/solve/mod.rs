@@ -1,10 +1,11 @@
 //! Nonlinear solvers for implicit steps: the objective interface, the
 //! incremental potential every implicit step builds, interchangeable
-//! minimisers (Newton now) chosen by the `[solver]` table, and linear systems
+//! minimisers (Newton, L-BFGS) chosen by the `[solver]` table, and linear systems
 //! on the free DOFs.
 
 mod free_system;
 mod incremental_potential;
+mod lbfgs;
 mod line_search;
 mod minimizer;
 mod newton;
@@ -13,7 +14,8 @@ mod objective;
 pub use crate::linalg::IndefiniteSystem;
 pub use free_system::FreeSystem;
 pub use incremental_potential::{Coordinates, DampingPart, IncrementalPotential, Inertia, ViscoelasticTerm};
-pub use line_search::backtrack;
+pub use lbfgs::Lbfgs;
+pub use line_search::{backtrack, backtrack_with};
 pub use minimizer::{Minimizer, MinimizerKind, MinimizerReport, SolverSettings, Stagnation, SOLVER_KEYS};
 pub use newton::Newton;
 pub use objective::Objective;

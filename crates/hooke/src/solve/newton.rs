@@ -29,11 +29,11 @@ const STALL_WINDOW: usize = 8;
 /// An increment below this fraction of the body's size is at a level where a
 /// stall is rounding (of the gradient, the factorisation and x itself, about
 /// √ε amplified by the conditioning), not a failure to converge.
-const ROUND_OFF_LEVEL: f64 = 1e-8;
+pub(super) const ROUND_OFF_LEVEL: f64 = 1e-8;
 
 /// Whether the last [`STALL_WINDOW`] increments failed to halve the smallest
 /// increment seen before them.
-fn stalled(increments: &[f64]) -> bool {
+pub(super) fn stalled(increments: &[f64]) -> bool {
     if increments.len() <= STALL_WINDOW {
         return false;
     }
@@ -54,7 +54,8 @@ impl Minimizer for Newton {
         let mut hessian = objective.hessian_matrix();
         let mut gradient = vec![0.0; objective.size()];
         let mut increments = Vec::new();
-        for iteration in 1..=settings.max_iterations {
+        let limit = settings.iteration_limit();
+        for iteration in 1..=limit {
             report.iterations = iteration;
             let started = Instant::now();
             let value = objective.hessian(x, &mut gradient, &mut hessian)?;
@@ -123,11 +124,15 @@ impl Minimizer for Newton {
                 report.line_search_reductions += halvings;
             }
             x.iter_mut().zip(&direction).for_each(|(a, d)| *a += step * d);
+            // A fixed budget (real-time use) ends here, converged or not.
+            if settings.iterations == Some(iteration) {
+                return Ok(report);
+            }
         }
         Err(HookeError::Solver {
             reason: format!(
-                "Newton did not converge in {} iterations (residual {:.3e}, last increment {:.3e}, tolerance {:.3e})",
-                settings.max_iterations, report.residual, report.increment, threshold
+                "Newton did not converge in {limit} iterations (residual {:.3e}, last increment {:.3e}, tolerance {:.3e})",
+                report.residual, report.increment, threshold
             ),
         })
     }

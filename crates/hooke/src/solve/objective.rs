@@ -35,6 +35,21 @@ pub trait Objective {
     /// the free DOFs' pattern, or dense r×r for reduced coordinates).
     fn hessian_matrix(&self) -> SystemMatrix;
 
+    /// A key of the constant SPD approximation of the Hessian that
+    /// quasi-Newton minimisers factorise once and reuse (for an implicit step
+    /// the inertia plus the weighted Laplacian, seed 004 §2.10): it changes
+    /// exactly when the approximation does. None: the objective has none.
+    fn quasi_newton_key(&self) -> Option<u64> {
+        None
+    }
+
+    /// Writes that approximation into `matrix` (from [`Objective::hessian_matrix`]).
+    fn quasi_newton_matrix(&self, _matrix: &mut SystemMatrix) -> Result<()> {
+        Err(crate::error::HookeError::Solver {
+            reason: "this objective has no constant approximation of its Hessian for a quasi-Newton solver".into(),
+        })
+    }
+
     /// The size of a change of the unknowns in length units (∞-norm of the
     /// positions it moves), for convergence tests.
     fn increment_size(&self, change: &[f64]) -> f64 {

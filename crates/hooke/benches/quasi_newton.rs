@@ -1,0 +1,89 @@
+//! A real-time frame (h = 1/30 s) of backward Euler on a ~20k-tet Stable
+//! Neo-Hookean bar, clamped at one end, under gravity, from a sagging, moving
+//! state: Newton against L-BFGS (seed 004 §2.11), converged and on fixed
+//! budgets (Newton 1 iteration, L-BFGS 10, seed 004's equal-budget pairing).
+//! Before timing, the relative error (Φ(x) − Φ(x*)) / (Φ(x⁰) − Φ(x*)) of each
+//! budget against Newton converged to 1e-10 is printed. Recorded in BENCHMARKS.md.
+
+mod common;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use hooke::integrate::{BackwardEuler, Integrator};
+use hooke::model::{Model, State};
+use hooke::solve::{MinimizerKind, SolverSettings};
+use nalgebra::Vector3;
+
+const FRAME: f64 = 1.0 / 30.0;
+
+fn bar() -> (Model, State) {
+    let model = common::clamped_bar(Vector3::new(0.8, 0.16, 0.2), [40, 8, 10]);
+    let mut state = model.initial_state();
+    for (v, p) in model.mesh().vertices().iter().enumerate() {
+        let bend = (p.x / 0.8).powi(2);
+        state.positions[3 * v + 2] -= 0.02 * bend;
+        state.velocities[3 * v + 2] = -0.5 * bend;
+    }
+    (model, state)
+}
+
+/// Φ(x) = ‖x − xₙ − h vₙ‖²_M / 2h² + E(x): backward Euler's incremental potential.
+fn incremental_potential(model: &Model, start: &State, x: &[f64]) -> f64 {
+    let difference: Vec<f64> = (0..x.len())
+        .map(|i| x[i] - start.positions[i] - FRAME * start.velocities[i])
+        .collect();
+    let mut product = vec![0.0; x.len()];
+    model.mass_multiply(&difference, &mut product);
+    let inertia: f64 = difference.iter().zip(&product).map(|(a, b)| a * b).sum::<f64>() / (2.0 * FRAME * FRAME);
+    inertia + model.energy(x, start.time + FRAME)
+}
+
+fn variants() -> Vec<(&'static str, SolverSettings)> {
+    let solver = |kind, iterations| SolverSettings {
+        kind,
+        iterations,
+        ..SolverSettings::default()
+    };
+    vec![
+        ("newton_converged", solver(MinimizerKind::Newton, None)),
+        ("newton_1_iteration", solver(MinimizerKind::Newton, Some(1))),
+        ("lbfgs_10_iterations", solver(MinimizerKind::Lbfgs, Some(10))),
+        ("lbfgs_converged", solver(MinimizerKind::Lbfgs, None)),
+    ]
+}
+
+fn frame(c: &mut Criterion) {
+    let (model, state) = bar();
+    let exact = {
+        let mut next = state.clone();
+        let settings = SolverSettings {
+            tolerance: 1e-10,
+            ..SolverSettings::default()
+        };
+        BackwardEuler::new(settings)
+            .step(&model, &mut next, FRAME)
+            .expect("step");
+        incremental_potential(&model, &state, &next.positions)
+    };
+    let start = incremental_potential(&model, &state, &state.positions);
+    let tets = model.mesh().element_count();
+    let mut group = c.benchmark_group(format!("backward_euler_frame_{tets}_tets"));
+    group.sample_size(10);
+    for (label, settings) in variants() {
+        let mut integrator = BackwardEuler::new(settings);
+        let mut next = state.clone();
+        let report = integrator.step(&model, &mut next, FRAME).expect("step");
+        let error = (incremental_potential(&model, &state, &next.positions) - exact) / (start - exact);
+        eprintln!("{label}: {} iterations, relative error {error:.3e}", report.iterations);
+        group.bench_function(BenchmarkId::from_parameter(label), |b| {
+            b.iter(|| {
+                let mut next = state.clone();
+                integrator.step(&model, &mut next, FRAME).expect("step");
+                next
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, frame);
+criterion_main!(benches);

@@ -1,0 +1,154 @@
+//! Quasi-Newton minimisation (seed 004 §2.10–2.12): the weighted Laplacian of
+//! the model's terms, and L-BFGS on it as a `[solver]` of any implicit step.
+
+mod common;
+
+use common::{bar, clamp_left_end, parameters, uniform_model};
+use hooke::fem::MassKind;
+use hooke::integrate::{BackwardEuler, Integrator, StaticEquilibrium};
+use hooke::material::laplacian_weight::{laplacian_weight, DEFAULT_STRETCHES};
+use hooke::material::MaterialModel;
+use hooke::mesh::TetsPerHex;
+use hooke::model::{Model, Motion};
+use hooke::solve::{MinimizerKind, SolverSettings};
+use nalgebra::{Matrix3, Vector3};
+
+fn clamped_bar(material: MaterialModel) -> Model {
+    let mut model = uniform_model(
+        bar([0.4, 0.1, 0.1], [8, 2, 2], TetsPerHex::Six),
+        material,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    );
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
+    model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+    model
+}
+
+/// For a displacement u = A X, uᵀ L u = k V ‖A‖²_F: L weighs each element's
+/// squared gradient by k and its volume. Rigid translations are in its null space.
+#[test]
+fn the_laplacian_measures_squared_gradients() {
+    let model = clamped_bar(MaterialModel::NeoHookean);
+    let laplacian = model.laplacian(0.0);
+    let pattern = model.pattern();
+    let rest = model.rest_positions();
+    let a = Matrix3::new(0.3, -0.2, 0.5, 0.1, 0.7, -0.4, 0.25, 0.05, -0.6);
+    let u: Vec<f64> = rest
+        .chunks(3)
+        .flat_map(|p| (a * Vector3::new(p[0], p[1], p[2])).data.0[0])
+        .collect();
+    let mut product = vec![0.0; u.len()];
+    pattern.symmetric_multiply(&laplacian, &u, &mut product);
+    let quadratic: f64 = u.iter().zip(&product).map(|(x, y)| x * y).sum();
+    let k = laplacian_weight(model.materials()[0].as_ref(), DEFAULT_STRETCHES);
+    let expected = k * 0.4 * 0.1 * 0.1 * a.norm_squared();
+    assert!(
+        (quadratic - expected).abs() < 1e-10 * expected,
+        "{quadratic} vs {expected}"
+    );
+
+    let translation: Vec<f64> = (0..rest.len()).map(|i| [1.0, -2.0, 0.5][i % 3]).collect();
+    pattern.symmetric_multiply(&laplacian, &translation, &mut product);
+    assert!(
+        product.iter().all(|p| p.abs() < 1e-9 * k),
+        "a translation stores energy"
+    );
+}
+
+fn lbfgs(tolerance: f64) -> SolverSettings {
+    SolverSettings {
+        kind: MinimizerKind::Lbfgs,
+        tolerance,
+        ..SolverSettings::default()
+    }
+}
+
+fn largest_difference(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
+/// Backward Euler by L-BFGS reaches the step Newton reaches, for Neo-Hookean
+/// and stable Neo-Hookean bars sagging under gravity; so does a static solve.
+#[test]
+fn lbfgs_steps_agree_with_newton() {
+    for material in [MaterialModel::NeoHookean, MaterialModel::StableNeoHookean] {
+        let model = clamped_bar(material);
+        let rest = model.rest_positions();
+        let tight = SolverSettings {
+            tolerance: 1e-11,
+            ..SolverSettings::default()
+        };
+        let (mut newton, mut quasi) = (model.initial_state(), model.initial_state());
+        let mut newton_integrator = BackwardEuler::new(tight);
+        let mut quasi_integrator = BackwardEuler::new(lbfgs(1e-11));
+        let mut iterations = 0;
+        for _ in 0..5 {
+            newton_integrator.step(&model, &mut newton, 0.01).unwrap();
+            iterations += quasi_integrator.step(&model, &mut quasi, 0.01).unwrap().iterations;
+        }
+        let moved = largest_difference(&newton.positions, &rest);
+        assert!(moved > 1e-4, "{moved}");
+        let apart = largest_difference(&newton.positions, &quasi.positions);
+        assert!(apart < 1e-7 * moved, "{material:?}: {apart} apart of {moved}");
+        assert!(iterations > 5, "{material:?}: L-BFGS took {iterations} iterations");
+
+        let (mut newton, mut quasi) = (model.initial_state(), model.initial_state());
+        StaticEquilibrium::new(tight).step(&model, &mut newton, 1.0).unwrap();
+        StaticEquilibrium::new(lbfgs(1e-11))
+            .step(&model, &mut quasi, 1.0)
+            .unwrap();
+        let moved = largest_difference(&newton.positions, &rest);
+        let apart = largest_difference(&newton.positions, &quasi.positions);
+        assert!(apart < 1e-6 * moved, "{material:?} static: {apart} apart of {moved}");
+    }
+}
+
+/// A scene chooses L-BFGS in its `[solver]` table, with a fixed budget of
+/// iterations per step; unknown values are refused with the key.
+#[test]
+fn scenes_choose_lbfgs() {
+    let text = |solver: &str| {
+        format!(
+            r#"gravity = [0.0, 0.0, -9.81]
+[simulation]
+duration = 0.05
+time_step = 0.01
+[[bodies]]
+mesh = {{ box = {{ size = [0.4, 0.1, 0.1], cells = [4, 1, 1] }} }}
+material = {{ model = "stable_neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }}
+[[pins]]
+select = {{ plane = {{ point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] }} }}
+[integrator]
+kind = "backward_euler"
+[solver]
+{solver}
+"#
+        )
+    };
+    let scene = hooke::scene::Scene::from_text(
+        &text("kind = \"lbfgs\"\niterations = 10\nhistory = 7"),
+        "lbfgs.toml",
+        ".".into(),
+    )
+    .unwrap();
+    assert_eq!(scene.file.solver.kind, MinimizerKind::Lbfgs);
+    assert_eq!(scene.file.solver.history, 7);
+    let mut built = scene.build().unwrap();
+    let mut state = built.initial_state.clone();
+    for _ in 0..5 {
+        let report = built.integrator.step(&built.model, &mut state, 0.01).unwrap();
+        assert!(report.iterations <= 10, "{report:?}");
+    }
+    assert!(state.positions.iter().all(|x| x.is_finite()));
+    for (bad, key) in [
+        ("kind = \"bfgs\"", "expected `newton` or `lbfgs`"),
+        ("iterations = 0", "solver.iterations"),
+    ] {
+        let error = hooke::scene::Scene::from_text(&text(bad), "bad.toml", ".".into())
+            .and_then(|scene| scene.build().map(|_| ()))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(key), "{bad}: {error}");
+    }
+}
