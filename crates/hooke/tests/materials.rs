@@ -219,3 +219,45 @@ fn lame_parameters_from_youngs_modulus_and_poisson_ratio() {
     assert!((lame.mu - 4e5).abs() < 1e-6);
     assert!((lame.lambda - 4e5).abs() < 1e-6);
 }
+
+/// Stable Neo-Hookean, Neo-Hookean and St. Venant–Kirchhoff give energies and
+/// stresses straight from F (no SVD) for explicit steps and quasi-Newton
+/// iterations: the same ψ and P as the stretch form their Hessians use, at
+/// stretched, sheared, rotated and (where defined) inverted F.
+#[test]
+fn direct_energies_and_stresses_match_the_stretch_form() {
+    let lame = Lame { mu: 3e5, lambda: 2e6 };
+    let mut rng = Lcg::new(42);
+    for model in [
+        MaterialModel::StableNeoHookean,
+        MaterialModel::NeoHookean,
+        MaterialModel::StVenantKirchhoff,
+    ] {
+        for case in 0..200 {
+            let mut f = rng.rotation() * (Matrix3::identity() + rng.matrix(0.4));
+            if case % 4 == 0 {
+                // An inverted element: one column flipped.
+                f.column_mut(0).neg_mut();
+            }
+            let direct = hooke::material::evaluate(model, &f, &lame, Want::Stress);
+            let stretch = hooke::material::evaluate(model, &f, &lame, Want::Derivative { project: false });
+            if stretch.is_undefined() {
+                assert!(direct.is_undefined(), "{model:?}: defined directly at an undefined F");
+                continue;
+            }
+            let scale = lame.lambda * (1.0 + f.norm_squared());
+            assert!(
+                (direct.energy_density - stretch.energy_density).abs() <= 1e-10 * scale,
+                "{model:?} ψ: {} vs {}",
+                direct.energy_density,
+                stretch.energy_density
+            );
+            assert!(
+                (direct.first_piola - stretch.first_piola).amax() <= 1e-10 * scale,
+                "{model:?} P at case {case}: {} vs {}",
+                direct.first_piola,
+                stretch.first_piola
+            );
+        }
+    }
+}

@@ -202,7 +202,11 @@ impl SparseCholesky {
         if columns == 0 {
             return Ok(());
         }
-        let parallelism = faer::get_global_parallelism();
+        // Triangular solves are sequential: split across threads, the small
+        // dense blocks of each supernode cost more in scheduling than they
+        // gain (measured: 16.5 ms against 1.15 ms for a 3,960-unknown factor
+        // with 3 right-hand sides, on 2 cores).
+        let parallelism = faer::Par::Seq;
         let mut buffer = workspace(self.symbolic.solve_in_place_scratch::<f64>(columns, parallelism))?;
         let block = MatMut::from_column_major_slice_mut(rhs, n, columns);
         let stack = MemStack::new(&mut buffer);

@@ -20,6 +20,19 @@ pub trait StretchEnergy {
     fn gradient(&self, sigma: &Vector3<f64>, lame: &Lame) -> Vector3<f64>;
     /// ∂²ψ/∂σ².
     fn hessian(&self, sigma: &Vector3<f64>, lame: &Lame) -> Matrix3<f64>;
+    /// ψ(F) and, with `stress`, P(F) from F directly (its invariants) where the
+    /// model has such a form: energies and forces, the whole cost of explicit
+    /// steps and quasi-Newton iterations, then skip the SVD (Hessians still use
+    /// it). None: the stretch form only.
+    fn direct(&self, _f: &Matrix3<f64>, _lame: &Lame, _stress: bool) -> Option<(f64, Matrix3<f64>)> {
+        None
+    }
+}
+
+/// ∂ det F / ∂F, the cofactor matrix: its columns are cross products of F's.
+pub fn cofactor(f: &Matrix3<f64>) -> Matrix3<f64> {
+    let (a, b, c) = (f.column(0), f.column(1), f.column(2));
+    Matrix3::from_columns(&[b.cross(&c), c.cross(&a), a.cross(&b)])
 }
 
 /// Below this relative gap two singular values count as equal, and the flip
@@ -39,6 +52,18 @@ fn undefined() -> Evaluation {
 pub fn evaluate<M: StretchEnergy>(model: &M, f: &Matrix3<f64>, lame: &Lame, want: Want) -> Evaluation {
     if !f.iter().all(|x| x.is_finite()) {
         return undefined();
+    }
+    if matches!(want, Want::Energy | Want::Stress) {
+        if let Some((energy_density, first_piola)) = model.direct(f, lame, want == Want::Stress) {
+            if !energy_density.is_finite() {
+                return undefined();
+            }
+            return Evaluation {
+                energy_density,
+                first_piola,
+                first_piola_derivative: None,
+            };
+        }
     }
     let (u, sigma, v) = signed_svd3(f);
     let energy_density = model.energy(&sigma, lame);

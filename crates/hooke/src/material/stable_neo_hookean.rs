@@ -4,7 +4,7 @@
 //! model linearises to the given E and ν), α = 1 + 3μ'/(4λ') (P(I) = 0), and the
 //! constant ψ₀ chosen so that ψ(I) = 0. Defined and smooth for inverted elements.
 
-use super::isotropic::{volume_gradient, volume_hessian, StretchEnergy};
+use super::isotropic::{cofactor, volume_gradient, volume_hessian, StretchEnergy};
 use super::Lame;
 use nalgebra::{Matrix3, Vector3};
 
@@ -26,13 +26,29 @@ fn coefficients(lame: &Lame) -> Coefficients {
     }
 }
 
+/// ψ from the invariants I_C = ‖F‖² = Σσᵢ² and J = det F = Πσᵢ.
+fn energy_of_invariants(c: &Coefficients, ic: f64, j: f64) -> f64 {
+    let shape = |ic: f64, j: f64| {
+        0.5 * c.mu * (ic - 3.0) + 0.5 * c.lambda * (j - c.alpha).powi(2) - 0.5 * c.mu * (ic + 1.0).ln()
+    };
+    shape(ic, j) - shape(3.0, 1.0)
+}
+
 impl StretchEnergy for StableNeoHookean {
     fn energy(&self, s: &Vector3<f64>, lame: &Lame) -> f64 {
+        energy_of_invariants(&coefficients(lame), s.norm_squared(), s.product())
+    }
+
+    /// P = μ'(1 − 1/(I_C + 1)) F + λ'(J − α) cof F.
+    fn direct(&self, f: &Matrix3<f64>, lame: &Lame, stress: bool) -> Option<(f64, Matrix3<f64>)> {
         let c = coefficients(lame);
-        let shape = |ic: f64, j: f64| {
-            0.5 * c.mu * (ic - 3.0) + 0.5 * c.lambda * (j - c.alpha).powi(2) - 0.5 * c.mu * (ic + 1.0).ln()
+        let (ic, j) = (f.norm_squared(), f.determinant());
+        let energy = energy_of_invariants(&c, ic, j);
+        let stress = match stress {
+            true => f * (c.mu * (1.0 - 1.0 / (ic + 1.0))) + cofactor(f) * (c.lambda * (j - c.alpha)),
+            false => Matrix3::zeros(),
         };
-        shape(s.norm_squared(), s.product()) - shape(3.0, 1.0)
+        Some((energy, stress))
     }
 
     fn gradient(&self, s: &Vector3<f64>, lame: &Lame) -> Vector3<f64> {

@@ -12,7 +12,7 @@
 //! exact), or reduced coordinates u with x = x₀ + B u, whose gradient is Bᵀ∇Φ
 //! and Hessian the dense BᵀHB.
 
-use super::Objective;
+use super::{Objective, QuasiNewtonMatrix};
 use crate::error::Result;
 use crate::linalg::{LowRank, SystemMatrix};
 use crate::model::{DofMap, Model, RebasedElasticity, Restriction, Subspace};
@@ -270,6 +270,62 @@ impl IncrementalPotential<'_> {
     }
 }
 
+/// The per-vertex matrix S whose I ⊗ S approximates Σ wᵢ Aᵢ on the free DOFs
+/// (full-pattern matrices over `d` coordinates per vertex): Sᵢⱼ is the mean of
+/// the diagonal of block (i, j), a partial trace, which keeps a PSD matrix
+/// PSD and is exact for the mass and the Laplacians (already I ⊗ scalar).
+/// None when some vertex has only part of its coordinates free.
+fn per_coordinate(
+    pattern: &crate::linalg::LowerPattern,
+    d: usize,
+    dofs: &DofMap,
+    terms: &[(f64, &[f64])],
+) -> Option<SystemMatrix> {
+    let vertices = pattern.size / d;
+    let mut vertex_index = vec![None; vertices];
+    let mut free_vertices = 0;
+    for (v, slot) in vertex_index.iter_mut().enumerate() {
+        let free = (0..d).filter(|a| dofs.free_index[d * v + a].is_some()).count();
+        match free {
+            0 => {}
+            f if f == d => {
+                *slot = Some(free_vertices);
+                free_vertices += 1;
+            }
+            _ => return None,
+        }
+    }
+    let mut columns = Vec::with_capacity(free_vertices);
+    let mut values = Vec::new();
+    for j in 0..vertices {
+        if vertex_index[j].is_none() {
+            continue;
+        }
+        let mut rows = Vec::new();
+        let column = d * j;
+        for k in pattern.column_starts[column]..pattern.column_starts[column + 1] {
+            let row = pattern.row_indices[k];
+            let (i, a) = (row / d, row % d);
+            let Some(new_i) = vertex_index[i].filter(|_| a == 0) else {
+                continue;
+            };
+            let mut trace = 0.0;
+            for b in 0..d {
+                let position = pattern.position(d * i + b, d * j + b)?;
+                trace += terms.iter().map(|(w, m)| w * m[position]).sum::<f64>();
+            }
+            rows.push(new_i);
+            values.push(trace / d as f64);
+        }
+        columns.push(rows);
+    }
+    Some(SystemMatrix::Sparse {
+        pattern: Arc::new(crate::linalg::LowerPattern::from_columns(columns)),
+        values,
+        low_rank: None,
+    })
+}
+
 /// The pieces of the full Hessian before they are summed and restricted.
 struct HessianParts {
     stiffness: Vec<f64>,
@@ -340,7 +396,7 @@ impl Objective for IncrementalPotential<'_> {
         Some(hasher.finish())
     }
 
-    fn quasi_newton_matrix(&self, matrix: &mut SystemMatrix) -> Result<()> {
+    fn quasi_newton_matrix(&self) -> Result<QuasiNewtonMatrix> {
         // Damping enters with its values now; a Rayleigh matrix that follows
         // the current stiffness changes a little from step to step, which the
         // quasi-Newton updates absorb (the matrix is only their starting point).
@@ -355,8 +411,17 @@ impl Objective for IncrementalPotential<'_> {
         if let Some(term) = &self.viscoelastic {
             terms.push((term.weight * term.scale * term.scale, &laplacian));
         }
-        self.load(&terms, &[], matrix);
-        Ok(())
+        if let Coordinates::Free { dofs, .. } = &self.coordinates {
+            if let Some(matrix) = per_coordinate(self.model.pattern(), self.model.dimension(), dofs, &terms) {
+                return Ok(QuasiNewtonMatrix {
+                    matrix,
+                    coordinates: self.model.dimension(),
+                });
+            }
+        }
+        let mut matrix = self.hessian_matrix();
+        self.load(&terms, &[], &mut matrix);
+        Ok(QuasiNewtonMatrix { matrix, coordinates: 1 })
     }
 
     fn increment_size(&self, change: &[f64]) -> f64 {

@@ -12,9 +12,9 @@
 //! search keeps every step a descent. Terms without a Laplacian (contact,
 //! loads, fibres) act through the gradient alone (§2.13).
 
-use super::line_search::backtrack_with;
+use super::line_search::backtrack_with_gradient;
 use super::newton::{stalled, ROUND_OFF_LEVEL};
-use super::{Minimizer, MinimizerReport, Objective, SolverSettings, Stagnation};
+use super::{Minimizer, MinimizerReport, Objective, QuasiNewtonMatrix, SolverSettings, Stagnation};
 use crate::error::{HookeError, Result};
 use crate::linalg::{IndefiniteSystem, SystemSolver};
 use std::collections::VecDeque;
@@ -35,6 +35,8 @@ pub struct Lbfgs {
     solver: SystemSolver,
     /// The key of the matrix factorised in `solver`.
     factorized: Option<u64>,
+    /// Coordinates the factorised matrix acts on alike (1: it is the whole A₀).
+    coordinates: usize,
 }
 
 impl Lbfgs {
@@ -43,6 +45,7 @@ impl Lbfgs {
             settings,
             solver: SystemSolver::new(),
             factorized: None,
+            coordinates: 1,
         }
     }
 
@@ -56,11 +59,11 @@ impl Lbfgs {
             return Ok(());
         }
         let started = Instant::now();
-        let mut matrix = objective.hessian_matrix();
-        objective.quasi_newton_matrix(&mut matrix)?;
+        let QuasiNewtonMatrix { matrix, coordinates } = objective.quasi_newton_matrix()?;
         report.assembly_seconds += started.elapsed().as_secs_f64();
         let started = Instant::now();
         self.factorized = None;
+        self.coordinates = coordinates;
         // A₀ is SPD when the inertia or pins hold every rigid motion; a static
         // solve of a body held only through loads is shifted to definite.
         if let crate::linalg::FactorizationOutcome::Shifted { .. } =
@@ -73,6 +76,24 @@ impl Lbfgs {
         Ok(())
     }
 
+    /// q ← A₀⁻¹ q; a per-coordinate factor solves the coordinates as columns.
+    fn solve(&self, q: &mut [f64]) -> Result<()> {
+        let d = self.coordinates;
+        if d == 1 {
+            return self.solver.solve_in_place(q);
+        }
+        let rows = q.len() / d;
+        let mut columns = vec![0.0; q.len()];
+        for (k, value) in q.iter().enumerate() {
+            columns[(k % d) * rows + k / d] = *value;
+        }
+        self.solver.solve_columns_in_place(&mut columns, d)?;
+        for (k, value) in q.iter_mut().enumerate() {
+            *value = columns[(k % d) * rows + k / d];
+        }
+        Ok(())
+    }
+
     /// −H ∇Φ by the two-loop recursion, H the L-BFGS inverse Hessian built on A₀.
     fn direction(&self, gradient: &[f64], history: &VecDeque<Pair>) -> Result<Vec<f64>> {
         let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
@@ -82,7 +103,7 @@ impl Lbfgs {
             zeta[i] = dot(&pair.s, &q) / pair.rho;
             q.iter_mut().zip(&pair.t).for_each(|(q, t)| *q -= zeta[i] * t);
         }
-        self.solver.solve_in_place(&mut q)?;
+        self.solve(&mut q)?;
         for (i, pair) in history.iter().enumerate() {
             let eta = dot(&pair.t, &q) / pair.rho;
             q.iter_mut().zip(&pair.s).for_each(|(r, s)| *r += s * (zeta[i] - eta));
@@ -106,6 +127,7 @@ impl Minimizer for Lbfgs {
         // The history starts empty at every step: the first iteration is a plain A₀ step.
         let mut history: VecDeque<Pair> = VecDeque::with_capacity(settings.history);
         let mut gradient = vec![0.0; n];
+        let mut next_gradient = vec![0.0; n];
         let started = Instant::now();
         let mut value = objective.gradient(x, &mut gradient)?;
         report.assembly_seconds += started.elapsed().as_secs_f64();
@@ -153,27 +175,32 @@ impl Minimizer for Lbfgs {
                 report.short_of_tolerance = true;
                 return Ok(report);
             }
-            let step = if settings.line_search {
-                let (length, halvings) =
-                    backtrack_with(objective, x, &direction, value, slope, ARMIJO).map_err(|_| HookeError::Solver {
-                        reason: format!(
-                            "line search found no decrease along the L-BFGS direction (iteration {iteration}, residual {:.3e})",
-                            report.residual
-                        ),
-                    })?;
+            // Each line-search trial evaluates Φ and ∇Φ together: the accepted
+            // point's gradient is the next iteration's (the source's prefetch).
+            let started = Instant::now();
+            let (step, next_value) = if settings.line_search {
+                let (length, halvings, next_value) =
+                    backtrack_with_gradient(objective, x, &direction, value, slope, ARMIJO, &mut next_gradient)
+                        .map_err(|_| HookeError::Solver {
+                            reason: format!(
+                                "line search found no decrease along the L-BFGS direction (iteration {iteration}, residual {:.3e})",
+                                report.residual
+                            ),
+                        })?;
                 report.line_search_reductions += halvings;
-                length
+                (length, next_value)
             } else {
-                1.0
+                let trial: Vec<f64> = x.iter().zip(&direction).map(|(a, d)| a + d).collect();
+                (1.0, objective.gradient(&trial, &mut next_gradient)?)
             };
+            report.assembly_seconds += started.elapsed().as_secs_f64();
             let s: Vec<f64> = direction.iter().map(|d| step * d).collect();
             x.iter_mut().zip(&s).for_each(|(a, s)| *a += s);
-            let previous = std::mem::replace(&mut gradient, vec![0.0; n]);
-            let started = Instant::now();
-            value = objective.gradient(x, &mut gradient)?;
-            report.assembly_seconds += started.elapsed().as_secs_f64();
+            value = next_value;
+            std::mem::swap(&mut gradient, &mut next_gradient);
+            let previous = &next_gradient;
             if settings.history > 0 {
-                let t: Vec<f64> = gradient.iter().zip(&previous).map(|(a, b)| a - b).collect();
+                let t: Vec<f64> = gradient.iter().zip(previous).map(|(a, b)| a - b).collect();
                 let rho: f64 = s.iter().zip(&t).map(|(a, b)| a * b).sum();
                 // Only pairs of positive curvature keep the inverse Hessian definite.
                 let scale = s.iter().map(|a| a * a).sum::<f64>().sqrt() * t.iter().map(|a| a * a).sum::<f64>().sqrt();
@@ -260,10 +287,12 @@ mod tests {
         fn quasi_newton_key(&self) -> Option<u64> {
             Some(self.key)
         }
-        fn quasi_newton_matrix(&self, matrix: &mut SystemMatrix) -> Result<()> {
+        fn quasi_newton_matrix(&self) -> Result<QuasiNewtonMatrix> {
             self.builds.set(self.builds.get() + 1);
-            *matrix = SystemMatrix::Dense(DMatrix::from_diagonal(&self.a.diagonal()));
-            Ok(())
+            Ok(QuasiNewtonMatrix {
+                matrix: SystemMatrix::Dense(DMatrix::from_diagonal(&self.a.diagonal())),
+                coordinates: 1,
+            })
         }
     }
 

@@ -46,23 +46,75 @@ pub fn backtrack_with(
     for halvings in 0..=MAX_HALVINGS {
         let trial: Vec<f64> = u.iter().zip(direction).map(|(a, d)| a + step * d).collect();
         let trial_value = objective.value(&trial);
-        if trial_value <= value + armijo * step * slope {
-            return Ok((step, halvings));
-        }
-        let within_rounding = trial_value - value <= ROUNDING * value.abs().max(trial_value.abs());
-        if trial_value.is_finite() && within_rounding {
+        let trial_slope = || {
             trial_gradient.resize(u.len(), 0.0);
             objective.gradient(&trial, &mut trial_gradient)?;
-            let trial_slope: f64 = trial_gradient.iter().zip(direction).map(|(g, d)| g * d).sum();
-            if trial_slope <= (2.0 * armijo - 1.0) * slope {
-                return Ok((step, halvings));
-            }
+            Ok(dot(&trial_gradient, direction))
+        };
+        if accepts(value, slope, armijo, step, trial_value, trial_slope)? {
+            return Ok((step, halvings));
         }
         step *= 0.5;
     }
-    Err(HookeError::Solver {
+    Err(no_decrease())
+}
+
+/// [`backtrack_with`] for minimisers that need the gradient where they step:
+/// each trial evaluates Φ and ∇Φ together (one pass over the elements, not
+/// two), and the accepted point's gradient is left in `gradient`. A trial
+/// where Φ is undefined (+∞, or an error naming an inverted element) is too
+/// far. Returns (α, halvings, Φ(u + α d)).
+pub fn backtrack_with_gradient(
+    objective: &dyn Objective,
+    u: &[f64],
+    direction: &[f64],
+    value: f64,
+    slope: f64,
+    armijo: f64,
+    gradient: &mut [f64],
+) -> Result<(f64, usize, f64)> {
+    let mut step = 1.0;
+    for halvings in 0..=MAX_HALVINGS {
+        let trial: Vec<f64> = u.iter().zip(direction).map(|(a, d)| a + step * d).collect();
+        let trial_value = objective.gradient(&trial, gradient).unwrap_or(f64::INFINITY);
+        let trial_slope = dot(gradient, direction);
+        if accepts(value, slope, armijo, step, trial_value, || Ok(trial_slope))? {
+            return Ok((step, halvings, trial_value));
+        }
+        step *= 0.5;
+    }
+    Err(no_decrease())
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn no_decrease() -> HookeError {
+    HookeError::Solver {
         reason: format!("line search found no decrease along the search direction in {MAX_HALVINGS} halvings"),
-    })
+    }
+}
+
+/// The sufficient-decrease test of a trial at step α, from values, or, where
+/// they differ by less than their rounding, from the slope there (asked for
+/// only then).
+fn accepts(
+    value: f64,
+    slope: f64,
+    armijo: f64,
+    step: f64,
+    trial_value: f64,
+    trial_slope: impl FnOnce() -> Result<f64>,
+) -> Result<bool> {
+    if trial_value <= value + armijo * step * slope {
+        return Ok(true);
+    }
+    let within_rounding = trial_value - value <= ROUNDING * value.abs().max(trial_value.abs());
+    if trial_value.is_finite() && within_rounding {
+        return Ok(trial_slope()? <= (2.0 * armijo - 1.0) * slope);
+    }
+    Ok(false)
 }
 
 #[cfg(test)]

@@ -6,6 +6,17 @@
 use crate::error::Result;
 use crate::linalg::SystemMatrix;
 
+/// A constant approximation of an objective's Hessian for quasi-Newton
+/// minimisers: the matrix itself (`coordinates = 1`), or a smaller matrix S
+/// that acts alike on each of `coordinates` interleaved coordinates, the
+/// approximation being I ⊗ S (unknown k is row k / coordinates of S, in
+/// column k % coordinates). Factorising S instead of I ⊗ S is 3× smaller in
+/// size and about 9× in fill for 3D solids.
+pub struct QuasiNewtonMatrix {
+    pub matrix: SystemMatrix,
+    pub coordinates: usize,
+}
+
 pub trait Objective {
     /// Number of unknowns.
     fn size(&self) -> usize;
@@ -43,8 +54,8 @@ pub trait Objective {
         None
     }
 
-    /// Writes that approximation into `matrix` (from [`Objective::hessian_matrix`]).
-    fn quasi_newton_matrix(&self, _matrix: &mut SystemMatrix) -> Result<()> {
+    /// That approximation.
+    fn quasi_newton_matrix(&self) -> Result<QuasiNewtonMatrix> {
         Err(crate::error::HookeError::Solver {
             reason: "this objective has no constant approximation of its Hessian for a quasi-Newton solver".into(),
         })
