@@ -268,6 +268,10 @@ impl<E: ElementKind> EnergyTerm for Elasticity<E> {
         )
     }
 
+    fn projective(&self) -> bool {
+        self.materials.iter().all(|m| m.capabilities().projective)
+    }
+
     fn add_laplacian(&self, _time: f64, values: &mut [f64]) {
         // Each element adds k V Σ (∇Nₐ·∇N_b) on the diagonal of its vertex
         // pairs' blocks, k from its material's uniaxial stiffness.

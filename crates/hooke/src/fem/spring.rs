@@ -186,6 +186,12 @@ impl EnergyTerm for Springs {
         }
     }
 
+    /// k(‖x₁₂‖ − l₀) x̂₁₂ = k x₁₂ − k p with p = l₀ x̂₁₂, the projection of the
+    /// spring onto its rest length (seed 004 §2.8).
+    fn projective(&self) -> bool {
+        true
+    }
+
     fn add_laplacian(&self, _time: f64, values: &mut [f64]) {
         // k [1, −1; −1, 1] on each coordinate (seed 004 eq. 8.1–8.2).
         for (s, blocks) in self.springs.iter().zip(&self.blocks) {

@@ -80,6 +80,7 @@ impl Material for RotatedQuadratic {
             defined_under_inversion: true,
             rotation_invariant: false,
             corotated_quadratic: false,
+            projective: false,
         }
     }
 }

@@ -197,6 +197,7 @@ impl Material for AnisotropicLinear {
             defined_under_inversion: true,
             rotation_invariant: self.corotated,
             corotated_quadratic: self.corotated,
+            projective: false,
         }
     }
 }

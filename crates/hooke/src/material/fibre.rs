@@ -87,6 +87,7 @@ impl Material for WithFibre {
         MaterialCapabilities {
             // ‖F d‖ is unchanged by a rotation of F, so the fibre keeps invariance.
             corotated_quadratic: false,
+            projective: false,
             ..self.base.capabilities()
         }
     }

@@ -50,6 +50,7 @@ impl Material for IsotropicMaterial {
             defined_under_inversion: !self.model.has_undefined_states(),
             rotation_invariant: self.model != MaterialModel::Linear,
             corotated_quadratic: self.model == MaterialModel::Corotational,
+            projective: self.model == MaterialModel::Arap,
         }
     }
 }

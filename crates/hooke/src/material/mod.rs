@@ -63,6 +63,10 @@ pub struct MaterialCapabilities {
     /// F's polar decomposition (corotational, co-rotated anisotropic): the
     /// co-rotated linearisation of seed 001 §3.4.2 is then exact.
     pub corotated_quadratic: bool,
+    /// ψ = k/2 · min over a constraint set of ‖F − p‖², with k the material's
+    /// Laplacian weight (ARAP: k = 2μ, p the rotation of F): a local/global
+    /// iteration (projective dynamics, seed 004 §2.9) minimises it exactly.
+    pub projective: bool,
 }
 
 /// A shared material: the elements of a region point to the same value.

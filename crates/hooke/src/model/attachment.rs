@@ -159,6 +159,11 @@ impl EnergyTerm for Attachment {
         }
     }
 
+    /// A zero-length spring: its Laplacian times (x − target), a constant projection.
+    fn projective(&self) -> bool {
+        true
+    }
+
     fn laplacian_active(&self, time: f64) -> bool {
         self.active(time)
     }

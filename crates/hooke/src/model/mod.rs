@@ -337,6 +337,16 @@ impl Model {
         values
     }
 
+    /// The names of the terms that are not projective (a local/global solver
+    /// cannot minimise them).
+    pub fn non_projective_terms(&self) -> Vec<String> {
+        self.terms
+            .iter()
+            .filter(|t| !t.projective())
+            .map(|t| t.name())
+            .collect()
+    }
+
     /// Which terms' Laplacians are on at `time`: L changes only when this does.
     pub fn laplacian_activity(&self, time: f64) -> Vec<bool> {
         self.terms.iter().map(|t| t.laplacian_active(time)).collect()

@@ -131,6 +131,14 @@ pub trait EnergyTerm: Send + Sync {
     /// gradient, and the line search keeps every step a descent.
     fn add_laplacian(&self, _time: f64, _values: &mut [f64]) {}
 
+    /// Whether the term is projective (seed 004 §2.9): its gradient is
+    /// L x − J p(x) with L its Laplacian and p a projection, so that one
+    /// local/global iteration with M/h² + L minimises it exactly. Linear
+    /// terms (gravity, loads) are: their constant force joins the right-hand side.
+    fn projective(&self) -> bool {
+        self.capabilities().linear
+    }
+
     /// Whether the term's Laplacian is switched on at `time` (a soft pin is
     /// off once released): when this changes, L must be rebuilt.
     fn laplacian_active(&self, _time: f64) -> bool {

@@ -189,6 +189,7 @@ impl Scene {
         }
         // Whether the integrator handles what the model holds: a scene error naming the key.
         integrator.check(&model)?;
+        file.solver.check_model(&model, "solver")?;
 
         let mut initial_state = model.initial_state();
         initial_state.velocities = initial_velocity;

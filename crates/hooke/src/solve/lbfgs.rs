@@ -13,7 +13,7 @@
 //! loads, fibres) act through the gradient alone (§2.13).
 
 use super::line_search::backtrack_with_gradient;
-use super::newton::{stalled, ROUND_OFF_LEVEL};
+use super::newton::{stalled_over, ROUND_OFF_LEVEL};
 use super::{Minimizer, MinimizerReport, Objective, QuasiNewtonMatrix, SolverSettings, Stagnation};
 use crate::error::{HookeError, Result};
 use crate::linalg::{IndefiniteSystem, SystemSolver};
@@ -23,6 +23,10 @@ use std::time::Instant;
 /// The source's sufficient-decrease constant (γ = 0.03, with halving β = 0.5).
 const ARMIJO: f64 = 0.03;
 
+/// Iterations without a new smallest increment after which a linearly
+/// convergent iteration at rounding level has stalled.
+const LINEAR_STALL_WINDOW: usize = 50;
+
 /// One pair of the history: s = Δx, t = Δ∇Φ, ρ = tᵀs > 0.
 struct Pair {
     s: Vec<f64>,
@@ -31,6 +35,7 @@ struct Pair {
 }
 
 pub struct Lbfgs {
+    name: &'static str,
     settings: SolverSettings,
     solver: SystemSolver,
     /// The key of the matrix factorised in `solver`.
@@ -42,10 +47,26 @@ pub struct Lbfgs {
 impl Lbfgs {
     pub fn new(settings: SolverSettings) -> Lbfgs {
         Lbfgs {
+            name: "lbfgs",
             settings,
             solver: SystemSolver::new(),
             factorized: None,
             coordinates: 1,
+        }
+    }
+
+    /// Local/global iterations (seed 004 §2.8–2.9, its Algorithm 3 without a
+    /// line search): no history and full steps x ← x − A₀⁻¹∇Φ. For projective
+    /// energies this is exactly the global solve after the local projections,
+    /// and Φ decreases at every iteration, so no line search is needed.
+    pub fn local_global(settings: SolverSettings) -> Lbfgs {
+        Lbfgs {
+            name: "local_global",
+            ..Lbfgs::new(SolverSettings {
+                history: 0,
+                line_search: false,
+                ..settings
+            })
         }
     }
 
@@ -115,7 +136,7 @@ impl Lbfgs {
 
 impl Minimizer for Lbfgs {
     fn name(&self) -> &'static str {
-        "lbfgs"
+        self.name
     }
 
     fn minimize(&mut self, objective: &dyn Objective, x: &mut [f64]) -> Result<MinimizerReport> {
@@ -163,7 +184,9 @@ impl Minimizer for Lbfgs {
                 return Ok(report);
             }
             increments.push(report.relative_increment);
-            if report.relative_increment <= ROUND_OFF_LEVEL && stalled(&increments) {
+            // Linear convergence shrinks the increment slowly: stalled only when
+            // it makes no new smallest increment for many iterations.
+            if report.relative_increment <= ROUND_OFF_LEVEL && stalled_over(&increments, LINEAR_STALL_WINDOW, 1.0) {
                 if settings.stagnation == Stagnation::Fail {
                     return Err(HookeError::Solver {
                         reason: format!(

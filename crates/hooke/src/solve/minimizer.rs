@@ -45,6 +45,11 @@ pub enum MinimizerKind {
     /// factorised once while it stays the same (seed 004 §2.10–2.11): cheap
     /// iterations for any material, linear convergence.
     Lbfgs,
+    /// Local/global iterations (fast mass-springs and projective dynamics,
+    /// seed 004 §2.8–2.9): the same constant matrix, no history and full
+    /// steps, which for projective energies (springs, ARAP, soft pins,
+    /// gravity and loads) decrease Φ at every iteration; other energies are refused.
+    LocalGlobal,
 }
 
 /// The `[solver]` table: which minimiser, and its settings.
@@ -147,8 +152,38 @@ impl SolverSettings {
     pub fn iteration_limit(&self) -> usize {
         self.iterations.or(self.max_iterations).unwrap_or(match self.kind {
             MinimizerKind::Newton => 50,
-            MinimizerKind::Lbfgs => 1000,
+            MinimizerKind::Lbfgs | MinimizerKind::LocalGlobal => 1000,
         })
+    }
+
+    /// Whether these settings can minimise `model`'s steps: a local/global
+    /// solver needs every energy projective and damping that is a multiple of
+    /// the mass. `key` names the table in errors.
+    pub fn check_model(&self, model: &crate::model::Model, key: &str) -> Result<()> {
+        if self.kind != MinimizerKind::LocalGlobal {
+            return Ok(());
+        }
+        let refused = model.non_projective_terms();
+        if !refused.is_empty() {
+            return Err(HookeError::scene(
+                format!("{key}.kind"),
+                format!(
+                    "local_global minimises only projective energies (springs, the arap material, soft pins, gravity and loads); {} {} not: use \"lbfgs\" or \"newton\"",
+                    refused.join(", "),
+                    if refused.len() == 1 { "is" } else { "are" }
+                ),
+            ));
+        }
+        if model
+            .damping()
+            .is_some_and(|d| d.stiffness_coefficient != 0.0 || d.viscoelastic_coefficient != 0.0)
+        {
+            return Err(HookeError::scene(
+                format!("{key}.kind"),
+                "local_global takes mass-proportional damping only (damping.stiffness_coefficient and viscoelastic_coefficient must be 0): use \"lbfgs\" or \"newton\"",
+            ));
+        }
+        Ok(())
     }
 
     /// The minimiser these settings describe.
@@ -156,6 +191,7 @@ impl SolverSettings {
         match self.kind {
             MinimizerKind::Newton => Box::new(Newton::new(*self)),
             MinimizerKind::Lbfgs => Box::new(Lbfgs::new(*self)),
+            MinimizerKind::LocalGlobal => Box::new(Lbfgs::local_global(*self)),
         }
     }
 }

@@ -34,12 +34,21 @@ pub(super) const ROUND_OFF_LEVEL: f64 = 1e-8;
 /// Whether the last [`STALL_WINDOW`] increments failed to halve the smallest
 /// increment seen before them.
 pub(super) fn stalled(increments: &[f64]) -> bool {
-    if increments.len() <= STALL_WINDOW {
+    stalled_over(increments, STALL_WINDOW, 0.5)
+}
+
+/// Whether none of the last `window` increments is below `factor` times the
+/// smallest before them. A quadratically convergent method halves its
+/// increment every iteration (window 8, factor ½); a linearly convergent one
+/// may shrink it by a fraction of a percent per iteration, and has stalled only
+/// when it makes no new smallest increment at all (a long window, factor 1).
+pub(super) fn stalled_over(increments: &[f64], window: usize, factor: f64) -> bool {
+    if increments.len() <= window {
         return false;
     }
-    let (before, window) = increments.split_at(increments.len() - STALL_WINDOW);
+    let (before, last) = increments.split_at(increments.len() - window);
     let best_before = before.iter().copied().fold(f64::INFINITY, f64::min);
-    window.iter().all(|&d| d > 0.5 * best_before)
+    last.iter().all(|&d| d >= factor * best_before)
 }
 
 impl Minimizer for Newton {
