@@ -63,6 +63,17 @@ enum Command {
         /// ones then take fixed steps, σ = 1).
         #[arg(short, long, value_delimiter = ',', default_value = "be,im,bdf2")]
         integrators: Vec<String>,
+        /// Compare minimisers instead, on the scene's backward-Euler or static steps: comma-separated
+        /// newton, lbfgs, local_global, each optionally with :history=N or :iterations=N
+        /// (writes solvers.csv, solvers_iterations.png and solvers_seconds.png).
+        #[arg(long, value_delimiter = ',', conflicts_with = "integrators")]
+        solvers: Option<Vec<String>>,
+        /// With --solvers: how many frames (steps) to compare on.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+        frames: u32,
+        /// With --solvers: iterations per frame of each solver (Newton: at most 20).
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+        iterations: u32,
         /// Output folder (default: out/<scene name>-comparison); each integrator writes a subfolder.
         #[arg(short, long)]
         output: Option<PathBuf>,
@@ -336,6 +347,45 @@ fn progress_bar(quiet: bool) -> ProgressBar {
         bar.set_style(style);
     }
     bar
+}
+
+/// `hooke compare --solvers`: minimisers at an equal budget, per iteration and per second.
+fn compare_solvers(
+    scene: &Path,
+    names: &[String],
+    frames: usize,
+    iterations: usize,
+    output: Option<&Path>,
+) -> Result<(), HookeError> {
+    let scene = Scene::from_file(scene)?;
+    let variants = hooke::solver_comparison::parse_solver_variants(names, iterations)?;
+    let directory = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-solvers", scene.name())));
+    let stop = StopRequest::install();
+    let samples =
+        hooke::solver_comparison::compare_solvers(&scene, &variants, frames, &directory, Some(&stop.requested))?;
+    say!(
+        "{:<28} {:>12} {:>16} {:>14}",
+        "solver",
+        "iterations",
+        "relative error",
+        "ms per frame"
+    );
+    for variant in &variants {
+        if let Some((iterations, error, seconds)) = hooke::solver_comparison::frame_summary(&variant.label, &samples) {
+            say!(
+                "{:<28} {:>12.1} {:>16.3e} {:>14.2}",
+                variant.label,
+                iterations,
+                error,
+                1e3 * seconds
+            );
+        }
+    }
+    say!("(per frame, averaged over the frames: iterations taken, relative error where the solver stopped (geometric mean), time)");
+    say!("written to {}", directory.display());
+    Ok(())
 }
 
 fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -> Result<Outcome, HookeError> {
@@ -690,9 +740,24 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
         },
         Command::Compare {
             scene,
+            solvers: Some(solvers),
+            frames,
+            iterations,
+            output,
+            ..
+        } => done(compare_solvers(
+            scene,
+            solvers,
+            *frames as usize,
+            *iterations as usize,
+            output.as_deref(),
+        )),
+        Command::Compare {
+            scene,
             integrators,
             output,
             quiet,
+            ..
         } => compare(scene, integrators, output.as_deref(), *quiet),
         Command::Modes {
             scene,

@@ -1050,3 +1050,41 @@ fn check_and_run_agree_on_bad_scenes() {
         }
     }
 }
+
+/// `hooke compare --solvers` compares minimisers on the scene's steps, prints
+/// a table and writes solvers.csv and its plots; a solver that cannot take
+/// the scene exits 2 with the option named.
+#[test]
+fn compare_solvers_writes_the_table_and_the_plots() {
+    let scratch = ScratchDirectory::new("compare-solvers");
+    let scene = scratch.write("bar.toml", SMALL_SCENE);
+    let directory = scratch.path().join("solvers");
+    let result = hooke(&[
+        "compare".as_ref(),
+        scene.as_os_str(),
+        "--solvers".as_ref(),
+        "newton,lbfgs:history=3".as_ref(),
+        "--frames".as_ref(),
+        "2".as_ref(),
+        "--iterations".as_ref(),
+        "30".as_ref(),
+        "-o".as_ref(),
+        directory.as_os_str(),
+    ]);
+    assert!(result.status.success(), "{}", describe(&result));
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(stdout.contains("lbfgs:history=3") && stdout.contains("relative error"), "{stdout}");
+    for file in ["solvers.csv", "solvers_iterations.png", "solvers_seconds.png"] {
+        assert!(directory.join(file).is_file(), "{file}");
+    }
+    let refused = hooke(&[
+        "compare".as_ref(),
+        scene.as_os_str(),
+        "--solvers".as_ref(),
+        "local_global".as_ref(),
+        "-o".as_ref(),
+        directory.as_os_str(),
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{}", describe(&refused));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--solvers.kind"), "{}", describe(&refused));
+}

@@ -39,5 +39,6 @@ pub mod output;
 pub mod scene;
 pub mod simulation;
 pub mod solve;
+pub mod solver_comparison;
 
 pub use error::{HookeError, Result};

@@ -313,3 +313,70 @@ fn local_global_refuses_energies_that_are_not_projective() {
         .to_string();
     assert!(error.contains("mass-proportional"), "{error}");
 }
+
+/// `compare --solvers`: every solver takes the same frames from the same
+/// states; the relative error starts below 1 and ends far lower, Newton's at
+/// rounding level; solvers.csv and both plots are written; bad names and
+/// settings are refused with the option named.
+#[test]
+fn solvers_are_compared_at_an_equal_budget() {
+    use hooke::solver_comparison::{compare_solvers, means, parse_solver_variants};
+    let directory = std::env::temp_dir().join(format!("hooke-solvers-{}", std::process::id()));
+    let scene =
+        hooke::scene::Scene::from_text(&scene_text(CURTAIN, "kind = \"newton\""), "curtain.toml", ".".into()).unwrap();
+    let names: Vec<String> = ["newton", "lbfgs", "lbfgs:history=0", "local_global:iterations=40"]
+        .map(String::from)
+        .to_vec();
+    let variants = parse_solver_variants(&names, 60).unwrap();
+    assert_eq!(variants[2].settings.history, 0);
+    assert_eq!(variants[3].settings.iterations, Some(40));
+    let samples = compare_solvers(&scene, &variants, 3, &directory, None).unwrap();
+    for variant in &variants {
+        let mean = means(&variant.label, &samples);
+        let (first, last) = (mean.first().unwrap(), mean.last().unwrap());
+        assert!(
+            first.1 < 1.0 && last.1 < 0.1 * first.1,
+            "{}: {first:?} → {last:?}",
+            variant.label
+        );
+        assert!(last.2 > first.2, "{}: time runs", variant.label);
+        let frames: std::collections::BTreeSet<usize> = samples
+            .iter()
+            .filter(|s| s.solver == variant.label)
+            .map(|s| s.frame)
+            .collect();
+        assert_eq!(frames.len(), 3, "{}", variant.label);
+    }
+    assert!(means("newton", &samples).last().unwrap().1 < 1e-8);
+    // L-BFGS with a history beats its own history-free iteration at the same count.
+    let at = |label: &str, iteration: usize| means(label, &samples)[iteration - 1].1;
+    assert!(at("lbfgs", 40) < at("lbfgs:history=0", 40));
+    for file in ["solvers.csv", "solvers_iterations.png", "solvers_seconds.png"] {
+        assert!(directory.join(file).is_file(), "{file}");
+    }
+    let rows = std::fs::read_to_string(directory.join("solvers.csv")).unwrap();
+    assert!(rows.starts_with("solver,frame,iteration,seconds,relative_error\n"));
+    assert_eq!(rows.lines().count(), samples.len() + 1);
+    for (bad, what) in [
+        ("bfgs", "unknown solver"),
+        ("lbfgs:window=3", "unknown setting"),
+        ("lbfgs:history=x", "whole number"),
+    ] {
+        let error = parse_solver_variants(&[bad.to_string()], 10).unwrap_err().to_string();
+        assert!(error.contains("--solvers") && error.contains(what), "{bad}: {error}");
+    }
+    // A scene of another integrator, or energies local/global cannot take, is refused.
+    let midpoint = scene_text(ARAP_BAR, "").replace("backward_euler", "implicit_midpoint");
+    let scene = hooke::scene::Scene::from_text(&midpoint, "m.toml", ".".into()).unwrap();
+    let error = compare_solvers(&scene, &variants[..1], 1, &directory, None)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("integrator.kind"), "{error}");
+    let soft = scene_text(&ARAP_BAR.replace("\"arap\"", "\"neo_hookean\""), "");
+    let scene = hooke::scene::Scene::from_text(&soft, "n.toml", ".".into()).unwrap();
+    let error = compare_solvers(&scene, &variants[3..], 1, &directory, None)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("local_global"), "{error}");
+    let _ = std::fs::remove_dir_all(directory);
+}

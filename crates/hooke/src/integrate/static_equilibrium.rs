@@ -19,6 +19,13 @@ impl StaticEquilibrium {
             solver: StepSolver::new(settings),
         }
     }
+
+    /// With a minimiser of the caller's (the `[solver]` kinds build theirs from `settings`).
+    pub fn with_minimizer(settings: SolverSettings, minimizer: Box<dyn crate::solve::Minimizer>) -> Self {
+        StaticEquilibrium {
+            solver: StepSolver::with(settings, minimizer),
+        }
+    }
 }
 
 fn build(_: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {

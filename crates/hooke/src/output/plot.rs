@@ -37,6 +37,30 @@ pub fn plot_energies(path: &Path, title: &str, series: &[(&str, &[EnergyRecord])
     super::render::write_rgb_png(path, WIDTH, HEIGHT, &rgb)
 }
 
+/// Plots the relative error of minimisers (log₁₀, one line per solver) against
+/// `x_label` (iterations or seconds) into a PNG at `path`. Points with a
+/// non-positive error (converged to rounding) are drawn at 1e-16.
+pub fn plot_convergence(path: &Path, title: &str, x_label: &str, series: &[(String, Vec<(f64, f64)>)]) -> Result<()> {
+    register_embedded_font().map_err(|reason| plot_error(path, reason))?;
+    let curves: Vec<Curve> = series
+        .iter()
+        .enumerate()
+        .map(|(index, (name, points))| Curve {
+            name: name.clone(),
+            color: series_color(index),
+            points: points
+                .iter()
+                .filter(|(x, y)| is_plottable(*x) && is_plottable(*y))
+                .map(|&(x, y)| (x, y.max(1e-16).log10()))
+                .collect(),
+        })
+        .collect();
+    let mut rgb = vec![0u8; WIDTH as usize * HEIGHT as usize * 3];
+    draw_axes(&mut rgb, title, &curves, (x_label, "log₁₀ relative error"))
+        .map_err(|reason| plot_error(path, reason))?;
+    super::render::write_rgb_png(path, WIDTH, HEIGHT, &rgb)
+}
+
 fn build_curves(series: &[(&str, &[EnergyRecord])]) -> Vec<Curve> {
     match series {
         [(_, records)] => {
@@ -93,6 +117,15 @@ fn series_color(index: usize) -> RGBColor {
 }
 
 fn draw(rgb: &mut [u8], title: &str, curves: &[Curve]) -> std::result::Result<(), String> {
+    draw_axes(rgb, title, curves, ("time [s]", "energy [J]"))
+}
+
+fn draw_axes(
+    rgb: &mut [u8],
+    title: &str,
+    curves: &[Curve],
+    (x_label, y_label): (&str, &str),
+) -> std::result::Result<(), String> {
     let all_points = || curves.iter().flat_map(|curve| curve.points.iter());
     let time_range = padded_range(all_points().map(|&(time, _)| time));
     let energy_range = padded_range(all_points().map(|&(_, energy)| energy));
@@ -108,8 +141,8 @@ fn draw(rgb: &mut [u8], title: &str, curves: &[Curve]) -> std::result::Result<()
         .map_err(|error| error.to_string())?;
     chart
         .configure_mesh()
-        .x_desc("time [s]")
-        .y_desc("energy [J]")
+        .x_desc(x_label)
+        .y_desc(y_label)
         .label_style((FONT_FAMILY, 14))
         .axis_desc_style((FONT_FAMILY, 16))
         .draw()

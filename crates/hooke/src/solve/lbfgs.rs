@@ -13,6 +13,7 @@
 //! loads, fibres) act through the gradient alone (§2.13).
 
 use super::line_search::backtrack_with_gradient;
+use super::minimizer::Tracer;
 use super::newton::{stalled_over, ROUND_OFF_LEVEL};
 use super::{Minimizer, MinimizerReport, Objective, QuasiNewtonMatrix, SolverSettings, Stagnation};
 use crate::error::{HookeError, Result};
@@ -142,6 +143,7 @@ impl Minimizer for Lbfgs {
     fn minimize(&mut self, objective: &dyn Objective, x: &mut [f64]) -> Result<MinimizerReport> {
         let settings = self.settings;
         let mut report = MinimizerReport::default();
+        let mut tracer = Tracer::new(settings.trace);
         self.prepare(objective, &mut report)?;
         let threshold = settings.tolerance * objective.length_scale();
         let n = objective.size();
@@ -152,6 +154,7 @@ impl Minimizer for Lbfgs {
         let started = Instant::now();
         let mut value = objective.gradient(x, &mut gradient)?;
         report.assembly_seconds += started.elapsed().as_secs_f64();
+        tracer.record(&mut report, objective, x, Some(value));
         let mut increments = Vec::new();
         let limit = settings.iteration_limit();
         for iteration in 1..=limit {
@@ -181,6 +184,7 @@ impl Minimizer for Lbfgs {
             }
             if report.increment <= threshold {
                 x.iter_mut().zip(&direction).for_each(|(a, d)| *a += d);
+                tracer.record(&mut report, objective, x, None);
                 return Ok(report);
             }
             increments.push(report.relative_increment);
@@ -220,6 +224,7 @@ impl Minimizer for Lbfgs {
             let s: Vec<f64> = direction.iter().map(|d| step * d).collect();
             x.iter_mut().zip(&s).for_each(|(a, s)| *a += s);
             value = next_value;
+            tracer.record(&mut report, objective, x, Some(value));
             std::mem::swap(&mut gradient, &mut next_gradient);
             let previous = &next_gradient;
             if settings.history > 0 {

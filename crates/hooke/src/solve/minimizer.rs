@@ -23,6 +23,56 @@ pub struct MinimizerReport {
     pub shifted_factorizations: usize,
     pub assembly_seconds: f64,
     pub solve_seconds: f64,
+    /// With `SolverSettings::trace`: Φ at the start (iteration 0) and after
+    /// every iteration, with the minimiser's time so far (tracing excluded).
+    #[serde(skip)]
+    pub trace: Vec<TracePoint>,
+}
+
+/// Φ at one iterate, and the seconds the minimiser had spent to reach it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TracePoint {
+    pub seconds: f64,
+    pub value: f64,
+}
+
+/// Records Φ per iterate for comparisons of minimisers; the time spent
+/// evaluating Φ only for the record is left out of the seconds.
+pub(crate) struct Tracer {
+    on: bool,
+    started: std::time::Instant,
+    excluded: f64,
+}
+
+impl Tracer {
+    pub(crate) fn new(on: bool) -> Tracer {
+        Tracer {
+            on,
+            started: std::time::Instant::now(),
+            excluded: 0.0,
+        }
+    }
+
+    /// Records `value` if known, else evaluates Φ at `u` (off the clock).
+    pub(crate) fn record(
+        &mut self,
+        report: &mut MinimizerReport,
+        objective: &dyn Objective,
+        u: &[f64],
+        value: Option<f64>,
+    ) {
+        if !self.on {
+            return;
+        }
+        let seconds = self.started.elapsed().as_secs_f64() - self.excluded;
+        let value = value.unwrap_or_else(|| {
+            let evaluating = std::time::Instant::now();
+            let value = objective.value(u);
+            self.excluded += evaluating.elapsed().as_secs_f64();
+            value
+        });
+        report.trace.push(TracePoint { seconds, value });
+    }
 }
 
 /// Finds a minimiser of an objective, starting from `u` and writing the result into it.
@@ -68,6 +118,9 @@ pub struct SolverSettings {
     /// L-BFGS: the number of (Δx, Δ∇Φ) pairs kept (0: the plain quasi-Newton
     /// iteration with the constant matrix).
     pub history: usize,
+    /// Record Φ after every iteration in the report (solver comparisons; not a scene key).
+    #[serde(skip)]
+    pub trace: bool,
     /// Project each element's Hessian to positive semi-definite, so that the system is SPD.
     pub project_hessian: bool,
     /// Backtrack along the search direction until the objective decreases enough.
@@ -99,6 +152,7 @@ impl Default for SolverSettings {
             max_iterations: None,
             iterations: None,
             history: 5,
+            trace: false,
             project_hessian: true,
             line_search: true,
             max_step_halvings: 4,

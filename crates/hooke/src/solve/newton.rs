@@ -1,6 +1,7 @@
 //! Newton's method with a backtracking (Armijo) line search.
 
 use super::line_search::backtrack;
+use super::minimizer::Tracer;
 use super::{Minimizer, MinimizerReport, Objective, SolverSettings, Stagnation};
 use crate::error::{HookeError, Result};
 use crate::linalg::{FactorizationOutcome, IndefiniteSystem, SystemSolver};
@@ -63,6 +64,8 @@ impl Minimizer for Newton {
         let mut hessian = objective.hessian_matrix();
         let mut gradient = vec![0.0; objective.size()];
         let mut increments = Vec::new();
+        let mut tracer = Tracer::new(settings.trace);
+        tracer.record(&mut report, objective, x, None);
         let limit = settings.iteration_limit();
         for iteration in 1..=limit {
             report.iterations = iteration;
@@ -99,6 +102,7 @@ impl Minimizer for Newton {
             // applied whole: near the minimum Φ cannot resolve a decrease of its size.
             if !shifted && report.increment <= threshold {
                 x.iter_mut().zip(&direction).for_each(|(a, d)| *a += d);
+                tracer.record(&mut report, objective, x, None);
                 return Ok(report);
             }
             // Stalled at rounding level above the tolerance: more iterations (or a
@@ -115,6 +119,7 @@ impl Minimizer for Newton {
                 }
                 x.iter_mut().zip(&direction).for_each(|(a, d)| *a += d);
                 report.short_of_tolerance = true;
+                tracer.record(&mut report, objective, x, None);
                 return Ok(report);
             }
 
@@ -133,6 +138,7 @@ impl Minimizer for Newton {
                 report.line_search_reductions += halvings;
             }
             x.iter_mut().zip(&direction).for_each(|(a, d)| *a += step * d);
+            tracer.record(&mut report, objective, x, None);
             // A fixed budget (real-time use) ends here, converged or not.
             if settings.iterations == Some(iteration) {
                 return Ok(report);

@@ -1,0 +1,297 @@
+//! Minimisers compared at an equal budget (`hooke compare --solvers`, seed 004
+//! Figs. 5.1–5.3 and 7.3–7.8): every solver takes the same frames of a scene,
+//! each from the same state, and the relative error
+//! (Φ(xᵏ) − Φ(x*)) / (Φ(x⁰) − Φ(x*)) of the step's incremental potential is
+//! recorded after every iteration with the seconds spent, against x* from
+//! Newton iterated to convergence. x⁰ is the step's starting guess (the
+//! source's x⁽¹⁾ = y). The frames follow the converged trajectory.
+
+use crate::error::{HookeError, Result};
+use crate::integrate::{BackwardEuler, Integrator, StaticEquilibrium};
+use crate::output::plot_convergence;
+use crate::scene::Scene;
+use crate::solve::{Minimizer, MinimizerKind, MinimizerReport, Objective, SolverSettings, TracePoint};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// One solver of a comparison: a label and its settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SolverVariant {
+    pub label: String,
+    pub settings: SolverSettings,
+}
+
+/// Solvers by name, each optionally with settings after colons:
+/// `newton`, `lbfgs`, `local_global`, `lbfgs:history=10`,
+/// `lbfgs:history=0:iterations=50`. `iterations` caps that solver's
+/// iterations per frame (default `default_iterations`; Newton at most 20).
+pub fn parse_solver_variants(names: &[String], default_iterations: usize) -> Result<Vec<SolverVariant>> {
+    if names.is_empty() {
+        return Err(HookeError::scene("--solvers", "name at least one solver to compare"));
+    }
+    names
+        .iter()
+        .map(|name| {
+            let mut parts = name.split(':');
+            let kind = match parts.next().unwrap_or_default() {
+                "newton" => MinimizerKind::Newton,
+                "lbfgs" => MinimizerKind::Lbfgs,
+                "local_global" => MinimizerKind::LocalGlobal,
+                other => {
+                    return Err(HookeError::scene(
+                        "--solvers",
+                        format!("unknown solver {other:?}: expected newton, lbfgs or local_global"),
+                    ))
+                }
+            };
+            let mut settings = SolverSettings {
+                kind,
+                iterations: Some(match kind {
+                    MinimizerKind::Newton => default_iterations.min(20),
+                    _ => default_iterations,
+                }),
+                ..SolverSettings::default()
+            };
+            for option in parts {
+                let (key, value) = option.split_once('=').unwrap_or((option, ""));
+                let number = value.parse::<usize>().map_err(|_| {
+                    HookeError::scene("--solvers", format!("{name}: {option:?} must read key=whole number"))
+                })?;
+                match key {
+                    "history" => settings.history = number,
+                    "iterations" if number > 0 => settings.iterations = Some(number),
+                    _ => {
+                        return Err(HookeError::scene(
+                            "--solvers",
+                            format!("{name}: unknown setting {option:?} (history=N or iterations=N ≥ 1)"),
+                        ))
+                    }
+                }
+            }
+            settings.validate("--solvers")?;
+            Ok(SolverVariant {
+                label: name.clone(),
+                settings,
+            })
+        })
+        .collect()
+}
+
+/// One iterate of one solver on one frame.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct SolverSample {
+    pub solver: String,
+    pub frame: usize,
+    pub iteration: usize,
+    pub seconds: f64,
+    pub relative_error: f64,
+}
+
+/// Where a traced minimiser leaves its last trace.
+type TraceSink = Arc<Mutex<Vec<TracePoint>>>;
+
+/// A minimiser that keeps the trace of its last minimisation where the caller can read it.
+struct Traced {
+    inner: Box<dyn Minimizer>,
+    trace: TraceSink,
+}
+
+impl Minimizer for Traced {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    fn minimize(&mut self, objective: &dyn Objective, u: &mut [f64]) -> Result<MinimizerReport> {
+        let report = self.inner.minimize(objective, u)?;
+        *self.trace.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = report.trace.clone();
+        Ok(report)
+    }
+}
+
+/// An integrator of the scene's kind (backward Euler or static) whose
+/// minimiser is built from `settings` with tracing on.
+fn traced_integrator(kind: &str, settings: SolverSettings) -> Result<(Box<dyn Integrator>, TraceSink)> {
+    let settings = SolverSettings {
+        trace: true,
+        // A comparison measures the solver as it is: no sub-steps.
+        max_step_halvings: 0,
+        ..settings
+    };
+    let trace = Arc::new(Mutex::new(Vec::new()));
+    let minimizer = Box::new(Traced {
+        inner: settings.minimizer(),
+        trace: trace.clone(),
+    });
+    let integrator: Box<dyn Integrator> = match kind {
+        "backward_euler" => Box::new(BackwardEuler::with_minimizer(settings, minimizer)),
+        "static" => Box::new(StaticEquilibrium::with_minimizer(settings, minimizer)),
+        other => {
+            return Err(HookeError::scene(
+                "integrator.kind",
+                format!("solvers are compared on backward_euler or static steps, not on {other}"),
+            ))
+        }
+    };
+    Ok((integrator, trace))
+}
+
+/// Compares `variants` on the first `frames` steps of `scene`; writes
+/// `solvers.csv` and the plots `solvers_iterations.png` and
+/// `solvers_seconds.png` (the geometric mean of the relative error over the
+/// frames) into `output`, and returns the samples. A frame where a solver or
+/// the reference fails ends the comparison with that error, after the frames
+/// before it are written.
+pub fn compare_solvers(
+    scene: &Scene,
+    variants: &[SolverVariant],
+    frames: usize,
+    output: &Path,
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Vec<SolverSample>> {
+    let built = scene.build()?;
+    for variant in variants {
+        variant.settings.check_model(&built.model, "--solvers")?;
+    }
+    let kind = built.integrator.name().to_string();
+    let h = scene.file.simulation.time_step;
+    let reference_settings = SolverSettings {
+        tolerance: 1e-10,
+        max_iterations: Some(200),
+        ..SolverSettings::default()
+    };
+    let (mut reference, reference_trace) = traced_integrator(&kind, reference_settings)?;
+    let mut compared = variants
+        .iter()
+        .map(|v| traced_integrator(&kind, v.settings).map(|(integrator, trace)| (v, integrator, trace)))
+        .collect::<Result<Vec<_>>>()?;
+    let model = &built.model;
+    let mut state = built.initial_state.clone();
+    let mut samples = Vec::new();
+    let mut failure = None;
+    'frames: for frame in 0..frames {
+        if stop.is_some_and(|flag| flag.load(std::sync::atomic::Ordering::SeqCst)) {
+            break;
+        }
+        let start = state.clone();
+        if let Err(error) = reference.step(model, &mut state, h) {
+            failure = Some(HookeError::Solver {
+                reason: format!("the converged reference step failed at frame {frame}: {error}"),
+            });
+            break;
+        }
+        let exact = reference_trace.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let (Some(first), Some(last)) = (exact.first(), exact.last()) else {
+            continue;
+        };
+        let (initial, minimum) = (first.value, last.value);
+        for (variant, integrator, trace) in &mut compared {
+            let mut trial = start.clone();
+            if let Err(error) = integrator.step(model, &mut trial, h) {
+                failure = Some(HookeError::Solver {
+                    reason: format!("{} failed at frame {frame}: {error}", variant.label),
+                });
+                break 'frames;
+            }
+            let points = trace.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            for (iteration, point) in points.iter().enumerate().skip(1) {
+                samples.push(SolverSample {
+                    solver: variant.label.clone(),
+                    frame,
+                    iteration,
+                    seconds: point.seconds,
+                    relative_error: (point.value - minimum) / (initial - minimum),
+                });
+            }
+        }
+    }
+    // What was finished is kept, also when a frame failed.
+    crate::output::run_files::create_output_directory(output)?;
+    write_samples(&output.join("solvers.csv"), &samples)?;
+    plot_means(output, &scene.name(), variants, &samples)?;
+    match failure {
+        Some(error) => Err(error),
+        None => Ok(samples),
+    }
+}
+
+fn write_samples(path: &Path, samples: &[SolverSample]) -> Result<()> {
+    crate::output::atomic::write_atomically(path, |writer| {
+        writeln!(writer, "solver,frame,iteration,seconds,relative_error")?;
+        for s in samples {
+            writeln!(
+                writer,
+                "{},{},{},{:e},{:e}",
+                s.solver, s.frame, s.iteration, s.seconds, s.relative_error
+            )?;
+        }
+        Ok(())
+    })
+}
+
+/// Per solver and iteration k: the geometric mean over the frames of the
+/// relative error after k iterations, and the mean seconds to reach it. A
+/// frame whose solver stopped before k (converged) counts with its last
+/// iterate, so later iterations are not an average of the hardest frames only.
+pub fn means(label: &str, samples: &[SolverSample]) -> Vec<(usize, f64, f64)> {
+    let mut frames: std::collections::BTreeMap<usize, Vec<&SolverSample>> = Default::default();
+    for s in samples.iter().filter(|s| s.solver == label) {
+        frames.entry(s.frame).or_default().push(s);
+    }
+    let longest = frames.values().map(Vec::len).max().unwrap_or(0);
+    let count = frames.len() as f64;
+    (1..=longest)
+        .map(|k| {
+            let at = |trace: &[&SolverSample]| -> (f64, f64) {
+                let sample = trace[k.min(trace.len()) - 1];
+                (sample.relative_error.abs().max(1e-16).ln(), sample.seconds)
+            };
+            let log_error = frames.values().map(|t| at(t).0).sum::<f64>();
+            let seconds = frames.values().map(|t| at(t).1).sum::<f64>();
+            (k, (log_error / count).exp(), seconds / count)
+        })
+        .collect()
+}
+
+/// Per solver, over the frames: the mean iterations it took, the geometric
+/// mean of the relative error where it stopped, and the mean seconds per frame.
+pub fn frame_summary(label: &str, samples: &[SolverSample]) -> Option<(f64, f64, f64)> {
+    let mut last: std::collections::BTreeMap<usize, &SolverSample> = Default::default();
+    for s in samples.iter().filter(|s| s.solver == label) {
+        last.insert(s.frame, s);
+    }
+    let count = last.len() as f64;
+    (count > 0.0).then(|| {
+        let iterations = last.values().map(|s| s.iteration as f64).sum::<f64>() / count;
+        let log_error = last
+            .values()
+            .map(|s| s.relative_error.abs().max(1e-16).ln())
+            .sum::<f64>()
+            / count;
+        let seconds = last.values().map(|s| s.seconds).sum::<f64>() / count;
+        (iterations, log_error.exp(), seconds)
+    })
+}
+
+fn plot_means(output: &Path, name: &str, variants: &[SolverVariant], samples: &[SolverSample]) -> Result<()> {
+    let series = |x: fn(&(usize, f64, f64)) -> f64| -> Vec<(String, Vec<(f64, f64)>)> {
+        variants
+            .iter()
+            .map(|v| {
+                let points = means(&v.label, samples).iter().map(|m| (x(m), m.1)).collect();
+                (v.label.clone(), points)
+            })
+            .collect()
+    };
+    plot_convergence(
+        &output.join("solvers_iterations.png"),
+        &format!("{name}: error per iteration"),
+        "iteration",
+        &series(|m| m.0 as f64),
+    )?;
+    plot_convergence(
+        &output.join("solvers_seconds.png"),
+        &format!("{name}: error against time"),
+        "seconds in the frame",
+        &series(|m| m.2),
+    )
+}
