@@ -1073,7 +1073,10 @@ fn compare_solvers_writes_the_table_and_the_plots() {
     ]);
     assert!(result.status.success(), "{}", describe(&result));
     let stdout = String::from_utf8_lossy(&result.stdout);
-    assert!(stdout.contains("lbfgs:history=3") && stdout.contains("relative error"), "{stdout}");
+    assert!(
+        stdout.contains("lbfgs:history=3") && stdout.contains("relative error"),
+        "{stdout}"
+    );
     for file in ["solvers.csv", "solvers_iterations.png", "solvers_seconds.png"] {
         assert!(directory.join(file).is_file(), "{file}");
     }
@@ -1086,5 +1089,9 @@ fn compare_solvers_writes_the_table_and_the_plots() {
         directory.as_os_str(),
     ]);
     assert_eq!(refused.status.code(), Some(2), "{}", describe(&refused));
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("--solvers.kind"), "{}", describe(&refused));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--solvers.kind"),
+        "{}",
+        describe(&refused)
+    );
 }

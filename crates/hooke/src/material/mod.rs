@@ -25,6 +25,7 @@ pub mod parameters;
 pub mod registry;
 mod st_venant_kirchhoff;
 mod stable_neo_hookean;
+pub mod valanis_landel;
 mod voigt;
 
 pub use anisotropic_linear::AnisotropicLinear;

@@ -79,7 +79,11 @@ pub struct MaterialEntry {
 }
 
 /// Every material scenes can name.
-pub const MATERIALS: &[MaterialEntry] = &[super::isotropic_material::ENTRY, super::anisotropic_linear::ENTRY];
+pub const MATERIALS: &[MaterialEntry] = &[
+    super::isotropic_material::ENTRY,
+    super::anisotropic_linear::ENTRY,
+    super::valanis_landel::ENTRY,
+];
 
 /// The entry for a model name.
 pub fn entry(name: &str) -> Option<&'static MaterialEntry> {

@@ -1,0 +1,238 @@
+//! Materials in Valanis–Landel form (seed 004 §2.3): the closed-form models
+//! rebuilt from a, b, c agree with Hooke's own; spline materials have
+//! consistent derivatives; splines interpolate smoothly; scenes name them.
+
+mod common;
+
+use common::Lcg;
+use hooke::material::valanis_landel::{Profile, Spline, ValanisLandel, ValanisLandelEnergy};
+use hooke::material::{derivative_matrix, evaluate, Lame, Material, MaterialModel, Want};
+use nalgebra::Matrix3;
+
+const LAME: Lame = Lame { mu: 3e5, lambda: 1.2e6 };
+
+fn material(energy: ValanisLandelEnergy) -> ValanisLandel {
+    ValanisLandel {
+        name: "test".into(),
+        energy,
+        density: 1000.0,
+    }
+}
+
+fn samples(inverted: bool) -> Vec<Matrix3<f64>> {
+    let mut rng = Lcg::new(11);
+    (0..60)
+        .map(|k| {
+            let mut f = rng.rotation() * (Matrix3::identity() + rng.matrix(0.35)) * rng.rotation();
+            if inverted && k % 3 == 0 {
+                f.column_mut(1).neg_mut();
+            }
+            f
+        })
+        .filter(|f| inverted || f.determinant() > 0.2)
+        .collect()
+}
+
+/// Neo-Hookean, St. Venant–Kirchhoff and fixed corotated, written as a, b, c,
+/// give Hooke's closed forms' ψ, P and ∂P/∂F.
+#[test]
+fn closed_forms_rebuilt_from_a_b_c_agree() {
+    for (model, energy) in [
+        (MaterialModel::NeoHookean, ValanisLandelEnergy::neo_hookean(&LAME)),
+        (
+            MaterialModel::StVenantKirchhoff,
+            ValanisLandelEnergy::st_venant_kirchhoff(&LAME, 0.0),
+        ),
+        (
+            MaterialModel::FixedCorotational,
+            ValanisLandelEnergy::fixed_corotated(&LAME),
+        ),
+    ] {
+        let ours = material(energy);
+        for f in samples(false) {
+            let expected = evaluate(model, &f, &LAME, Want::Derivative { project: false });
+            let got = ours.evaluate(&f, Want::Derivative { project: false });
+            let scale = LAME.lambda * (1.0 + f.norm_squared()).powi(2);
+            assert!(
+                (got.energy_density - expected.energy_density).abs() < 1e-9 * scale,
+                "{model:?} ψ"
+            );
+            assert!(
+                (got.first_piola - expected.first_piola).amax() < 1e-9 * scale,
+                "{model:?} P"
+            );
+            let (c_got, c_expected) = (
+                derivative_matrix(&ours, &f, false),
+                hooke::material::first_piola_derivative(model, &f, &LAME, false),
+            );
+            assert!((c_got - c_expected).amax() < 1e-8 * scale, "{model:?} ∂P/∂F");
+        }
+    }
+}
+
+/// P is the derivative of ψ and ∂P/∂F that of P (central differences) for
+/// the spline materials, the polynomial one, and St. Venant–Kirchhoff with its
+/// anti-inversion term, at compressed, stretched and inverted F.
+#[test]
+fn derivatives_match_finite_differences() {
+    let custom = ValanisLandelEnergy {
+        a: Profile::Spline(Spline::new(&[[0.3, 2e5], [0.8, 1e4], [1.0, 0.0], [1.3, 3e4], [2.0, 4e5]], "a").unwrap()),
+        b: Profile::Zero,
+        c: Profile::Zero,
+    };
+    let energies = [
+        ValanisLandelEnergy::neo_hookean_spline(&LAME, 2.0, 1.0).unwrap(),
+        ValanisLandelEnergy::neo_hookean_spline(&LAME, 1.0, 2.0).unwrap(),
+        ValanisLandelEnergy::polynomial(LAME.mu),
+        ValanisLandelEnergy::st_venant_kirchhoff(&LAME, 1e6),
+        custom,
+    ];
+    let h = 1e-6;
+    for (n, energy) in energies.into_iter().enumerate() {
+        let m = material(energy);
+        let inverted = m.capabilities().defined_under_inversion;
+        for f in samples(inverted) {
+            let at = |f: &Matrix3<f64>| m.evaluate(f, Want::Stress);
+            let here = m.evaluate(&f, Want::Derivative { project: false });
+            let stiffness = derivative_matrix(&m, &f, false);
+            let scale = here.first_piola.norm().max(stiffness.norm()).max(1.0);
+            for k in 0..9 {
+                let (row, col) = (k % 3, k / 3);
+                let mut plus = f;
+                let mut minus = f;
+                plus[(row, col)] += h;
+                minus[(row, col)] -= h;
+                let dpsi = (at(&plus).energy_density - at(&minus).energy_density) / (2.0 * h);
+                assert!(
+                    (dpsi - here.first_piola[(row, col)]).abs() < 1e-5 * scale,
+                    "material {n}: P[{row},{col}] at {f}"
+                );
+                let dp = (at(&plus).first_piola - at(&minus).first_piola) / (2.0 * h);
+                for j in 0..9 {
+                    let analytic = stiffness[(
+                        hooke::material::vec_index(j % 3, j / 3),
+                        hooke::material::vec_index(row, col),
+                    )];
+                    assert!(
+                        (dp[(j % 3, j / 3)] - analytic).abs() < 1e-5 * scale,
+                        "material {n}: ∂P/∂F at {f}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A spline passes through its control points, has zero curvature at its
+/// ends and continues along its end tangents, reproduces a straight line
+/// exactly, and refuses stretches that do not increase.
+#[test]
+fn splines_interpolate_smoothly() {
+    let points = [[0.5, 1.0], [0.9, -0.2], [1.0, 0.0], [1.4, 0.7], [2.0, 3.0]];
+    let spline = Profile::Spline(Spline::new(&points, "a").unwrap());
+    // Evaluate through a one-axis stretch: ψ(diag(x, 1, 1)) = a(x) + 2a(1) − 3a(1).
+    let m = material(ValanisLandelEnergy {
+        a: spline.clone(),
+        b: Profile::Zero,
+        c: Profile::Zero,
+    });
+    let a = |x: f64| {
+        m.evaluate(
+            &Matrix3::from_diagonal(&nalgebra::Vector3::new(x, 1.0, 1.0)),
+            Want::Stress,
+        )
+    };
+    for [x, y] in points {
+        assert!((a(x).energy_density - y).abs() < 1e-12, "through ({x}, {y})");
+    }
+    // The first derivative (P₁₁) is continuous at the knots and past the ends.
+    for x in [0.5, 0.9, 1.0, 1.4, 2.0] {
+        let (left, right) = (a(x - 1e-9).first_piola[(0, 0)], a(x + 1e-9).first_piola[(0, 0)]);
+        assert!((left - right).abs() < 1e-6, "slope jumps at {x}: {left} vs {right}");
+    }
+    // Beyond the ends: straight lines.
+    let slope = a(2.5).first_piola[(0, 0)];
+    assert!((a(3.0).energy_density - a(2.5).energy_density - 0.5 * slope).abs() < 1e-9);
+    let line = Spline::new(&[[0.0, 1.0], [1.0, 3.0], [2.5, 6.0], [4.0, 9.0]], "line").unwrap();
+    let m = material(ValanisLandelEnergy {
+        a: Profile::Spline(line),
+        b: Profile::Zero,
+        c: Profile::Zero,
+    });
+    let x = 1.7;
+    let psi = m.evaluate(
+        &Matrix3::from_diagonal(&nalgebra::Vector3::new(x, 1.0, 1.0)),
+        Want::Stress,
+    );
+    assert!(
+        (psi.energy_density - (1.0 + 2.0 * x - 3.0)).abs() < 1e-12,
+        "a line is not reproduced"
+    );
+    let error = Spline::new(&[[1.0, 0.0], [0.9, 1.0]], "bodies[0].material.a")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("bodies[0].material.a[1]") && error.contains("increase"),
+        "{error}"
+    );
+}
+
+/// The polynomial material is soft at rest (a″(1) = 0) but its Laplacian
+/// weight, fitted over stretches 0.5–1.5, is 0.6μ (seed 004 §2.10, derived).
+#[test]
+fn the_polynomial_material_gets_the_regression_weight() {
+    use hooke::material::laplacian_weight::{laplacian_weight, StretchSamples};
+    let m = material(ValanisLandelEnergy::polynomial(LAME.mu));
+    let k = laplacian_weight(
+        &m,
+        StretchSamples {
+            low: 0.5,
+            high: 1.5,
+            samples: 20001,
+        },
+    );
+    assert!((k - 0.6 * LAME.mu).abs() < 1e-3 * LAME.mu, "{k}");
+}
+
+/// Scenes name the family: valanis_landel with stress-free curves runs; curves
+/// with stress at rest, or curves given to spline_a, are refused with the key.
+#[test]
+fn scenes_name_valanis_landel_materials() {
+    let scene = |material: &str| {
+        format!(
+            "gravity = [0.0, 0.0, -9.81]\n[simulation]\nduration = 0.02\ntime_step = 0.01\n[[bodies]]\nmesh = {{ box = {{ size = [0.4, 0.1, 0.1], cells = [4, 1, 1] }} }}\nmaterial = {material}\n[[pins]]\nselect = {{ plane = {{ point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] }} }}\n[integrator]\nkind = \"backward_euler\"\n"
+        )
+    };
+    let run = |material: &str| -> hooke::Result<f64> {
+        let built = hooke::scene::Scene::from_text(&scene(material), "vl.toml", ".".into())?.build()?;
+        let mut state = built.initial_state.clone();
+        let mut integrator = built.integrator;
+        for _ in 0..2 {
+            integrator.step(&built.model, &mut state, 0.01)?;
+        }
+        Ok(state
+            .positions
+            .iter()
+            .zip(&built.initial_state.positions)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max))
+    };
+    let curves = "{ model = \"valanis_landel\", density = 1000.0, a = [[0.5, 2e4], [1.0, 0.0], [1.5, 2e4]], c = [[0.5, 5e4], [1.0, 0.0], [1.5, 5e4]] }";
+    assert!(run(curves).unwrap() > 1e-6, "the body does not move");
+    for model in ["polynomial", "spline_a", "spline_b"] {
+        let moved = run(&format!(
+            "{{ model = \"{model}\", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }}"
+        ))
+        .unwrap();
+        assert!(moved > 1e-6, "{model}");
+    }
+    let stressed = "{ model = \"valanis_landel\", density = 1000.0, a = [[0.5, 0.0], [1.5, 1e4]] }";
+    let error = run(stressed).unwrap_err().to_string();
+    assert!(
+        error.contains("bodies[0].material") && error.contains("free of stress"),
+        "{error}"
+    );
+    let mixed = "{ model = \"spline_a\", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0, a = [[0.5, 0.0], [1.5, 1.0]] }";
+    let error = run(mixed).unwrap_err().to_string();
+    assert!(error.contains("not curves"), "{error}");
+}
