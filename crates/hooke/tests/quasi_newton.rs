@@ -380,3 +380,26 @@ fn solvers_are_compared_at_an_equal_budget() {
     assert!(error.contains("local_global"), "{error}");
     let _ = std::fs::remove_dir_all(directory);
 }
+
+/// A fibre term stays out of the weighted Laplacian (seed 004 §2.13: its
+/// Hessian is not in A₀; it acts through the gradient): L is that of the base
+/// material alone.
+#[test]
+fn fibres_stay_out_of_the_laplacian() {
+    let model_with = |material: &str| {
+        let body = ARAP_BAR.replace(
+            "material = { model = \"arap\", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }",
+            material,
+        );
+        hooke::scene::Scene::from_text(&scene_text(&body, ""), "f.toml", ".".into())
+            .unwrap()
+            .build()
+            .unwrap()
+            .model
+    };
+    let base = "material = { model = \"corotational\", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }";
+    let fibred = "material = { model = \"corotational\", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0, fibre = { direction = [1, 0, 0], stiffness = 1e7 } }";
+    let (plain, with_fibre) = (model_with(base).laplacian(0.0), model_with(fibred).laplacian(0.0));
+    assert!(plain.iter().any(|v| *v != 0.0));
+    assert_eq!(plain, with_fibre);
+}

@@ -319,8 +319,9 @@ fn laplacian_weights(materials: &[MaterialRef]) -> Vec<f64> {
         .map(|m| match known.iter().find(|(seen, _)| Arc::ptr_eq(seen, m)) {
             Some(&(_, k)) => k,
             None => {
+                let fitted = m.laplacian_material().unwrap_or(m.as_ref());
                 let k = crate::material::laplacian_weight::laplacian_weight(
-                    m.as_ref(),
+                    fitted,
                     crate::material::laplacian_weight::DEFAULT_STRETCHES,
                 );
                 known.push((m, k));

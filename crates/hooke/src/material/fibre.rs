@@ -83,6 +83,10 @@ impl Material for WithFibre {
         }
     }
 
+    fn laplacian_material(&self) -> Option<&dyn Material> {
+        Some(self.base.as_ref())
+    }
+
     fn capabilities(&self) -> MaterialCapabilities {
         MaterialCapabilities {
             // ‖F d‖ is unchanged by a rotation of F, so the fibre keeps invariance.

@@ -50,6 +50,13 @@ pub trait Material: Send + Sync + std::fmt::Debug {
     /// What the model guarantees; integrators and damping models ask this instead
     /// of comparing model names.
     fn capabilities(&self) -> MaterialCapabilities;
+    /// The material to fit the weighted Laplacian's stiffness k to (quasi-Newton
+    /// solvers, [`laplacian_weight`]); None: this one. A fibre term answers its
+    /// base material: seed 004 §2.13 leaves anisotropy out of the constant
+    /// matrix and lets it act through the gradient.
+    fn laplacian_material(&self) -> Option<&dyn Material> {
+        None
+    }
 }
 
 /// Properties of a material that other parts of Hooke depend on.
