@@ -115,5 +115,100 @@ fn frame_of(c: &mut Criterion, cells: [usize; 3], chosen: &[&str]) {
     group.finish();
 }
 
-criterion_group!(benches, frame);
+/// Seed 004 Fig. 7.1's material gallery: one frame of the 19,200-tet bar in
+/// each material (E = 1e6 Pa, ν = 0.45), one Newton iteration against ten of
+/// L-BFGS, with the relative error of each printed first.
+fn gallery(c: &mut Criterion) {
+    use hooke::material::valanis_landel::{ValanisLandel, ValanisLandelEnergy};
+    use hooke::material::{IsotropicMaterial, MaterialModel, MaterialParameters, MaterialRef};
+    let parameters = MaterialParameters {
+        youngs_modulus: 1e6,
+        poisson_ratio: 0.45,
+        density: 1000.0,
+    };
+    let lame = parameters.lame();
+    let valanis_landel = |name: &str, energy: ValanisLandelEnergy| -> MaterialRef {
+        std::sync::Arc::new(ValanisLandel {
+            name: name.to_string(),
+            energy,
+            density: 1000.0,
+        })
+    };
+    let materials: Vec<(&str, MaterialRef)> = vec![
+        (
+            "corotational",
+            IsotropicMaterial::shared(MaterialModel::Corotational, &parameters),
+        ),
+        (
+            "neo_hookean",
+            IsotropicMaterial::shared(MaterialModel::NeoHookean, &parameters),
+        ),
+        (
+            "st_venant_kirchhoff",
+            IsotropicMaterial::shared(MaterialModel::StVenantKirchhoff, &parameters),
+        ),
+        (
+            "polynomial",
+            valanis_landel("polynomial", ValanisLandelEnergy::polynomial(lame.mu)),
+        ),
+        (
+            "spline_a",
+            valanis_landel(
+                "spline_a",
+                ValanisLandelEnergy::neo_hookean_spline(&lame, 2.0, 1.0).expect("spline"),
+            ),
+        ),
+        (
+            "spline_b",
+            valanis_landel(
+                "spline_b",
+                ValanisLandelEnergy::neo_hookean_spline(&lame, 1.0, 2.0).expect("spline"),
+            ),
+        ),
+    ];
+    let mut group = c.benchmark_group("material_gallery_frame_19200_tets");
+    group.sample_size(10);
+    for (name, material) in materials {
+        let model = common::clamped_bar_of(Vector3::new(0.8, 0.16, 0.2), [40, 8, 10], material);
+        let mut state = model.initial_state();
+        for (v, p) in model.mesh().vertices().iter().enumerate() {
+            let bend = (p.x / 0.8).powi(2);
+            state.positions[3 * v + 2] -= 0.02 * bend;
+            state.velocities[3 * v + 2] = -0.5 * bend;
+        }
+        let exact = {
+            let mut next = state.clone();
+            let settings = SolverSettings {
+                tolerance: 1e-10,
+                ..SolverSettings::default()
+            };
+            BackwardEuler::new(settings)
+                .step(&model, &mut next, FRAME)
+                .expect("step");
+            incremental_potential(&model, &state, &next.positions)
+        };
+        let start = incremental_potential(&model, &state, &state.positions);
+        for (label, settings) in variants()
+            .into_iter()
+            .filter(|(label, _)| ["newton_1_iteration", "lbfgs_10_iterations"].contains(label))
+        {
+            let mut integrator = BackwardEuler::new(settings);
+            integrator.step(&model, &mut state.clone(), FRAME).expect("step");
+            let mut next = state.clone();
+            integrator.step(&model, &mut next, FRAME).expect("step");
+            let error = (incremental_potential(&model, &state, &next.positions) - exact) / (start - exact);
+            eprintln!("{name} {label}: relative error {error:.3e}");
+            group.bench_function(BenchmarkId::new(name, label), |b| {
+                b.iter(|| {
+                    let mut next = state.clone();
+                    integrator.step(&model, &mut next, FRAME).expect("step");
+                    next
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, frame, gallery);
 criterion_main!(benches);

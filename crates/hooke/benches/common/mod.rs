@@ -8,6 +8,21 @@ use hooke::model::{Model, Motion, Pin, Selection};
 use nalgebra::Vector3;
 
 pub fn clamped_bar(size: Vector3<f64>, cells: [usize; 3]) -> Model {
+    let parameters = MaterialParameters {
+        youngs_modulus: 1e6,
+        poisson_ratio: 0.45,
+        density: 1000.0,
+    };
+    clamped_bar_of(
+        size,
+        cells,
+        IsotropicMaterial::shared(MaterialModel::StableNeoHookean, &parameters),
+    )
+}
+
+/// The same bar of another material.
+#[allow(dead_code)]
+pub fn clamped_bar_of(size: Vector3<f64>, cells: [usize; 3], material: hooke::material::MaterialRef) -> Model {
     let mesh = box_mesh(&BoxMeshOptions {
         origin: Vector3::zeros(),
         size,
@@ -15,12 +30,6 @@ pub fn clamped_bar(size: Vector3<f64>, cells: [usize; 3]) -> Model {
         tets_per_hex: TetsPerHex::Six,
     })
     .expect("valid box");
-    let parameters = MaterialParameters {
-        youngs_modulus: 1e6,
-        poisson_ratio: 0.45,
-        density: 1000.0,
-    };
-    let material = IsotropicMaterial::shared(MaterialModel::StableNeoHookean, &parameters);
     let count = mesh.tet_count();
     let mut model = Model::new(mesh, vec![material; count], MassKind::Lumped).expect("valid model");
     let clamped = Selection::Plane {
