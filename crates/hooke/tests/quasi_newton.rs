@@ -242,7 +242,15 @@ select = { plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }
 /// search, and converge to Newton's step.
 #[test]
 fn local_global_descends_at_every_iteration_and_reaches_newtons_step() {
-    for (what, body) in [("cloth", CURTAIN), ("arap bar", ARAP_BAR)] {
+    let strain_limited = ARAP_BAR.replace(
+        "model = \"arap\", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0",
+        "model = \"strain_limit\", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0, min = 0.995, max = 1.005",
+    );
+    for (what, body) in [
+        ("cloth", CURTAIN),
+        ("arap bar", ARAP_BAR),
+        ("strain-limited bar", strain_limited.as_str()),
+    ] {
         let built = hooke::scene::Scene::from_text(
             &scene_text(body, "kind = \"newton\"\ntolerance = 1e-10"),
             "s.toml",
@@ -436,4 +444,61 @@ fn a_scrambled_body_recovers_its_rest_shape() {
         "elements stay inverted"
     );
     assert!(elastic(&state) < 1e-6 * start, "{} of {start}", elastic(&state));
+}
+
+/// Strain limiting: free inside [min, max], μ Σ (σ − clamp σ)² outside; ARAP
+/// when min = max = 1; P and ∂P/∂F agree with central differences away from
+/// the limits; its Laplacian weight is exactly 2μ, which local/global needs.
+#[test]
+fn strain_limiting_is_free_inside_its_range_and_arap_at_its_limit() {
+    use hooke::material::strain_limit::{StrainLimit, StrainLimitEnergy};
+    use hooke::material::{derivative_matrix, vec_index, Material, Want};
+    let mu = 2e4;
+    let limited = |min: f64, max: f64| StrainLimit {
+        energy: StrainLimitEnergy { mu, min, max },
+        density: 1000.0,
+    };
+    let m = limited(0.9, 1.1);
+    let inside = Matrix3::new(1.05, 0.02, 0.0, 0.0, 0.95, 0.01, 0.0, 0.0, 1.0);
+    assert!(m.evaluate(&inside, Want::Stress).energy_density.abs() < 1e-12);
+    assert_eq!(m.laplacian_weight(), Some(2.0 * mu));
+    let arap = hooke::material::IsotropicMaterial {
+        model: MaterialModel::Arap,
+        lame: hooke::material::Lame { mu, lambda: 0.0 },
+        density: 1000.0,
+    };
+    let mut rng = common::Lcg::new(5);
+    for _ in 0..30 {
+        let f = rng.rotation() * (Matrix3::identity() + rng.matrix(0.5));
+        let (a, b) = (
+            limited(1.0, 1.0).evaluate(&f, Want::Stress),
+            arap.evaluate(&f, Want::Stress),
+        );
+        assert!(
+            (a.energy_density - b.energy_density).abs() < 1e-9 * mu,
+            "not ARAP at its limit"
+        );
+        // Away from the limits (the Hessian jumps there), central differences.
+        let sigma = f.svd(false, false).singular_values;
+        if sigma.iter().any(|s| (s - 0.9).abs() < 1e-3 || (s - 1.1).abs() < 1e-3) {
+            continue;
+        }
+        let h = 1e-6;
+        let here = m.evaluate(&f, Want::Stress);
+        let c = derivative_matrix(&m, &f, false);
+        for k in 0..9 {
+            let (row, col) = (k % 3, k / 3);
+            let (mut plus, mut minus) = (f, f);
+            plus[(row, col)] += h;
+            minus[(row, col)] -= h;
+            let (p, q) = (m.evaluate(&plus, Want::Stress), m.evaluate(&minus, Want::Stress));
+            let dpsi = (p.energy_density - q.energy_density) / (2.0 * h);
+            assert!((dpsi - here.first_piola[(row, col)]).abs() < 1e-5 * mu, "P at {f}");
+            let dp = (p.first_piola - q.first_piola) / (2.0 * h);
+            for j in 0..9 {
+                let analytic = c[(vec_index(j % 3, j / 3), vec_index(row, col))];
+                assert!((dp[(j % 3, j / 3)] - analytic).abs() < 1e-4 * mu, "∂P/∂F at {f}");
+            }
+        }
+    }
 }

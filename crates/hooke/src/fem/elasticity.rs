@@ -319,11 +319,12 @@ fn laplacian_weights(materials: &[MaterialRef]) -> Vec<f64> {
         .map(|m| match known.iter().find(|(seen, _)| Arc::ptr_eq(seen, m)) {
             Some(&(_, k)) => k,
             None => {
-                let fitted = m.laplacian_material().unwrap_or(m.as_ref());
-                let k = crate::material::laplacian_weight::laplacian_weight(
-                    fitted,
-                    crate::material::laplacian_weight::DEFAULT_STRETCHES,
-                );
+                let k = m.laplacian_weight().unwrap_or_else(|| {
+                    crate::material::laplacian_weight::laplacian_weight(
+                        m.as_ref(),
+                        crate::material::laplacian_weight::DEFAULT_STRETCHES,
+                    )
+                });
                 known.push((m, k));
                 k
             }

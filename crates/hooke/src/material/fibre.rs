@@ -83,8 +83,11 @@ impl Material for WithFibre {
         }
     }
 
-    fn laplacian_material(&self) -> Option<&dyn Material> {
-        Some(self.base.as_ref())
+    fn laplacian_weight(&self) -> Option<f64> {
+        let base = self.base.as_ref();
+        Some(base.laplacian_weight().unwrap_or_else(|| {
+            super::laplacian_weight::laplacian_weight(base, super::laplacian_weight::DEFAULT_STRETCHES)
+        }))
     }
 
     fn capabilities(&self) -> MaterialCapabilities {

@@ -25,6 +25,7 @@ pub mod parameters;
 pub mod registry;
 mod st_venant_kirchhoff;
 mod stable_neo_hookean;
+pub mod strain_limit;
 pub mod valanis_landel;
 mod voigt;
 
@@ -50,11 +51,13 @@ pub trait Material: Send + Sync + std::fmt::Debug {
     /// What the model guarantees; integrators and damping models ask this instead
     /// of comparing model names.
     fn capabilities(&self) -> MaterialCapabilities;
-    /// The material to fit the weighted Laplacian's stiffness k to (quasi-Newton
-    /// solvers, [`laplacian_weight`]); None: this one. A fibre term answers its
-    /// base material: seed 004 §2.13 leaves anisotropy out of the constant
-    /// matrix and lets it act through the gradient.
-    fn laplacian_material(&self) -> Option<&dyn Material> {
+    /// The stiffness k of the weighted Laplacian of quasi-Newton solvers when
+    /// the material sets it; None: fitted to its uniaxial stress
+    /// ([`laplacian_weight`]). A projective material gives its own weight (the
+    /// local/global iteration is exact only with it); a fibre term gives its
+    /// base material's, since seed 004 §2.13 leaves anisotropy out of the
+    /// constant matrix to act through the gradient.
+    fn laplacian_weight(&self) -> Option<f64> {
         None
     }
 }
