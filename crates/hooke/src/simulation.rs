@@ -528,7 +528,7 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
                 Ok(report) => {
                     ledger.statistics.add(&report, state.time);
                     match model.damping_work(&before.positions, &state.positions, state.time - previous_time) {
-                        Ok(work) => ledger.dissipated += work,
+                        Ok(work) => ledger.dissipated += work + model.ether_drag_work(&before.velocities, before.time),
                         Err(error) => {
                             failure = Some(error);
                             state = before;

@@ -194,6 +194,7 @@ fn exponential_rosenbrock_euler_is_exact_for_linear_systems() {
                 stiffness_coefficient: 1e-4,
                 stiffness: DampingStiffness::Rest,
                 viscoelastic_coefficient: 0.0,
+                ether_drag: 0.0,
             }))
             .unwrap();
         let mut start = model.initial_state();

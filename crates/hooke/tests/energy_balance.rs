@@ -25,6 +25,7 @@ fn balance(name: &str) -> (f64, f64) {
             stiffness_coefficient: 1e-3,
             stiffness: DampingStiffness::Rest,
             viscoelastic_coefficient: 0.0,
+            ether_drag: 0.0,
         }))
         .unwrap();
     let mut start = model.initial_state();
@@ -108,4 +109,65 @@ fn implicit_midpoint_energy_gain_after_a_release_is_second_order() {
             "energy error {gains:?}: observed order {order:.2}, expected 2"
         );
     }
+}
+
+/// Ether drag (`[damping] ether_drag = c`, seed 004 §2.13): every step starts
+/// from the velocities times 1 − c, under any integrator, so a body gliding
+/// freely slows as (1 − c)ⁿ; the kinetic energy it takes is counted as
+/// dissipated, so kinetic + dissipated stays the initial energy. c must lie in [0, 1).
+#[test]
+fn ether_drag_slows_every_step_and_is_counted_as_dissipation() {
+    let text = |kind: &str, drag: f64| {
+        format!(
+            r#"[simulation]
+duration = 0.1
+time_step = 0.01
+[[bodies]]
+mesh = {{ box = {{ size = [0.1, 0.1, 0.1], cells = [2, 2, 2] }} }}
+material = {{ model = "stable_neo_hookean", youngs_modulus = 1e3, poisson_ratio = 0.3, density = 1000.0 }}
+velocity = [1.0, 0.5, 0.0]
+[damping]
+ether_drag = {drag}
+[integrator]
+kind = "{kind}"
+[output]
+vtk_every = 0
+plot = false
+"#
+        )
+    };
+    for kind in ["symplectic_euler", "backward_euler", "implicit_midpoint"] {
+        let directory = std::env::temp_dir().join(format!("hooke-ether-{kind}-{}", std::process::id()));
+        let scene = hooke::scene::Scene::from_text(&text(kind, 0.1), "drag.toml", ".".into()).unwrap();
+        let mut built = scene.build().unwrap();
+        let settings = scene.run_settings(Some(&directory));
+        let outcome = hooke::simulation::Simulation::new(&built.model, built.integrator.as_mut(), &settings)
+            .run(built.initial_state.clone())
+            .unwrap()
+            .into_result()
+            .unwrap();
+        let expected = 0.9f64.powi(10);
+        for v in outcome.state.velocities.chunks(3) {
+            assert!(
+                (v[0] - expected).abs() < 1e-9 && (v[1] - 0.5 * expected).abs() < 1e-9,
+                "{kind}: {v:?}"
+            );
+        }
+        let (first, last) = (&outcome.records[0], outcome.records.last().unwrap());
+        assert!(
+            (last.kinetic + last.dissipated - first.kinetic).abs() < 1e-9 * first.kinetic,
+            "{kind}: {} + {} vs {}",
+            last.kinetic,
+            last.dissipated,
+            first.kinetic
+        );
+        let _ = std::fs::remove_dir_all(directory);
+    }
+    let error = hooke::scene::Scene::from_text(&text("backward_euler", 1.0), "drag.toml", ".".into())
+        .unwrap()
+        .build()
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("damping.ether_drag"), "{error}");
 }

@@ -136,6 +136,7 @@ fn the_step_objective_has_consistent_derivatives_in_both_coordinates() {
             stiffness_coefficient: 1e-3,
             stiffness: DampingStiffness::Rest,
             viscoelastic_coefficient: 0.0,
+            ether_drag: 0.0,
         }))
         .unwrap();
     let n = model.dof_count();

@@ -130,6 +130,7 @@ fn siere_step_equals_a_dense_evaluation_of_its_formula() {
                 stiffness_coefficient: 0.0,
                 stiffness: DampingStiffness::Rest,
                 viscoelastic_coefficient: 0.0,
+                ether_drag: 0.0,
             }),
         ),
     ] {
@@ -152,6 +153,7 @@ fn siere_without_modes_is_semi_implicit_euler() {
         stiffness_coefficient: 0.01,
         stiffness: DampingStiffness::Rest,
         viscoelastic_coefficient: 0.0,
+        ether_drag: 0.0,
     });
     let (model, start) = moving_bar(damping);
     let (mut a, mut b) = (start.clone(), start);

@@ -38,6 +38,7 @@ fn viscoelastic(coefficient: f64) -> Damping {
         stiffness_coefficient: 0.0,
         stiffness: DampingStiffness::Rest,
         viscoelastic_coefficient: coefficient,
+        ether_drag: 0.0,
     }
 }
 
@@ -80,6 +81,7 @@ fn dissipation_does_not_depend_on_the_time_step() {
         stiffness_coefficient: 2e-3,
         stiffness: DampingStiffness::Rest,
         viscoelastic_coefficient: 0.0,
+        ether_drag: 0.0,
     });
     let rayleigh: Vec<f64> = [0.004, 0.002]
         .iter()

@@ -209,7 +209,14 @@ pub(crate) fn commit_step(
     attempt: impl FnOnce(&State) -> Result<(State, StepReport)>,
 ) -> Result<StepReport> {
     let started = std::time::Instant::now();
-    let outcome = attempt(state).and_then(|(next, report)| {
+    // Ether drag acts on the velocities every step starts from, whatever the method.
+    let dragged = model
+        .dragged_velocities(&state.velocities, state.time)
+        .map(|velocities| State {
+            velocities,
+            ..state.clone()
+        });
+    let outcome = attempt(dragged.as_ref().unwrap_or(state)).and_then(|(next, report)| {
         if !next.is_finite() {
             return Err(HookeError::Solver {
                 reason: "the step produced non-finite positions or velocities (the time step is likely too large for this method)".to_string(),

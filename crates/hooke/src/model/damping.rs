@@ -37,6 +37,10 @@ pub struct Damping {
     /// k_D, s: viscoelastic damping coefficient (0: none).
     #[serde(default)]
     pub viscoelastic_coefficient: f64,
+    /// c in [0, 1): ether drag (seed 004 §2.13): each step starts from the
+    /// free DOFs' velocities times 1 − c, a drag on all motion, rigid included.
+    #[serde(default)]
+    pub ether_drag: f64,
 }
 
 impl Damping {
@@ -50,6 +54,14 @@ impl super::Model {
     /// Sets the damping; with the rest stiffness, K(rest) is assembled here once.
     /// Viscoelastic damping needs rotation-invariant materials and elements only.
     pub fn set_damping(&mut self, damping: Option<Damping>) -> Result<()> {
+        if let Some(c) = damping.map(|d| d.ether_drag) {
+            if !(0.0..1.0).contains(&c) {
+                return Err(HookeError::scene(
+                    "damping.ether_drag",
+                    format!("must lie in [0, 1) (the fraction of velocity a step removes), got {c}"),
+                ));
+            }
+        }
         if damping.is_some_and(|d| d.viscoelastic_coefficient > 0.0) {
             let reason = if self.materials().iter().any(|m| !m.capabilities().rotation_invariant) {
                 Some("it needs a rotation-invariant material; linear elasticity would damp rigid rotation (seed 001 §2.6 uses it with non-linear materials only)".to_string())
@@ -110,6 +122,31 @@ impl super::Model {
             (None, _) => Ok(None),
             (Some(_), Some(rest)) => Ok(Some(std::borrow::Cow::Borrowed(rest))),
             (Some(d), None) => self.damping_values_at(d, x).map(|v| Some(std::borrow::Cow::Owned(v))),
+        }
+    }
+
+    /// The velocities a step starts from under ether drag at `time`: the free
+    /// DOFs' scaled by 1 − c (pinned ones keep their prescribed velocity);
+    /// None without drag.
+    pub fn dragged_velocities(&self, velocities: &[f64], time: f64) -> Option<Vec<f64>> {
+        let c = self.damping.map_or(0.0, |d| d.ether_drag);
+        if c == 0.0 {
+            return None;
+        }
+        let dofs = self.dof_map(time);
+        let mut dragged = velocities.to_vec();
+        for &dof in &dofs.free_dofs {
+            dragged[dof] *= 1.0 - c;
+        }
+        Some(dragged)
+    }
+
+    /// The kinetic energy ether drag removes at the start of a step at `time`:
+    /// ½ vᵀMv − ½ ṽᵀMṽ (0 without drag).
+    pub fn ether_drag_work(&self, velocities: &[f64], time: f64) -> f64 {
+        match self.dragged_velocities(velocities, time) {
+            Some(dragged) => self.kinetic_energy(velocities) - self.kinetic_energy(&dragged),
+            None => 0.0,
         }
     }
 
