@@ -119,6 +119,26 @@ impl Scene {
                 }
             }
         }
+        for (a, attachment) in file.attachments.iter().enumerate() {
+            let vertices = attachment
+                .select
+                .vertices(model.mesh(), &format!("attachments[{a}].select"))?;
+            let masses: Vec<f64> = vertices.iter().map(|&v| model.mass().lumped()[v]).collect();
+            let targets = match &attachment.target {
+                Some(t) => vec![Vector3::new(t[0], t[1], t.get(2).copied().unwrap_or(0.0)); vertices.len()],
+                None => vertices.iter().map(|&v| model.mesh().vertices()[v]).collect(),
+            };
+            model.add_term(Box::new(Attachment::new(
+                vertices,
+                targets,
+                &masses,
+                attachment.stiffness,
+                crate::model::Motion::Fixed {},
+                None,
+                [true; 3],
+                model.dimension(),
+            )))?;
+        }
         for (f, force) in file.forces.iter().enumerate() {
             let vertices = force.select.vertices(model.mesh(), &format!("forces[{f}].select"))?;
             let masses: Vec<f64> = vertices.iter().map(|&v| model.mass().lumped()[v]).collect();

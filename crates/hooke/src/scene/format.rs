@@ -27,6 +27,9 @@ pub struct SceneFile {
     pub networks: Vec<NetworkSection>,
     #[serde(default)]
     pub pins: Vec<PinSection>,
+    /// Zero-length springs pulling vertices to a point (seed 004 §2.13).
+    #[serde(default)]
+    pub attachments: Vec<AttachmentSection>,
     /// Vertices kept on a plane or sphere (variational midpoint only).
     #[serde(default)]
     pub constraints: Vec<ConstraintSection>,
@@ -285,6 +288,19 @@ pub struct PinSection {
     /// A soft pin: the vertices stay unknowns, pulled toward their prescribed
     /// positions by zero-length springs of this total stiffness.
     pub soft: Option<SoftPinSection>,
+}
+
+/// `[[attachments]]`: the selected vertices are pulled by zero-length springs
+/// of total stiffness `stiffness` (shared by lumped mass) toward `target`, or
+/// toward their rest positions without one: soft pins to a point.
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttachmentSection {
+    pub select: Selection,
+    /// N/m (N/m per metre of thickness in 2D).
+    pub stiffness: f64,
+    /// [x, y, z] (2D: [x, y]); default: each vertex's rest position.
+    pub target: Option<Vec<f64>>,
 }
 
 #[derive(Clone, Copy, Debug, serde::Deserialize, serde::Serialize)]
@@ -548,6 +564,17 @@ impl SceneFile {
             finite(&format!("{key}.translate"), &body.translate)?;
             finite(&format!("{key}.velocity"), &body.velocity)?;
             finite(&format!("{key}.angular_velocity"), &body.angular_velocity)?;
+        }
+        for (a, attachment) in self.attachments.iter().enumerate() {
+            positive(&format!("attachments[{a}].stiffness"), attachment.stiffness)?;
+            if let Some(target) = &attachment.target {
+                if target.len() != self.dimension || !target.iter().all(|v| v.is_finite()) {
+                    return Err(HookeError::scene(
+                        format!("attachments[{a}].target"),
+                        format!("needs {} finite coordinates, got {target:?}", self.dimension),
+                    ));
+                }
+            }
         }
         for (p, pin) in self.pins.iter().enumerate() {
             pin.held_components(self.dimension, &format!("pins[{p}]"))?;
