@@ -11,13 +11,7 @@ use nalgebra::Vector3;
 
 fn bar() -> (Model, State) {
     let model = common::clamped_bar(Vector3::new(0.8, 0.16, 0.2), [40, 8, 10]);
-    let mut state = model.initial_state();
-    // Sagging and moving, so that every method has real work to do.
-    for (v, p) in model.mesh().vertices().iter().enumerate() {
-        let bend = (p.x / 0.8).powi(2);
-        state.positions[3 * v + 2] -= 0.02 * bend;
-        state.velocities[3 * v + 2] = -0.5 * bend;
-    }
+    let state = common::sagging(&model);
     (model, state)
 }
 

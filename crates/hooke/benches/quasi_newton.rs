@@ -17,13 +17,41 @@ const FRAME: f64 = 1.0 / 30.0;
 
 fn bar(cells: [usize; 3]) -> (Model, State) {
     let model = common::clamped_bar(Vector3::new(0.8, 0.16, 0.2), cells);
-    let mut state = model.initial_state();
-    for (v, p) in model.mesh().vertices().iter().enumerate() {
-        let bend = (p.x / 0.8).powi(2);
-        state.positions[3 * v + 2] -= 0.02 * bend;
-        state.velocities[3 * v + 2] = -0.5 * bend;
-    }
+    let state = common::sagging(&model);
     (model, state)
+}
+
+/// Φ(x⁰) and Φ(x*) of the frame from `state`, x* by Newton to 1e-10.
+fn start_and_minimum(model: &Model, state: &State) -> (f64, f64) {
+    let mut next = state.clone();
+    let settings = SolverSettings {
+        tolerance: 1e-10,
+        ..SolverSettings::default()
+    };
+    BackwardEuler::new(settings)
+        .step(model, &mut next, FRAME)
+        .expect("step");
+    (
+        incremental_potential(model, state, &state.positions),
+        incremental_potential(model, state, &next.positions),
+    )
+}
+
+/// Times one frame of `integrator` from `state` (each sample from the same state).
+fn bench_frame(
+    group: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>,
+    id: BenchmarkId,
+    integrator: &mut BackwardEuler,
+    model: &Model,
+    state: &State,
+) {
+    group.bench_function(id, |b| {
+        b.iter(|| {
+            let mut next = state.clone();
+            integrator.step(model, &mut next, FRAME).expect("step");
+            next
+        })
+    });
 }
 
 /// Φ(x) = ‖x − xₙ − h vₙ‖²_M / 2h² + E(x): backward Euler's incremental potential.
@@ -75,18 +103,7 @@ fn frame(c: &mut Criterion) {
 
 fn frame_of(c: &mut Criterion, cells: [usize; 3], chosen: &[&str]) {
     let (model, state) = bar(cells);
-    let exact = {
-        let mut next = state.clone();
-        let settings = SolverSettings {
-            tolerance: 1e-10,
-            ..SolverSettings::default()
-        };
-        BackwardEuler::new(settings)
-            .step(&model, &mut next, FRAME)
-            .expect("step");
-        incremental_potential(&model, &state, &next.positions)
-    };
-    let start = incremental_potential(&model, &state, &state.positions);
+    let (start, exact) = start_and_minimum(&model, &state);
     let tets = model.mesh().element_count();
     let mut group = c.benchmark_group(format!("backward_euler_frame_{tets}_tets"));
     group.sample_size(10);
@@ -104,13 +121,13 @@ fn frame_of(c: &mut Criterion, cells: [usize; 3], chosen: &[&str]) {
             1e3 * report.assembly_seconds,
             1e3 * report.solve_seconds
         );
-        group.bench_function(BenchmarkId::from_parameter(label), |b| {
-            b.iter(|| {
-                let mut next = state.clone();
-                integrator.step(&model, &mut next, FRAME).expect("step");
-                next
-            })
-        });
+        bench_frame(
+            &mut group,
+            BenchmarkId::from_parameter(label),
+            &mut integrator,
+            &model,
+            &state,
+        );
     }
     group.finish();
 }
@@ -170,24 +187,8 @@ fn gallery(c: &mut Criterion) {
     group.sample_size(10);
     for (name, material) in materials {
         let model = common::clamped_bar_of(Vector3::new(0.8, 0.16, 0.2), [40, 8, 10], material);
-        let mut state = model.initial_state();
-        for (v, p) in model.mesh().vertices().iter().enumerate() {
-            let bend = (p.x / 0.8).powi(2);
-            state.positions[3 * v + 2] -= 0.02 * bend;
-            state.velocities[3 * v + 2] = -0.5 * bend;
-        }
-        let exact = {
-            let mut next = state.clone();
-            let settings = SolverSettings {
-                tolerance: 1e-10,
-                ..SolverSettings::default()
-            };
-            BackwardEuler::new(settings)
-                .step(&model, &mut next, FRAME)
-                .expect("step");
-            incremental_potential(&model, &state, &next.positions)
-        };
-        let start = incremental_potential(&model, &state, &state.positions);
+        let state = common::sagging(&model);
+        let (start, exact) = start_and_minimum(&model, &state);
         for (label, settings) in variants()
             .into_iter()
             .filter(|(label, _)| ["newton_1_iteration", "lbfgs_10_iterations"].contains(label))
@@ -198,13 +199,13 @@ fn gallery(c: &mut Criterion) {
             integrator.step(&model, &mut next, FRAME).expect("step");
             let error = (incremental_potential(&model, &state, &next.positions) - exact) / (start - exact);
             eprintln!("{name} {label}: relative error {error:.3e}");
-            group.bench_function(BenchmarkId::new(name, label), |b| {
-                b.iter(|| {
-                    let mut next = state.clone();
-                    integrator.step(&model, &mut next, FRAME).expect("step");
-                    next
-                })
-            });
+            bench_frame(
+                &mut group,
+                BenchmarkId::new(name, label),
+                &mut integrator,
+                &model,
+                &state,
+            );
         }
     }
     group.finish();

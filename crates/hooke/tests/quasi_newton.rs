@@ -108,24 +108,8 @@ fn lbfgs_steps_agree_with_newton() {
 /// iterations per step; unknown values are refused with the key.
 #[test]
 fn scenes_choose_lbfgs() {
-    let text = |solver: &str| {
-        format!(
-            r#"gravity = [0.0, 0.0, -9.81]
-[simulation]
-duration = 0.05
-time_step = 0.01
-[[bodies]]
-mesh = {{ box = {{ size = [0.4, 0.1, 0.1], cells = [4, 1, 1] }} }}
-material = {{ model = "stable_neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }}
-[[pins]]
-select = {{ plane = {{ point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] }} }}
-[integrator]
-kind = "backward_euler"
-[solver]
-{solver}
-"#
-        )
-    };
+    let body = ARAP_BAR.replace("\"arap\"", "\"stable_neo_hookean\"");
+    let text = |solver: &str| scene_text(&body, solver);
     let scene = hooke::scene::Scene::from_text(
         &text("kind = \"lbfgs\"\niterations = 10\nhistory = 7"),
         "lbfgs.toml",

@@ -43,3 +43,15 @@ pub fn clamped_bar_of(size: Vector3<f64>, cells: [usize; 3], material: hooke::ma
     model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
     model
 }
+
+/// The 0.8 m bar sagging and moving, so that every method has real work to do.
+#[allow(dead_code)]
+pub fn sagging(model: &Model) -> hooke::model::State {
+    let mut state = model.initial_state();
+    for (v, p) in model.mesh().vertices().iter().enumerate() {
+        let bend = (p.x / 0.8).powi(2);
+        state.positions[3 * v + 2] -= 0.02 * bend;
+        state.velocities[3 * v + 2] = -0.5 * bend;
+    }
+    state
+}

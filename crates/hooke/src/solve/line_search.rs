@@ -41,22 +41,16 @@ pub fn backtrack_with(
     slope: f64,
     armijo: f64,
 ) -> Result<(f64, usize)> {
-    let mut step = 1.0;
     let mut trial_gradient = Vec::new();
-    for halvings in 0..=MAX_HALVINGS {
-        let trial: Vec<f64> = u.iter().zip(direction).map(|(a, d)| a + step * d).collect();
-        let trial_value = objective.value(&trial);
+    halve_until(u, direction, |trial, step| {
+        let trial_value = objective.value(trial);
         let trial_slope = || {
             trial_gradient.resize(u.len(), 0.0);
-            objective.gradient(&trial, &mut trial_gradient)?;
+            objective.gradient(trial, &mut trial_gradient)?;
             Ok(dot(&trial_gradient, direction))
         };
-        if accepts(value, slope, armijo, step, trial_value, trial_slope)? {
-            return Ok((step, halvings));
-        }
-        step *= 0.5;
-    }
-    Err(no_decrease())
+        accepts(value, slope, armijo, step, trial_value, trial_slope)
+    })
 }
 
 /// [`backtrack_with`] for minimisers that need the gradient where they step:
@@ -73,13 +67,27 @@ pub fn backtrack_with_gradient(
     armijo: f64,
     gradient: &mut [f64],
 ) -> Result<(f64, usize, f64)> {
+    let mut accepted_value = f64::NAN;
+    let (step, halvings) = halve_until(u, direction, |trial, step| {
+        let trial_value = objective.gradient(trial, gradient).unwrap_or(f64::INFINITY);
+        accepted_value = trial_value;
+        let trial_slope = dot(gradient, direction);
+        accepts(value, slope, armijo, step, trial_value, || Ok(trial_slope))
+    })?;
+    Ok((step, halvings, accepted_value))
+}
+
+/// Tries α = 1, ½, ¼, … until `accept(u + α d, α)` holds; returns (α, halvings).
+fn halve_until(
+    u: &[f64],
+    direction: &[f64],
+    mut accept: impl FnMut(&[f64], f64) -> Result<bool>,
+) -> Result<(f64, usize)> {
     let mut step = 1.0;
     for halvings in 0..=MAX_HALVINGS {
         let trial: Vec<f64> = u.iter().zip(direction).map(|(a, d)| a + step * d).collect();
-        let trial_value = objective.gradient(&trial, gradient).unwrap_or(f64::INFINITY);
-        let trial_slope = dot(gradient, direction);
-        if accepts(value, slope, armijo, step, trial_value, || Ok(trial_slope))? {
-            return Ok((step, halvings, trial_value));
+        if accept(&trial, step)? {
+            return Ok((step, halvings));
         }
         step *= 0.5;
     }
