@@ -4,13 +4,11 @@
 
 mod common;
 
-use common::{bar, clamp_left_end, parameters, uniform_model, Lcg};
+use common::Lcg;
 use hooke::error::HookeError;
-use hooke::fem::MassKind;
 use hooke::integrate::{BackwardEuler, Integrator, IntegratorConfig, SemiImplicitBackwardEuler, StaticEquilibrium};
 use hooke::linalg::LowRank;
 use hooke::material::MaterialModel;
-use hooke::mesh::TetsPerHex;
 use hooke::model::{
     Damping, DampingStiffness, EnergyTerm, HessianTarget, Model, Motion, RebasedElasticity, Subspace, TermCapabilities,
     TermKind,
@@ -23,15 +21,7 @@ use nalgebra::{DMatrix, DVector, Vector3};
 
 /// A clamped bar of `material` under gravity.
 fn clamped_bar(material: MaterialModel, cells: [usize; 3]) -> Model {
-    let mut model = uniform_model(
-        bar([0.4, 0.1, 0.1], cells, TetsPerHex::Six),
-        material,
-        parameters(1e5, 0.3),
-        MassKind::Lumped,
-    );
-    clamp_left_end(&mut model, Motion::Fixed {}, None);
-    model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
-    model
+    common::clamped_bar_under_gravity(material, cells)
 }
 
 fn tight() -> SolverSettings {

@@ -3,26 +3,15 @@
 
 mod common;
 
-use common::{bar, clamp_left_end, parameters, uniform_model};
-use hooke::fem::MassKind;
 use hooke::integrate::{BackwardEuler, Integrator, StaticEquilibrium};
 use hooke::material::laplacian_weight::{laplacian_weight, DEFAULT_STRETCHES};
 use hooke::material::MaterialModel;
-use hooke::mesh::TetsPerHex;
-use hooke::model::{Model, Motion};
+use hooke::model::Model;
 use hooke::solve::{MinimizerKind, SolverSettings};
 use nalgebra::{Matrix3, Vector3};
 
 fn clamped_bar(material: MaterialModel) -> Model {
-    let mut model = uniform_model(
-        bar([0.4, 0.1, 0.1], [8, 2, 2], TetsPerHex::Six),
-        material,
-        parameters(1e5, 0.3),
-        MassKind::Lumped,
-    );
-    clamp_left_end(&mut model, Motion::Fixed {}, None);
-    model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
-    model
+    common::clamped_bar_under_gravity(material, [8, 2, 2])
 }
 
 /// For a displacement u = A X, uᵀ L u = k V ‖A‖²_F: L weighs each element's

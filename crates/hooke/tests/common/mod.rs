@@ -225,3 +225,18 @@ pub fn add_external_force(model: &Model, gradient: &mut [f64]) {
     model.external_force(0.0, &mut force);
     gradient.iter_mut().zip(&force).for_each(|(g, f)| *g += f);
 }
+
+/// A 0.4 × 0.1 × 0.1 m bar of `material` (E = 1e5 Pa, ν = 0.3), clamped at
+/// x = 0, under gravity.
+#[allow(dead_code)]
+pub fn clamped_bar_under_gravity(material: MaterialModel, cells: [usize; 3]) -> Model {
+    let mut model = uniform_model(
+        bar([0.4, 0.1, 0.1], cells, TetsPerHex::Six),
+        material,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    );
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
+    model.set_gravity(nalgebra::Vector3::new(0.0, 0.0, -9.81));
+    model
+}
