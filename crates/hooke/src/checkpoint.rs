@@ -11,7 +11,7 @@
 use crate::divergence::DivergenceWatch;
 use crate::error::{HookeError, Result};
 use crate::model::State;
-use crate::simulation::StepStatistics;
+use crate::run_record::StepStatistics;
 use std::path::{Path, PathBuf};
 
 /// The version of the file's layout; a checkpoint of another version is refused.

@@ -22,7 +22,7 @@
 
 use crate::model::{Model, Motion, State, TermKind};
 use crate::output::EnergyRecord;
-use crate::simulation::energy_record;
+use crate::run_record::energy_record;
 
 /// Energy created beyond this many times the accountable scale, with no work
 /// done on the body, is divergence.

@@ -5,13 +5,15 @@
 use crate::checkpoint::{self, Checkpoint};
 use crate::divergence::DivergenceWatch;
 use crate::error::{HookeError, Result};
-use crate::integrate::{Integrator, StepReport};
+use crate::integrate::Integrator;
 use crate::model::{Model, State};
 use crate::output::{plot_energies, tidy, EnergiesCsvWriter, EnergyRecord, Frame, VtkSeriesWriter};
 use nalgebra::Vector3;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+pub use crate::run_record::{energy_record, StepStatistics};
 
 /// What to run and what to write.
 #[derive(Clone, Debug)]
@@ -33,82 +35,6 @@ impl RunSettings {
     /// Whole steps that cover the duration.
     pub fn step_count(&self) -> usize {
         ((self.duration / self.time_step).round() as usize).max(1)
-    }
-}
-
-/// Totals over the steps of a run.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct StepStatistics {
-    pub steps: usize,
-    pub total_iterations: usize,
-    pub max_iterations: usize,
-    pub max_residual: f64,
-    pub line_search_reductions: usize,
-    pub shifted_factorizations: usize,
-    /// Steps that were split in two (or further) because the minimiser failed at
-    /// the full step: they were taken with smaller sub-steps.
-    pub split_steps: usize,
-    /// The end time of the first split step.
-    pub first_split_at: Option<f64>,
-    /// Steps whose minimiser stalled at rounding level above the tolerance.
-    pub steps_short_of_tolerance: usize,
-    /// The end time of the first step short of the tolerance.
-    pub first_short_at: Option<f64>,
-    /// The largest final increment of a step's minimiser, as a fraction of the
-    /// body's size: comparable with `[solver] tolerance`.
-    pub max_relative_increment: f64,
-    pub assembly_seconds: f64,
-    pub solve_seconds: f64,
-    pub step_seconds: f64,
-}
-
-impl StepStatistics {
-    /// Adds the report of the step that ended at `time`.
-    fn add(&mut self, report: &StepReport, time: f64) {
-        self.steps += 1;
-        self.total_iterations += report.iterations;
-        self.max_iterations = self.max_iterations.max(report.iterations);
-        self.max_residual = self.max_residual.max(report.residual);
-        self.line_search_reductions += report.line_search_reductions;
-        self.shifted_factorizations += report.shifted_factorizations;
-        if report.halvings > 0 {
-            self.split_steps += 1;
-            self.first_split_at.get_or_insert(time);
-        }
-        if report.short_of_tolerance {
-            self.steps_short_of_tolerance += 1;
-            self.first_short_at.get_or_insert(time);
-        }
-        self.max_relative_increment = self.max_relative_increment.max(report.relative_increment);
-        self.assembly_seconds += report.assembly_seconds;
-        self.solve_seconds += report.solve_seconds;
-        self.step_seconds += report.total_seconds;
-    }
-}
-
-impl StepStatistics {
-    /// What a user must know about how the steps were solved: steps that were
-    /// split, and steps that stopped short of the tolerance.
-    pub fn notes(&self) -> Vec<String> {
-        let mut notes = Vec::new();
-        if let Some(time) = self.first_split_at {
-            notes.push(format!(
-                "{} of {} steps were split into sub-steps because the solver did not converge at the full step (the first ending at t = {}); their results are those of the smaller steps ([solver] max_step_halvings = 0 makes such a step fail instead)",
-                self.split_steps,
-                self.steps,
-                tidy(time)
-            ));
-        }
-        if let Some(time) = self.first_short_at {
-            notes.push(format!(
-                "{} of {} steps stopped short of [solver] tolerance (the first ending at t = {}): Newton stalled at rounding level, with final increments up to {:.2e} of the body's size; the tolerance is below what rounding allows for this problem ([solver] stagnation = \"fail\" makes such a step fail instead)",
-                self.steps_short_of_tolerance,
-                self.steps,
-                tidy(time),
-                self.max_relative_increment
-            ));
-        }
-        notes
     }
 }
 
@@ -154,25 +80,6 @@ pub struct RunSummary {
     pub notes: Vec<String>,
     /// The scene text, so the summary alone says what was run.
     pub scene: Option<String>,
-}
-
-/// Energies and momenta of a state.
-pub fn energy_record(model: &Model, state: &State) -> EnergyRecord {
-    let kinetic = model.kinetic_energy(&state.velocities);
-    let parts = model.energies(&state.positions, state.time);
-    let (linear, angular) = model.momentum(&state.positions, &state.velocities);
-    EnergyRecord {
-        time: state.time,
-        kinetic,
-        elastic: parts.elastic,
-        gravitational: parts.gravitational,
-        penalty: parts.contact,
-        total: kinetic + parts.elastic + parts.gravitational + parts.contact,
-        dissipated: 0.0,
-        linear_momentum: linear.into(),
-        angular_momentum: angular.into(),
-        max_penetration: crate::model::max_penetration(model.obstacles(), &state.positions, model.dimension()),
-    }
 }
 
 /// Flat per-vertex values as 3-vectors (z = 0 in 2D).

@@ -2,10 +2,10 @@
 //! − fᵀx (+ Rayleigh dissipation ½‖x − xₙ‖²_D / h), v_{n+1} = (x_{n+1} − xₙ)/h.
 //! First order, unconditionally stable, dissipative.
 
+use super::entry::IntegratorEntry;
 use super::implicit::{
     finished_step, solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, StepSolver, ViscoelasticForm,
 };
-use super::registry::IntegratorEntry;
 use super::{axpy, commit_step, Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};

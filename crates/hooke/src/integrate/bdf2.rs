@@ -8,8 +8,8 @@
 //! steps of history over the same unknowns).
 
 use super::backward_euler::backward_euler_step;
+use super::entry::IntegratorEntry;
 use super::implicit::{finished_step, solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, StepSolver};
-use super::registry::IntegratorEntry;
 use super::{axpy, commit_step, history_from_json, history_to_json, Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};

@@ -24,7 +24,7 @@
 //! step, which keeps the scheme time-reversible for constant loads.
 
 use super::acceleration::solve_mass;
-use super::registry::IntegratorEntry;
+use super::entry::IntegratorEntry;
 use super::{commit_step, history_from_json, history_to_json, Capabilities, Integrator, StepReport, Timed};
 use crate::error::{HookeError, Result};
 use crate::linalg::signed_svd3;

@@ -12,7 +12,7 @@
 //! consistent one; as with the explicit methods, the coupling M_fp to
 //! accelerating pins is then neglected.
 
-use super::registry::{settings_from, IntegratorEntry};
+use super::entry::{settings_from, IntegratorEntry};
 use super::{commit_step, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};
 use crate::fem::MassKind;

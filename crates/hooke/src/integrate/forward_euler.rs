@@ -2,8 +2,8 @@
 //! First order; it adds energy to every undamped oscillation at any step size,
 //! so it is offered as a reference, not for production runs.
 
+use super::entry::IntegratorEntry;
 use super::explicit::{explicit_step, ExplicitMethod};
-use super::registry::IntegratorEntry;
 use super::{Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};

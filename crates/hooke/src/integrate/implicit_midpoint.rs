@@ -11,10 +11,10 @@
 //! (the thesis prints ½h² and ¼h² instead of h/2 and h²/4).
 
 use super::backward_euler::IMPLICIT;
+use super::entry::IntegratorEntry;
 use super::implicit::{
     finished_step, solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, StepSolver, ViscoelasticForm,
 };
-use super::registry::IntegratorEntry;
 use super::{axpy, commit_step, Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};

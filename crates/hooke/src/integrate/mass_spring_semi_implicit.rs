@@ -6,7 +6,7 @@
 //! K_s is positive semi-definite whatever the deformation, so the system never
 //! needs a shift, unlike semi-implicit Euler on compressed springs.
 
-use super::registry::IntegratorEntry;
+use super::entry::IntegratorEntry;
 use super::semi_implicit_euler::Linearisation;
 use super::{commit_step, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};

@@ -6,6 +6,7 @@ mod backward_euler;
 mod bdf2;
 mod capabilities;
 mod corotational_reversible;
+pub mod entry;
 mod explicit;
 mod exponential_rosenbrock_euler;
 mod forward_euler;

@@ -8,8 +8,8 @@
 //! numerical damping (first order); β must be > 0 (the explicit β = 0 is not offered).
 
 use super::acceleration::Acceleration;
+use super::entry::{settings_from, IntegratorEntry};
 use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, StepSolver};
-use super::registry::{settings_from, IntegratorEntry};
 use super::{commit_step, history_from_json, history_to_json, Capabilities, Integrator, StepReport, Timed};
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};

@@ -2,8 +2,8 @@
 //! evaluations per step; the accurate explicit reference (seed 000 uses it with
 //! small steps as ground truth).
 
+use super::entry::IntegratorEntry;
 use super::explicit::{explicit_step, ExplicitMethod};
-use super::registry::IntegratorEntry;
 use super::{Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};

@@ -6,7 +6,7 @@
 //! The linearised solve is shared with MSSI (another K) and SIERE (the same
 //! solve on the part of the state outside its modal subspace).
 
-use super::registry::{settings_from, IntegratorEntry};
+use super::entry::{settings_from, IntegratorEntry};
 use super::{axpy, commit_step, Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::linalg::FactorizationOutcome;

@@ -31,7 +31,7 @@
 //! - The eigensolver does not verify that no lower mode was missed: the
 //!   identity above holds for any set of exact eigenvectors.
 
-use super::registry::{settings_from, IntegratorEntry};
+use super::entry::{settings_from, IntegratorEntry};
 use super::semi_implicit_euler::Linearisation;
 use super::{commit_step, history_from_json, history_to_json, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};

@@ -2,8 +2,8 @@
 //! (quasi-static loading; velocities are zero). With continuation, a load step
 //! that Newton cannot take at once is split in two, recursively.
 
+use super::entry::IntegratorEntry;
 use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep, StepSolver};
-use super::registry::IntegratorEntry;
 use super::{commit_step, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};

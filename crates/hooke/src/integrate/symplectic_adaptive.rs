@@ -28,7 +28,7 @@
 //! advances by Δt per step.
 
 use super::acceleration::solve_mass;
-use super::registry::IntegratorEntry;
+use super::entry::IntegratorEntry;
 use super::time_reversible_adaptive::{
     step_size_rule, StepSizeRule, CONSERVATIVE, MAX_STEP_SIZE_ITERATIONS, STEP_SIZE_TOLERANCE_FACTOR,
 };

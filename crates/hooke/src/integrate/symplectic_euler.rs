@@ -5,8 +5,8 @@
 //! explicit impulse −k_D ∇W(F(x_{k−1}, x_k)) (seed 001 §2.6), which is torque-free
 //! about x_k: linear and angular momentum stay exact.
 
+use super::entry::IntegratorEntry;
 use super::explicit::{explicit_step, ExplicitMethod, PreviousPositions};
-use super::registry::IntegratorEntry;
 use super::{history_from_json, history_to_json, Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};

@@ -16,7 +16,7 @@
 //! break the symmetry and are refused. It takes no step halving (halving one
 //! step of a symmetric pair breaks the symmetry): a failed step ends the run.
 
-use super::registry::{settings_from, IntegratorEntry};
+use super::entry::{settings_from, IntegratorEntry};
 use super::variational_midpoint::VariationalMidpoint;
 use super::{commit_step, history_from_json, history_to_json, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};

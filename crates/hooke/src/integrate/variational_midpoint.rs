@@ -23,10 +23,10 @@
 //! The reported velocity is M⁻¹p_{k+1}.
 
 use super::acceleration::solve_mass;
+use super::entry::{settings_from, IntegratorEntry};
 use super::implicit::{
     solve_implicit_step, with_step_halving, ImplicitStep, StepDamping, StepSolver, ViscoelasticForm,
 };
-use super::registry::{settings_from, IntegratorEntry};
 use super::{axpy, commit_step, history_from_json, history_to_json, Capabilities, Integrator, StepReport, Timed};
 use crate::error::Result;
 use crate::model::{Model, RebasedElasticity, State};

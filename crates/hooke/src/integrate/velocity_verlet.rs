@@ -1,8 +1,8 @@
 //! Velocity Verlet: v½ = vₙ + h/2 aₙ, x_{n+1} = xₙ + h v½, v_{n+1} = v½ + h/2 a_{n+1}.
 //! Second order, symplectic and time-reversible for conservative forces; explicit.
 
+use super::entry::IntegratorEntry;
 use super::explicit::{explicit_step, ExplicitMethod};
-use super::registry::IntegratorEntry;
 use super::{Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::model::{Model, State};

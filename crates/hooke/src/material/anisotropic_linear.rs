@@ -22,7 +22,7 @@
 //! clamps its 9×9 eigenvalues. With an isotropic C this is exactly the
 //! `corotational` model (tested).
 
-use super::registry::{settings_from, MaterialContext, MaterialEntry, MaterialSource};
+use super::entry::{settings_from, MaterialContext, MaterialEntry, MaterialSource};
 use super::voigt::ElasticityTensor;
 use super::{project_to_psd, vec_index, Evaluation, Material, MaterialCapabilities, Matrix9, StressDerivative, Want};
 use crate::error::{HookeError, Result};

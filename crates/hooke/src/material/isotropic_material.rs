@@ -2,7 +2,7 @@
 //! [`MaterialModel`] with its Lamé pair and density. Scenes give Young's
 //! modulus, Poisson ratio and density.
 
-use super::registry::{settings_from, MaterialContext, MaterialEntry, MaterialSource};
+use super::entry::{settings_from, MaterialContext, MaterialEntry, MaterialSource};
 use super::{evaluate, Evaluation, Lame, Material, MaterialCapabilities, MaterialModel, MaterialParameters, Want};
 use crate::error::{HookeError, Result};
 use nalgebra::Matrix3;

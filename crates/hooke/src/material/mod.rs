@@ -13,6 +13,7 @@
 mod anisotropic_linear;
 mod arap;
 mod corotational;
+pub mod entry;
 mod fibre;
 mod fixed_corotational;
 mod isotropic;

@@ -5,8 +5,8 @@
 //! pulls back like ARAP (which is min = max = 1). Projective: a local/global
 //! iteration minimises it exactly with the Laplacian weight k = 2μ.
 
+use super::entry::{settings_from, MaterialContext, MaterialEntry, MaterialSource};
 use super::isotropic::{evaluate, StretchEnergy};
-use super::registry::{settings_from, MaterialContext, MaterialEntry, MaterialSource};
 use super::{Evaluation, Lame, Material, MaterialCapabilities, MaterialParameters, Want};
 use crate::error::{HookeError, Result};
 use nalgebra::{Matrix3, Vector3};

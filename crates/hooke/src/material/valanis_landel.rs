@@ -9,8 +9,8 @@
 //! soft at rest), and `spline_a` / `spline_b` (Neo-Hookean resisting
 //! compression, or tension, more strongly; control points below).
 
+use super::entry::{settings_from, MaterialContext, MaterialEntry, MaterialSource};
 use super::isotropic::{evaluate, StretchEnergy};
-use super::registry::{settings_from, MaterialContext, MaterialEntry, MaterialSource};
 use super::{Evaluation, Lame, Material, MaterialCapabilities, MaterialParameters, Want};
 use crate::error::{HookeError, Result};
 use nalgebra::{Matrix3, Vector3};
