@@ -526,3 +526,28 @@ kind = "lbfgs"
         .to_string();
     assert!(error.contains("attachments[0].target"), "{error}");
 }
+
+/// L-BFGS serves every integrator that minimises a step's potential, not only
+/// backward Euler: implicit midpoint, BDF2 and Newmark reach Newton's steps.
+#[test]
+fn lbfgs_serves_every_minimising_integrator() {
+    let model = clamped_bar(MaterialModel::StableNeoHookean);
+    let rest = model.rest_positions();
+    for name in ["implicit_midpoint", "bdf2", "newmark"] {
+        let config = hooke::integrate::IntegratorConfig::from_name(name).unwrap();
+        let tight = SolverSettings {
+            tolerance: 1e-11,
+            ..SolverSettings::default()
+        };
+        let mut newton = config.build(&tight).unwrap();
+        let mut quasi = config.build(&lbfgs(1e-11)).unwrap();
+        let (mut a, mut b) = (model.initial_state(), model.initial_state());
+        for _ in 0..4 {
+            newton.step(&model, &mut a, 0.01).unwrap();
+            quasi.step(&model, &mut b, 0.01).unwrap();
+        }
+        let moved = largest_difference(&a.positions, &rest);
+        let apart = largest_difference(&a.positions, &b.positions);
+        assert!(apart < 1e-6 * moved, "{name}: {apart} apart of {moved}");
+    }
+}
