@@ -154,9 +154,12 @@ pub fn compare_solvers(
     }
     let kind = built.integrator.name().to_string();
     let h = scene.file.simulation.time_step;
+    // 1e-9 of the body's size, far below the errors compared. Where rounding
+    // keeps Newton wandering above that (a large, soft cloth), its iterate
+    // after 200 iterations stands as x*: a budget, not a failure.
     let reference_settings = SolverSettings {
-        tolerance: 1e-10,
-        max_iterations: Some(200),
+        tolerance: 1e-9,
+        iterations: Some(200),
         ..SolverSettings::default()
     };
     let (mut reference, reference_trace) = traced_integrator(&kind, reference_settings)?;
