@@ -551,3 +551,40 @@ fn lbfgs_serves_every_minimising_integrator() {
         assert!(apart < 1e-6 * moved, "{name}: {apart} apart of {moved}");
     }
 }
+
+/// `[solver] laplacian_stretches` sets the stretches over which each
+/// material's Laplacian stiffness is fitted (seed 004 Fig. 7.6's interval):
+/// L scales by the ratio of the fitted weights; an interval not around 1 is refused.
+#[test]
+fn the_laplacian_interval_is_a_setting() {
+    use hooke::material::laplacian_weight::{laplacian_weight, StretchSamples, DEFAULT_STRETCHES};
+    let body = ARAP_BAR.replace("\"arap\"", "\"neo_hookean\"");
+    let build = |solver: &str| {
+        hooke::scene::Scene::from_text(&scene_text(&body, solver), "i.toml", ".".into()).and_then(|s| s.build())
+    };
+    let wide = build("kind = \"lbfgs\"").unwrap().model;
+    let narrow = build("kind = \"lbfgs\"\nlaplacian_stretches = [0.9, 1.1]")
+        .unwrap()
+        .model;
+    let material = wide.materials()[0].clone();
+    let ratio = laplacian_weight(
+        material.as_ref(),
+        StretchSamples {
+            low: 0.9,
+            high: 1.1,
+            samples: DEFAULT_STRETCHES.samples,
+        },
+    ) / laplacian_weight(material.as_ref(), DEFAULT_STRETCHES);
+    assert!((ratio - 1.0).abs() > 0.01, "the intervals give the same weight");
+    for (a, b) in wide.laplacian(0.0).iter().zip(narrow.laplacian(0.0)) {
+        assert!(
+            (b - ratio * a).abs() <= 1e-12 * a.abs().max(1.0),
+            "{b} vs {ratio} × {a}"
+        );
+    }
+    let error = build("kind = \"lbfgs\"\nlaplacian_stretches = [1.1, 1.5]")
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("solver.laplacian_stretches"), "{error}");
+}

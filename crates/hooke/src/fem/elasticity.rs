@@ -6,6 +6,7 @@ use super::gather::ElementGather;
 use super::kind::ElementKind;
 use crate::error::{HookeError, Result};
 use crate::linalg::LowerPattern;
+use crate::material::laplacian_weight::StretchSamples;
 use crate::material::{MaterialRef, Want};
 use crate::model::{vertex_point, ElasticityTerm, EnergyTerm, HessianTarget, TermCapabilities, TermKind};
 use nalgebra::{Matrix3, Vector3};
@@ -272,10 +273,10 @@ impl<E: ElementKind> EnergyTerm for Elasticity<E> {
         self.materials.iter().all(|m| m.capabilities().projective)
     }
 
-    fn add_laplacian(&self, _time: f64, values: &mut [f64]) {
+    fn add_laplacian(&self, _time: f64, stretches: &StretchSamples, values: &mut [f64]) {
         // Each element adds k V Σ (∇Nₐ·∇N_b) on the diagonal of its vertex
         // pairs' blocks, k from its material's uniaxial stiffness.
-        let weights = laplacian_weights(&self.materials);
+        let weights = laplacian_weights(&self.materials, stretches);
         let d = E::DIMENSION;
         let mut packed = vec![0.0; self.count() * E::PACKED];
         packed
@@ -312,19 +313,16 @@ impl<E: ElementKind> EnergyTerm for Elasticity<E> {
 }
 
 /// Each element's Laplacian stiffness k, computed once per distinct material.
-fn laplacian_weights(materials: &[MaterialRef]) -> Vec<f64> {
+fn laplacian_weights(materials: &[MaterialRef], stretches: &StretchSamples) -> Vec<f64> {
     let mut known: Vec<(&MaterialRef, f64)> = Vec::new();
     materials
         .iter()
         .map(|m| match known.iter().find(|(seen, _)| Arc::ptr_eq(seen, m)) {
             Some(&(_, k)) => k,
             None => {
-                let k = m.laplacian_weight().unwrap_or_else(|| {
-                    crate::material::laplacian_weight::laplacian_weight(
-                        m.as_ref(),
-                        crate::material::laplacian_weight::DEFAULT_STRETCHES,
-                    )
-                });
+                let k = m
+                    .laplacian_weight()
+                    .unwrap_or_else(|| crate::material::laplacian_weight::laplacian_weight(m.as_ref(), *stretches));
                 known.push((m, k));
                 k
             }

@@ -192,7 +192,7 @@ impl EnergyTerm for Springs {
         true
     }
 
-    fn add_laplacian(&self, _time: f64, values: &mut [f64]) {
+    fn add_laplacian(&self, _time: f64, _: &crate::material::laplacian_weight::StretchSamples, values: &mut [f64]) {
         // k [1, −1; −1, 1] on each coordinate (seed 004 eq. 8.1–8.2).
         for (s, blocks) in self.springs.iter().zip(&self.blocks) {
             blocks.add(values, &(Matrix3::identity() * s.stiffness));

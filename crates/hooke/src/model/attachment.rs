@@ -148,7 +148,7 @@ impl EnergyTerm for Attachment {
         }
     }
 
-    fn add_laplacian(&self, time: f64, values: &mut [f64]) {
+    fn add_laplacian(&self, time: f64, _: &crate::material::laplacian_weight::StretchSamples, values: &mut [f64]) {
         // A zero-length spring to its target: k on the diagonal (seed 004 §2.12).
         if self.active(time) {
             for (i, stiffness) in self.stiffnesses.iter().enumerate() {

@@ -60,6 +60,8 @@ pub struct Model {
     gravity_ramp_time: f64,
     /// Positions the gravitational energy is measured from (None: the rest positions).
     gravity_datum: Option<Vec<f64>>,
+    /// Stretches over which the weighted Laplacian's stiffness is fitted.
+    laplacian_stretches: crate::material::laplacian_weight::StretchSamples,
     obstacles: Vec<Obstacle>,
     constraints: Vec<SurfaceConstraint>,
     damping: Option<Damping>,
@@ -137,6 +139,7 @@ impl Model {
             gravity: Vector3::zeros(),
             gravity_ramp_time: 0.0,
             gravity_datum: None,
+            laplacian_stretches: crate::material::laplacian_weight::DEFAULT_STRETCHES,
             obstacles: Vec::new(),
             constraints: Vec::new(),
             damping: None,
@@ -332,7 +335,7 @@ impl Model {
     pub fn laplacian(&self, time: f64) -> Vec<f64> {
         let mut values = vec![0.0; self.pattern.nonzeros()];
         for term in &self.terms {
-            term.add_laplacian(time, &mut values);
+            term.add_laplacian(time, &self.laplacian_stretches, &mut values);
         }
         values
     }
@@ -345,6 +348,12 @@ impl Model {
             .filter(|t| !t.projective())
             .map(|t| t.name())
             .collect()
+    }
+
+    /// The stretches over which elements fit their Laplacian stiffness
+    /// (default [0.5, 1.5]; seed 004 Fig. 7.6 finds the choice matters little).
+    pub fn set_laplacian_stretches(&mut self, stretches: crate::material::laplacian_weight::StretchSamples) {
+        self.laplacian_stretches = stretches;
     }
 
     /// Which terms' Laplacians are on at `time`: L changes only when this does.

@@ -5,6 +5,7 @@
 
 use crate::error::Result;
 use crate::linalg::{LowRank, LowerPattern};
+use crate::material::laplacian_weight::StretchSamples;
 use crate::material::MaterialRef;
 use nalgebra::Matrix3;
 
@@ -129,7 +130,8 @@ pub trait EnergyTerm: Send + Sync {
     /// minimisers add to the inertia and factorise once. Terms without one
     /// (loads, contact, gravity) add nothing: their forces still count, in the
     /// gradient, and the line search keeps every step a descent.
-    fn add_laplacian(&self, _time: f64, _values: &mut [f64]) {}
+    /// Elements fit their materials' stiffness over `stretches`.
+    fn add_laplacian(&self, _time: f64, _stretches: &StretchSamples, _values: &mut [f64]) {}
 
     /// Whether the term is projective (seed 004 §2.9): its gradient is
     /// L x − J p(x) with L its Laplacian and p a projection, so that one

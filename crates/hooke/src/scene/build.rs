@@ -210,6 +210,13 @@ impl Scene {
         // Whether the integrator handles what the model holds: a scene error naming the key.
         integrator.check(&model)?;
         file.solver.check_model(&model, "solver")?;
+        if let Some([low, high]) = file.solver.laplacian_stretches {
+            model.set_laplacian_stretches(crate::material::laplacian_weight::StretchSamples {
+                low,
+                high,
+                samples: crate::material::laplacian_weight::DEFAULT_STRETCHES.samples,
+            });
+        }
 
         let mut initial_state = model.initial_state();
         initial_state.velocities = initial_velocity;

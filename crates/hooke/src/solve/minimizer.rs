@@ -118,6 +118,9 @@ pub struct SolverSettings {
     /// L-BFGS: the number of (Δx, Δ∇Φ) pairs kept (0: the plain quasi-Newton
     /// iteration with the constant matrix).
     pub history: usize,
+    /// [low, high]: the stretches over which each material's Laplacian
+    /// stiffness is fitted (L-BFGS, local/global); default [0.5, 1.5].
+    pub laplacian_stretches: Option<[f64; 2]>,
     /// Record Φ after every iteration in the report (solver comparisons; not a scene key).
     #[serde(skip)]
     pub trace: bool,
@@ -152,6 +155,7 @@ impl Default for SolverSettings {
             max_iterations: None,
             iterations: None,
             history: 5,
+            laplacian_stretches: None,
             trace: false,
             project_hessian: true,
             line_search: true,
@@ -191,6 +195,14 @@ impl SolverSettings {
         }
         if self.iterations == Some(0) {
             return Err(HookeError::scene(format!("{key}.iterations"), "must be at least 1"));
+        }
+        if let Some([low, high]) = self.laplacian_stretches {
+            if !(low > 0.0 && low < 1.0 && high > 1.0 && high.is_finite()) {
+                return Err(HookeError::scene(
+                    format!("{key}.laplacian_stretches"),
+                    format!("needs 0 < low < 1 < high, got [{low}, {high}]"),
+                ));
+            }
         }
         if self.history > 1000 {
             return Err(HookeError::scene(
