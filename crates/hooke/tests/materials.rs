@@ -221,9 +221,10 @@ fn lame_parameters_from_youngs_modulus_and_poisson_ratio() {
 }
 
 /// Stable Neo-Hookean, Neo-Hookean and St. Venant–Kirchhoff give energies and
-/// stresses straight from F (no SVD) for explicit steps and quasi-Newton
-/// iterations: the same ψ and P as the stretch form their Hessians use, at
-/// stretched, sheared, rotated and (where defined) inverted F.
+/// stresses straight from F (no SVD), and the co-rotated models and ARAP from
+/// F's polar rotation by Newton's iteration, for explicit steps and
+/// quasi-Newton iterations: the same ψ and P as the stretch form their
+/// Hessians use, at stretched, sheared, rotated and (where defined) inverted F.
 #[test]
 fn direct_energies_and_stresses_match_the_stretch_form() {
     let lame = Lame { mu: 3e5, lambda: 2e6 };
@@ -232,6 +233,9 @@ fn direct_energies_and_stresses_match_the_stretch_form() {
         MaterialModel::StableNeoHookean,
         MaterialModel::NeoHookean,
         MaterialModel::StVenantKirchhoff,
+        MaterialModel::Corotational,
+        MaterialModel::FixedCorotational,
+        MaterialModel::Arap,
     ] {
         for case in 0..200 {
             let mut f = rng.rotation() * (Matrix3::identity() + rng.matrix(0.4));

@@ -19,4 +19,14 @@ impl StretchEnergy for Arap {
     fn hessian(&self, _s: &Vector3<f64>, lame: &Lame) -> Matrix3<f64> {
         Matrix3::identity() * (2.0 * lame.mu)
     }
+
+    /// With R the polar rotation: ψ = μ‖F − R‖², P = 2μ(F − R).
+    fn direct(&self, f: &Matrix3<f64>, lame: &Lame, stress: bool) -> Option<(f64, Matrix3<f64>)> {
+        let r = crate::linalg::polar_rotation(f)?;
+        let stress = match stress {
+            true => (f - r) * (2.0 * lame.mu),
+            false => Matrix3::zeros(),
+        };
+        Some((lame.mu * (f - r).norm_squared(), stress))
+    }
 }

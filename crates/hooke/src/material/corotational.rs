@@ -20,4 +20,16 @@ impl StretchEnergy for Corotational {
     fn hessian(&self, _s: &Vector3<f64>, lame: &Lame) -> Matrix3<f64> {
         Matrix3::identity() * (2.0 * lame.mu) + Matrix3::repeat(lame.lambda)
     }
+
+    /// With R the polar rotation: P = 2μ(F − R) + λ (tr(RᵀF) − 3) R.
+    fn direct(&self, f: &Matrix3<f64>, lame: &Lame, stress: bool) -> Option<(f64, Matrix3<f64>)> {
+        let r = crate::linalg::polar_rotation(f)?;
+        let trace = (r.transpose() * f).trace() - 3.0;
+        let energy = lame.mu * (f - r).norm_squared() + 0.5 * lame.lambda * trace * trace;
+        let stress = match stress {
+            true => (f - r) * (2.0 * lame.mu) + r * (lame.lambda * trace),
+            false => Matrix3::zeros(),
+        };
+        Some((energy, stress))
+    }
 }

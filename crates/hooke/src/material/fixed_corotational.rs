@@ -1,7 +1,7 @@
 //! Fixed co-rotational (Stomakhin, Howes, Schroeder, Teran 2012):
 //! ψ = μ‖F − R‖² + λ/2 (J − 1)², defined and smooth through inversion.
 
-use super::isotropic::{volume_gradient, volume_hessian, StretchEnergy};
+use super::isotropic::{cofactor, volume_gradient, volume_hessian, StretchEnergy};
 use super::Lame;
 use nalgebra::{Matrix3, Vector3};
 
@@ -24,5 +24,17 @@ impl StretchEnergy for FixedCorotational {
         Matrix3::identity() * (2.0 * lame.mu)
             + dj * dj.transpose() * lame.lambda
             + volume_hessian(s) * (lame.lambda * (j - 1.0))
+    }
+
+    /// With R the polar rotation: P = 2μ(F − R) + λ (J − 1) cof F.
+    fn direct(&self, f: &Matrix3<f64>, lame: &Lame, stress: bool) -> Option<(f64, Matrix3<f64>)> {
+        let r = crate::linalg::polar_rotation(f)?;
+        let j = f.determinant();
+        let energy = lame.mu * (f - r).norm_squared() + 0.5 * lame.lambda * (j - 1.0).powi(2);
+        let stress = match stress {
+            true => (f - r) * (2.0 * lame.mu) + cofactor(f) * (lame.lambda * (j - 1.0)),
+            false => Matrix3::zeros(),
+        };
+        Some((energy, stress))
     }
 }
