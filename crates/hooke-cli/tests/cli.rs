@@ -63,6 +63,16 @@ fn hooke(arguments: &[&std::ffi::OsStr]) -> Output {
         .expect("the hooke binary starts")
 }
 
+/// A PNG's width and its RGB bytes, row by row.
+fn read_png(path: &Path) -> (u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buffer = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buffer).unwrap();
+    buffer.truncate(info.buffer_size());
+    (info.width, buffer)
+}
+
 fn describe(output: &Output) -> String {
     format!(
         "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
@@ -418,15 +428,10 @@ fn a_run_renders_into_comparable_pictures_and_a_gif() {
     assert!(gif.starts_with(b"GIF89a"), "not a GIF");
     // The body falls: in one window its picture moves down from the first frame to the last.
     let top_row = |name: &str| -> usize {
-        let decoder = png::Decoder::new(std::io::BufReader::new(
-            std::fs::File::open(pictures.join(name)).unwrap(),
-        ));
-        let mut reader = decoder.read_info().unwrap();
-        let mut buffer = vec![0; reader.output_buffer_size()];
-        let info = reader.next_frame(&mut buffer).unwrap();
-        let width = info.width as usize;
+        let (width, buffer) = read_png(&pictures.join(name));
+        let width = width as usize;
         // The first row with a non-white pixel, between the time stamp (top left) and the colour bar (right).
-        (0..info.height as usize)
+        (0..buffer.len() / (3 * width))
             .find(|&y| {
                 (width / 3..width * 3 / 4)
                     .any(|x| buffer[3 * (y * width + x)..3 * (y * width + x) + 3] != [255, 255, 255])
@@ -461,13 +466,8 @@ fn a_rendered_run_shows_its_obstacles() {
     let run = scratch.path().join("run");
     assert_eq!(run_scene(&scene, &run).status.code(), Some(0));
     let warm_pixels = |pictures: &Path| -> usize {
-        let decoder = png::Decoder::new(std::io::BufReader::new(
-            std::fs::File::open(pictures.join("render_0000.png")).unwrap(),
-        ));
-        let mut reader = decoder.read_info().unwrap();
-        let mut buffer = vec![0; reader.output_buffer_size()];
-        let info = reader.next_frame(&mut buffer).unwrap();
-        buffer[..info.buffer_size()]
+        read_png(&pictures.join("render_0000.png"))
+            .1
             .chunks(3)
             .filter(|p| p[0] as i32 > p[2] as i32 + 10)
             .count()

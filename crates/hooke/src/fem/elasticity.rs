@@ -320,9 +320,7 @@ fn laplacian_weights(materials: &[MaterialRef], stretches: &StretchSamples) -> V
         .map(|m| match known.iter().find(|(seen, _)| Arc::ptr_eq(seen, m)) {
             Some(&(_, k)) => k,
             None => {
-                let k = m
-                    .laplacian_weight()
-                    .unwrap_or_else(|| crate::material::laplacian_weight::laplacian_weight(m.as_ref(), *stretches));
+                let k = crate::material::laplacian_weight::material_weight(m.as_ref(), stretches);
                 known.push((m, k));
                 k
             }

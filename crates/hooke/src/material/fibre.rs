@@ -83,11 +83,8 @@ impl Material for WithFibre {
         }
     }
 
-    fn laplacian_weight(&self) -> Option<f64> {
-        let base = self.base.as_ref();
-        Some(base.laplacian_weight().unwrap_or_else(|| {
-            super::laplacian_weight::laplacian_weight(base, super::laplacian_weight::DEFAULT_STRETCHES)
-        }))
+    fn laplacian_weight(&self, stretches: &super::laplacian_weight::StretchSamples) -> Option<f64> {
+        Some(super::laplacian_weight::material_weight(self.base.as_ref(), stretches))
     }
 
     fn capabilities(&self) -> MaterialCapabilities {

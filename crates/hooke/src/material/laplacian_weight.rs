@@ -32,6 +32,14 @@ pub struct StretchSamples {
     pub samples: usize,
 }
 
+/// The weight a material gives the Laplacian: its own where it sets one
+/// (projective materials, fibres), else the fit below over `stretches`.
+pub fn material_weight(material: &dyn Material, stretches: &StretchSamples) -> f64 {
+    material
+        .laplacian_weight(stretches)
+        .unwrap_or_else(|| laplacian_weight(material, *stretches))
+}
+
 /// k = Σ (x − 1) f(x) / Σ (x − 1)² over the samples, averaged over the three
 /// axes; stretches where the material is undefined are left out. Never
 /// negative: a material that resists no stretch gets k = 0 (then the inertia

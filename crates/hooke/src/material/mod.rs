@@ -58,7 +58,7 @@ pub trait Material: Send + Sync + std::fmt::Debug {
     /// local/global iteration is exact only with it); a fibre term gives its
     /// base material's, since seed 004 §2.13 leaves anisotropy out of the
     /// constant matrix to act through the gradient.
-    fn laplacian_weight(&self) -> Option<f64> {
+    fn laplacian_weight(&self, _stretches: &laplacian_weight::StretchSamples) -> Option<f64> {
         None
     }
 }

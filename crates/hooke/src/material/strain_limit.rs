@@ -78,7 +78,7 @@ impl Material for StrainLimit {
         }
     }
 
-    fn laplacian_weight(&self) -> Option<f64> {
+    fn laplacian_weight(&self, _: &super::laplacian_weight::StretchSamples) -> Option<f64> {
         Some(2.0 * self.energy.mu)
     }
 }
