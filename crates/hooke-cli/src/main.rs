@@ -148,7 +148,7 @@ enum Command {
         /// Fixed colour range of a scalar field (default: the range over all pictures drawn).
         #[arg(long, value_name = "LOW,HIGH", value_delimiter = ',', allow_hyphen_values = true)]
         range: Option<Vec<f64>>,
-        /// Colour by: label, material (scenes), energy_density, displacement or plain.
+        /// Colour by: label, material (scenes), energy_density, displacement, volume_ratio (det F) or plain.
         #[arg(short, long, default_value = "label")]
         field: hooke::output::RenderField,
         /// Named view: iso, front, back, left, right or top (overridden by --azimuth/--elevation).

@@ -664,3 +664,34 @@ fn generator_functions_refuse_oversized_requests() {
         assert!(error.to_string().contains("more than 10000000"), "{error}");
     }
 }
+
+/// Projective constraint ranges must contain 1 (the rest shape is free), and
+/// `volume = {…}` belongs to strain limiting, not to the volume model itself.
+#[test]
+fn projective_constraint_ranges_are_checked() {
+    let material = r#"model = "neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0"#;
+    let strain =
+        r#"model = "strain_limit", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0, min = 0.9, max = 1.1"#;
+    let volume = r#"model = "volume", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0"#;
+    for (replacement, key) in [
+        (
+            format!("{volume}, min = 1.1, max = 1.2"),
+            "bodies[0].material".to_string(),
+        ),
+        (
+            format!("{volume}, min = 0.0, max = 1.2"),
+            "bodies[0].material".to_string(),
+        ),
+        (
+            format!("{strain}, volume = {{ min = 0.9, max = 0.95 }}"),
+            "bodies[0].material.volume".to_string(),
+        ),
+        (
+            format!("{volume}, min = 0.9, max = 1.1, volume = {{ min = 0.9, max = 1.1 }}"),
+            "bodies[0].material.volume".to_string(),
+        ),
+    ] {
+        let text = scene_with(material, &replacement);
+        assert_scene_error(&build_error(&text, Path::new(".")), &key);
+    }
+}

@@ -23,12 +23,14 @@ mod linear;
 mod modified_neo_hookean;
 mod neo_hookean;
 pub mod parameters;
+pub mod projective;
 pub mod registry;
 mod st_venant_kirchhoff;
 mod stable_neo_hookean;
 pub mod strain_limit;
 pub mod valanis_landel;
 mod voigt;
+pub mod volume;
 
 pub use anisotropic_linear::AnisotropicLinear;
 pub use fibre::WithFibre;

@@ -18,7 +18,7 @@ pub const MATERIALS: &[MaterialEntry] = &[
     super::isotropic_material::ENTRY,
     super::anisotropic_linear::ENTRY,
     super::valanis_landel::ENTRY,
-    super::strain_limit::ENTRY,
+    super::projective::ENTRY,
 ];
 
 /// The entry for a model name.

@@ -3,14 +3,12 @@
 //! p(F) = U clamp(Σ) Vᵀ, the closest deformation whose stretches lie in
 //! [min, max]. Stretches inside the range cost nothing; outside, the material
 //! pulls back like ARAP (which is min = max = 1). Projective: a local/global
-//! iteration minimises it exactly with the Laplacian weight k = 2μ.
+//! iteration minimises it exactly with the Laplacian weight k = 2μ. The
+//! material that carries it is [`super::projective::Projective`].
 
-use super::entry::{settings_from, MaterialContext, MaterialEntry, MaterialSource};
-use super::isotropic::{evaluate, StretchEnergy};
-use super::{Evaluation, Lame, Material, MaterialCapabilities, MaterialParameters, Want};
-use crate::error::{HookeError, Result};
+use super::isotropic::StretchEnergy;
+use super::Lame;
 use nalgebra::{Matrix3, Vector3};
-use std::sync::Arc;
 
 /// The energy in the stretches.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -47,84 +45,3 @@ impl StretchEnergy for StrainLimitEnergy {
         }))
     }
 }
-
-#[derive(Clone, Debug)]
-pub struct StrainLimit {
-    pub energy: StrainLimitEnergy,
-    pub density: f64,
-}
-
-const NO_LAME: Lame = Lame { mu: 0.0, lambda: 0.0 };
-
-impl Material for StrainLimit {
-    fn name(&self) -> String {
-        "strain_limit".into()
-    }
-
-    fn density(&self) -> f64 {
-        self.density
-    }
-
-    fn evaluate(&self, f: &Matrix3<f64>, want: Want) -> Evaluation {
-        evaluate(&self.energy, f, &NO_LAME, want)
-    }
-
-    fn capabilities(&self) -> MaterialCapabilities {
-        MaterialCapabilities {
-            defined_under_inversion: true,
-            rotation_invariant: true,
-            corotated_quadratic: false,
-            projective: true,
-        }
-    }
-
-    fn laplacian_weight(&self, _: &super::laplacian_weight::StretchSamples) -> Option<f64> {
-        Some(2.0 * self.energy.mu)
-    }
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Settings {
-    youngs_modulus: f64,
-    poisson_ratio: f64,
-    density: f64,
-    min: f64,
-    max: f64,
-}
-
-fn parse(_name: &str, table: &toml::Table, context: &MaterialContext) -> Result<MaterialSource> {
-    let key = context.key;
-    let settings: Settings = settings_from(table, key)?;
-    let parameters = MaterialParameters {
-        youngs_modulus: settings.youngs_modulus,
-        poisson_ratio: settings.poisson_ratio,
-        density: settings.density,
-    };
-    parameters.validate(key)?;
-    if !(settings.min > 0.0 && settings.min <= 1.0 && settings.max >= 1.0 && settings.max.is_finite()) {
-        return Err(HookeError::scene(
-            key,
-            format!(
-                "needs 0 < min ≤ 1 ≤ max, got min = {}, max = {}",
-                settings.min, settings.max
-            ),
-        ));
-    }
-    Ok(MaterialSource::Uniform(Arc::new(StrainLimit {
-        energy: StrainLimitEnergy {
-            mu: parameters.lame().mu,
-            min: settings.min,
-            max: settings.max,
-        },
-        density: settings.density,
-    })))
-}
-
-pub(crate) const ENTRY: MaterialEntry = MaterialEntry {
-    names: &["strain_limit"],
-    keys: &["youngs_modulus", "poisson_ratio", "density", "min", "max"],
-    summary: "strain limiting (projective): μ Σ (σᵢ − clamp(σᵢ, min, max))², μ from youngs_modulus and poisson_ratio; \
-              free within the stretch range [min, max]",
-    parse,
-};

@@ -107,6 +107,7 @@ pub fn render_frames(
     let unit = match settings.field {
         RenderField::EnergyDensity => Some("J/m³"),
         RenderField::Displacement => Some("m"),
+        RenderField::VolumeRatio => Some(""),
         _ => None,
     };
     crate::output::run_files::create_output_directory(output)?;

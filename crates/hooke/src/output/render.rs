@@ -26,6 +26,9 @@ pub enum RenderField {
     EnergyDensity,
     /// Distance of each vertex from its rest position, m.
     Displacement,
+    /// Each tetrahedron's volume over its rest volume (det F): where a body
+    /// is compressed (< 1) or dilated (> 1).
+    VolumeRatio,
     /// One colour for everything.
     Plain,
 }
@@ -38,10 +41,11 @@ impl std::str::FromStr for RenderField {
             "material" => RenderField::Material,
             "energy_density" | "energy" => RenderField::EnergyDensity,
             "displacement" => RenderField::Displacement,
+            "volume_ratio" => RenderField::VolumeRatio,
             "plain" => RenderField::Plain,
             other => {
                 return Err(format!(
-                    "unknown field {other:?}: expected label, material, energy_density, displacement or plain"
+                    "unknown field {other:?}: expected label, material, energy_density, displacement, volume_ratio or plain"
                 ))
             }
         })
@@ -275,7 +279,11 @@ impl Image {
                     root.draw(&Rectangle::new([(x0, y), (x1, y + 1)], RGBColor(r, g, b).filled()))
                         .map_err(|e| fail(e.to_string()))?;
                 }
-                let label = |value: f64| format!("{} {unit}", crate::output::significant(value, 3));
+                let label = |value: f64| {
+                    format!("{} {unit}", crate::output::significant(value, 3))
+                        .trim_end()
+                        .to_string()
+                };
                 let small = (super::font::FONT_FAMILY, size * 0.8).into_font().color(&BLACK);
                 let right = |text: String, y: i32| {
                     Text::new(
@@ -487,9 +495,14 @@ pub fn render_framed(input: &RenderInput, settings: &RenderSettings, framing: &F
             .collect(),
         _ => Vec::new(),
     };
+    let volume_ratio = |element: usize| {
+        mesh.tetrahedra()
+            .map(|tets| tets.signed_volume(element, input.positions) / tets.signed_volume(element, mesh.vertices()))
+    };
     let face_value = |face: &[usize; 3], element: usize| match settings.field {
         RenderField::EnergyDensity => Some(input.element_values[element]),
         RenderField::Displacement => Some(face.iter().map(|&v| displacement[v]).sum::<f64>() / 3.0),
+        RenderField::VolumeRatio => volume_ratio(element),
         _ => None,
     };
     let values: Vec<f64> = faces.iter().filter_map(|(f, e)| face_value(f, *e)).collect();

@@ -234,7 +234,7 @@ impl SolverSettings {
             return Err(HookeError::scene(
                 format!("{key}.kind"),
                 format!(
-                    "local_global minimises only projective energies (springs, the arap and strain_limit materials, soft pins, gravity and loads); {} {} not: use \"lbfgs\" or \"newton\"",
+                    "local_global minimises only projective energies (springs, the arap, strain_limit and volume materials, soft pins, gravity and loads); {} {} not: use \"lbfgs\" or \"newton\"",
                     refused.join(", "),
                     if refused.len() == 1 { "is" } else { "are" }
                 ),
