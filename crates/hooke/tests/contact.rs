@@ -62,6 +62,13 @@ fn penalty_derivatives_match_finite_differences() {
             min: [-1.0, -1.0, -1.0],
             max: [0.07, 1.0, 0.04],
         },
+        // A ring whose tube runs through the block's middle layer, tilted.
+        ObstacleShape::Torus {
+            center: [0.05, 0.05, 0.05],
+            axis: [0.1, -0.2, 1.0],
+            major_radius: 0.055,
+            minor_radius: 0.03,
+        },
     ];
     for shape in shapes {
         let mut model = block(Vector3::zeros());

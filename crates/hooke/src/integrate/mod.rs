@@ -57,6 +57,8 @@ pub struct StepReport {
     /// Nonlinear residual ‖∇Φ‖∞ where the last iteration started (0 where there is none).
     pub residual: f64,
     pub line_search_reductions: usize,
+    /// Sparse factorisations by the minimiser (see `MinimizerReport::factorizations`).
+    pub factorizations: usize,
     /// Factorisations of an indefinite matrix that needed a diagonal shift.
     pub shifted_factorizations: usize,
     pub assembly_seconds: f64,
@@ -78,6 +80,7 @@ impl StepReport {
         self.iterations += other.iterations;
         self.residual = self.residual.max(other.residual);
         self.line_search_reductions += other.line_search_reductions;
+        self.factorizations += other.factorizations;
         self.shifted_factorizations += other.shifted_factorizations;
         self.assembly_seconds += other.assembly_seconds;
         self.solve_seconds += other.solve_seconds;
@@ -93,6 +96,7 @@ impl From<&MinimizerReport> for StepReport {
             iterations: minimizer.iterations,
             residual: minimizer.residual,
             line_search_reductions: minimizer.line_search_reductions,
+            factorizations: minimizer.factorizations,
             shifted_factorizations: minimizer.shifted_factorizations,
             assembly_seconds: minimizer.assembly_seconds,
             solve_seconds: minimizer.solve_seconds,

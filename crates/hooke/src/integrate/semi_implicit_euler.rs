@@ -253,6 +253,7 @@ impl Linearisation {
     pub fn step_report(&self, shifted: bool, started: Instant) -> StepReport {
         StepReport {
             iterations: 1,
+            factorizations: 1,
             shifted_factorizations: usize::from(shifted),
             assembly_seconds: self.assembly_seconds,
             solve_seconds: started.elapsed().as_secs_f64() - self.assembly_seconds,

@@ -16,6 +16,6 @@ pub use exponential::{expm, phi1_times};
 pub use krylov_exponential::{dense_operator, expv, phi1v, KrylovReport, KrylovSettings};
 pub(crate) use orthonormal::dot;
 pub use orthonormal::MOrthonormal;
-pub use small::{polar_rotation, signed_svd3, symmetric_eigen3};
+pub use small::{orthogonal_unit, polar_rotation, signed_svd3, symmetric_eigen3};
 pub use sparse::LowerPattern;
 pub use system::{IndefiniteSystem, LowRank, SystemMatrix, SystemSolver};

@@ -55,7 +55,7 @@ pub fn symmetric_eigen3(s: &Matrix3<f64>) -> (Vector3<f64>, Matrix3<f64>) {
 }
 
 /// Any unit vector orthogonal to `u` (a unit vector).
-fn orthogonal_unit(u: &Vector3<f64>) -> Vector3<f64> {
+pub fn orthogonal_unit(u: &Vector3<f64>) -> Vector3<f64> {
     let axis = if u.x.abs() < 0.6 {
         Vector3::x()
     } else if u.y.abs() < 0.6 {

@@ -35,6 +35,14 @@ pub enum ObstacleShape {
         #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         max: [f64; 3],
     },
+    /// A solid ring (3D only): the points within `minor_radius` of the circle
+    /// of `major_radius` about `center` in the plane normal to `axis`.
+    Torus {
+        center: [f64; 3],
+        axis: [f64; 3],
+        major_radius: f64,
+        minor_radius: f64,
+    },
 }
 
 /// An obstacle with its penalty stiffness.
@@ -115,7 +123,50 @@ impl ObstacleShape {
                     }
                 }
             }
+            ObstacleShape::Torus {
+                center,
+                axis,
+                major_radius,
+                minor_radius,
+            } => torus_proximity(
+                &(x - Vector3::from(*center)),
+                &Vector3::from(*axis).normalize(),
+                *major_radius,
+                *minor_radius,
+            ),
         }
+    }
+}
+
+/// Proximity to a solid torus about the origin. With e the unit radial
+/// direction of x in the ring's plane (distance ρ from the axis) and h its
+/// height along the axis a, the nearest point of the core circle is R e and
+/// q = x − R e = (ρ − R) e + h a; the distance is |q| − r and the normal
+/// n = q/|q|. Moving around the ring turns n with e, which gives
+/// ∂n/∂x = [(I − n nᵀ) − (R/ρ) t tᵀ] / |q|, t = a × e.
+fn torus_proximity(x: &Vector3<f64>, a: &Vector3<f64>, major: f64, minor: f64) -> Proximity {
+    let height = x.dot(a);
+    let planar = x - a * height;
+    let rho = planar.norm();
+    // On the axis every radial direction is nearest alike: take any.
+    let e = if rho > 0.0 {
+        planar / rho
+    } else {
+        crate::linalg::orthogonal_unit(a)
+    };
+    let q = x - e * major;
+    let length = q.norm();
+    let n = if length > 0.0 { q / length } else { *a };
+    let normal_derivative = if length > 0.0 && rho > 0.0 {
+        let t = a.cross(&e);
+        ((Matrix3::identity() - n * n.transpose()) - t * t.transpose() * (major / rho)) / length
+    } else {
+        Matrix3::zeros()
+    };
+    Proximity {
+        distance: length - minor,
+        normal: n,
+        normal_derivative,
     }
 }
 

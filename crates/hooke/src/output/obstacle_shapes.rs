@@ -32,7 +32,42 @@ pub(crate) fn obstacle_triangles(
             let [a, b, c, d] = plane_square(Vector3::from(*point), Vector3::from(*normal), focus, half_width);
             vec![[a, b, c], [a, c, d]]
         }
+        ObstacleShape::Torus {
+            center,
+            axis,
+            major_radius,
+            minor_radius,
+        } => torus(
+            Vector3::from(*center),
+            Vector3::from(*axis).normalize(),
+            *major_radius,
+            *minor_radius,
+        ),
     }
+}
+
+/// Sections around the ring and around its tube of a drawn torus.
+const TORUS_BANDS: (usize, usize) = (48, 16);
+
+fn torus(center: Vector3<f64>, axis: Vector3<f64>, major: f64, minor: f64) -> Vec<[Vector3<f64>; 3]> {
+    let u = crate::linalg::orthogonal_unit(&axis);
+    let v = axis.cross(&u);
+    let (around, tube) = TORUS_BANDS;
+    let point = |i: usize, j: usize| {
+        let phi = 2.0 * std::f64::consts::PI * i as f64 / around as f64;
+        let theta = 2.0 * std::f64::consts::PI * j as f64 / tube as f64;
+        let radial = u * phi.cos() + v * phi.sin();
+        center + radial * (major + minor * theta.cos()) + axis * (minor * theta.sin())
+    };
+    let mut triangles = Vec::with_capacity(2 * around * tube);
+    for i in 0..around {
+        for j in 0..tube {
+            let (a, b, c, d) = (point(i, j), point(i + 1, j), point(i + 1, j + 1), point(i, j + 1));
+            triangles.push([a, b, c]);
+            triangles.push([a, c, d]);
+        }
+    }
+    triangles
 }
 
 /// The corners, in order around it, of the square of half-width `half_width`
@@ -145,5 +180,17 @@ mod tests {
         let centre = patch.iter().flatten().sum::<Vector3<f64>>() / 6.0;
         assert!(patch.iter().flatten().all(|p| (p.z + 1.0).abs() < 1e-12));
         assert!((centre.xy() - Vector3::new(5.0, 6.0, 0.0).xy()).norm() < 1e-12);
+
+        // A ring's surface is 4π² R r; every drawn corner lies on it.
+        let ring = ObstacleShape::Torus {
+            center: [1.0, 0.0, 2.0],
+            axis: [0.0, 1.0, 1.0],
+            major_radius: 0.6,
+            minor_radius: 0.15,
+        };
+        let drawn = obstacle_triangles(&ring, Vector3::zeros(), 1.0);
+        let exact = 4.0 * std::f64::consts::PI.powi(2) * 0.6 * 0.15;
+        assert!((area(&drawn) - exact).abs() < 0.02 * exact, "{}", area(&drawn));
+        assert!(drawn.iter().flatten().all(|p| ring.proximity(p).distance.abs() < 1e-12));
     }
 }

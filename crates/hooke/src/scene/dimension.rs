@@ -159,7 +159,7 @@ impl Checker {
         for (kind, inner) in shape {
             let Some(inner) = inner.as_table() else { continue };
             let key = format!("{key}.{kind}");
-            for name in ["point", "normal", "center", "min", "max"] {
+            for name in ["point", "normal", "center", "min", "max", "axis"] {
                 self.vector(inner, name, &key)?;
             }
         }

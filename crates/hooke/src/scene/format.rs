@@ -652,6 +652,29 @@ impl SceneFile {
                         ));
                     }
                 }
+                ObstacleShape::Torus {
+                    center,
+                    axis,
+                    major_radius,
+                    minor_radius,
+                } => {
+                    if self.dimension != 3 {
+                        return Err(HookeError::scene(key, "a torus needs a 3D scene"));
+                    }
+                    finite(&key, &[*center, *axis].concat())?;
+                    if axis.iter().all(|c| *c == 0.0) {
+                        return Err(HookeError::scene(format!("{key}.axis"), "must not be zero"));
+                    }
+                    positive(&format!("{key}.minor_radius"), *minor_radius)?;
+                    if !(major_radius.is_finite() && major_radius > minor_radius) {
+                        return Err(HookeError::scene(
+                            format!("{key}.major_radius"),
+                            format!(
+                                "must be larger than minor_radius ({minor_radius}) for the ring to have a hole, got {major_radius}"
+                            ),
+                        ));
+                    }
+                }
             }
         }
         self.solver.validate("solver")?;

@@ -93,6 +93,7 @@ impl Lbfgs {
         {
             report.shifted_factorizations += 1;
         }
+        report.factorizations += 1;
         report.solve_seconds += started.elapsed().as_secs_f64();
         self.factorized = Some(key);
         Ok(())

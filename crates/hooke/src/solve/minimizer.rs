@@ -19,6 +19,9 @@ pub struct MinimizerReport {
     pub short_of_tolerance: bool,
     /// Step-length halvings over all iterations.
     pub line_search_reductions: usize,
+    /// Sparse factorisations (Newton: one an iteration; L-BFGS and local/global:
+    /// only when their constant matrix changes).
+    pub factorizations: usize,
     /// Factorisations that needed a diagonal shift (indefinite Hessian without projection).
     pub shifted_factorizations: usize,
     pub assembly_seconds: f64,

@@ -83,6 +83,7 @@ impl Minimizer for Newton {
                 self.solver.factorize(&hessian, IndefiniteSystem::Shift)?,
                 FactorizationOutcome::Shifted { .. }
             );
+            report.factorizations += 1;
             if shifted {
                 report.shifted_factorizations += 1;
             }
