@@ -48,6 +48,10 @@ pub struct Checkpoint {
     pub wall_seconds: f64,
     /// The notes of the run so far (scene notes included).
     pub notes: Vec<String>,
+    /// [`crate::model::Model::torn_elements`]: what has torn (absent in
+    /// checkpoints of runs that cannot tear).
+    #[serde(default)]
+    pub torn: Vec<Vec<usize>>,
 }
 
 impl Checkpoint {

@@ -28,6 +28,11 @@ pub struct StepStatistics {
     /// The largest final increment of a step's minimiser, as a fraction of the
     /// body's size: comparable with `[solver] tolerance`.
     pub max_relative_increment: f64,
+    /// Elements (springs or finite elements) torn so far, and when the first tore.
+    #[serde(default)]
+    pub torn_elements: usize,
+    #[serde(default)]
+    pub first_tear_at: Option<f64>,
     pub assembly_seconds: f64,
     pub solve_seconds: f64,
     pub step_seconds: f64,
@@ -51,6 +56,10 @@ impl StepStatistics {
             self.first_short_at.get_or_insert(time);
         }
         self.max_relative_increment = self.max_relative_increment.max(report.relative_increment);
+        if report.torn_elements > 0 {
+            self.torn_elements += report.torn_elements;
+            self.first_tear_at.get_or_insert(time);
+        }
         self.assembly_seconds += report.assembly_seconds;
         self.solve_seconds += report.solve_seconds;
         self.step_seconds += report.total_seconds;
@@ -62,6 +71,13 @@ impl StepStatistics {
     /// split, and steps that stopped short of the tolerance.
     pub fn notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
+        if let Some(time) = self.first_tear_at {
+            notes.push(format!(
+                "{} elements tore (the first at t = {}); the energy they held is counted as dissipated",
+                self.torn_elements,
+                tidy(time)
+            ));
+        }
         if let Some(time) = self.first_split_at {
             notes.push(format!(
                 "{} of {} steps were split into sub-steps because the solver did not converge at the full step (the first ending at t = {}); their results are those of the smaller steps ([solver] max_step_halvings = 0 makes such a step fail instead)",

@@ -320,6 +320,7 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
         Some(checkpoint) => {
             check_resumable(&checkpoint, integrator.name(), model, settings, steps)?;
             integrator.restore_history(&checkpoint.integrator_history)?;
+            model.restore_torn(&checkpoint.torn)?;
             let vtk = match writes_frames {
                 false => None,
                 true => Some(VtkSeriesWriter::resume(directory, "frame", checkpoint.frames)?),
@@ -411,6 +412,7 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
             energy_rows: csv.as_ref().map_or(0, |w| w.rows_written()),
             wall_seconds: ledger.wall_before + started.elapsed().as_secs_f64(),
             notes: ledger.notes.clone(),
+            torn: model.torn_elements(),
         }
         .write(directory)
     };
@@ -435,7 +437,10 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
                 Ok(report) => {
                     ledger.statistics.add(&report, state.time);
                     match model.damping_work(&before.positions, &state.positions, state.time - previous_time) {
-                        Ok(work) => ledger.dissipated += work + model.ether_drag_work(&before.velocities, before.time),
+                        Ok(work) => {
+                            ledger.dissipated +=
+                                work + model.ether_drag_work(&before.velocities, before.time) + report.torn_energy
+                        }
                         Err(error) => {
                             failure = Some(error);
                             state = before;

@@ -296,3 +296,17 @@ fn initial_fields_come_from_per_vertex_tables() {
     );
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+/// A run that tears (scenes/tearing_curtain.toml, shortened) resumes with the
+/// same springs torn: the checkpoint keeps them, and the files match the run
+/// that was never stopped, stopped before and after the first tears.
+#[test]
+fn a_torn_run_resumes_with_its_tears() {
+    let text = std::fs::read_to_string("../../scenes/tearing_curtain.toml")
+        .unwrap()
+        .replace("duration = 4.0", "duration = 0.6")
+        .replace("render_every = 15", "render_every = 0");
+    for stop_after in [3, 12] {
+        assert_resume_is_exact(&text, "backward_euler (tearing)", stop_after);
+    }
+}

@@ -8,6 +8,7 @@ use crate::error::{HookeError, Result};
 use crate::linalg::LowerPattern;
 use crate::material::laplacian_weight::StretchSamples;
 use crate::material::{MaterialRef, Want};
+use crate::model::tearing::{Tearable, Torn, TornMask};
 use crate::model::{vertex_point, ElasticityTerm, EnergyTerm, HessianTarget, TermCapabilities, TermKind};
 use nalgebra::{Matrix3, Vector3};
 use rayon::prelude::*;
@@ -34,6 +35,8 @@ pub struct Elasticity<E: ElementKind> {
     /// Whether every material is defined under inversion (asked once per step).
     defined_under_inversion: bool,
     gather: Option<Arc<ElementGather>>,
+    /// Elements torn away (shared with the terms built from this one).
+    torn: Arc<TornMask>,
     workspace: Mutex<Workspace>,
     kind: PhantomData<E>,
 }
@@ -58,6 +61,7 @@ impl<E: ElementKind> Elasticity<E> {
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Elasticity {
+            torn: Arc::new(TornMask::new(geometry.len())),
             connectivity: Arc::new(connectivity),
             geometry: Arc::new(geometry),
             defined_under_inversion: defined_under_inversion(&materials),
@@ -98,6 +102,7 @@ impl<E: ElementKind> Elasticity<E> {
             defined_under_inversion: defined_under_inversion(&materials),
             materials,
             gather: self.gather.clone(),
+            torn: self.torn.clone(),
             workspace: Mutex::new(Workspace::default()),
             kind: PhantomData,
         }
@@ -121,9 +126,15 @@ impl<E: ElementKind> Elasticity<E> {
         if want_hessian {
             workspace.hessians.resize(count * E::PACKED, 0.0);
         }
-        // Elements of zero measure (flat in a rebased rest shape) contribute nothing.
+        // Elements of zero measure (flat in a rebased rest shape) and torn
+        // elements contribute nothing.
         let compute = |e: usize, energy: &mut f64, element_gradient: &mut [f64]| {
             let geometry = &self.geometry[e];
+            if self.torn.is_torn(e) {
+                *energy = 0.0;
+                element_gradient.fill(0.0);
+                return None;
+            }
             let f = E::deformation_gradient(geometry, &self.local(e, x));
             let measure = E::measure(geometry);
             let evaluation = self.materials[e].evaluate(&f, if measure > 0.0 { want } else { Want::Energy });
@@ -307,6 +318,10 @@ impl<E: ElementKind> EnergyTerm for Elasticity<E> {
         self.gather().matrices(&packed, values, false);
     }
 
+    fn as_tearable(&self) -> Option<&dyn Tearable> {
+        Some(self)
+    }
+
     fn as_elasticity(&self) -> Option<&dyn ElasticityTerm> {
         Some(self)
     }
@@ -353,10 +368,13 @@ impl<E: ElementKind> ElasticityTerm for Elasticity<E> {
         (0..self.count())
             .into_par_iter()
             .with_min_len(PARALLEL_MIN_ELEMENTS)
-            .map(|e| {
-                self.materials[e]
-                    .evaluate(&self.deformation_gradient(e, x), Want::Energy)
-                    .energy_density
+            .map(|e| match self.torn.is_torn(e) {
+                true => 0.0,
+                false => {
+                    self.materials[e]
+                        .evaluate(&self.deformation_gradient(e, x), Want::Energy)
+                        .energy_density
+                }
             })
             .collect()
     }
@@ -403,5 +421,37 @@ impl<E: ElementKind> ElasticityTerm for Elasticity<E> {
                 }
             }
         }
+    }
+}
+
+impl<E: ElementKind> Tearable for Elasticity<E> {
+    fn tear_overstretched(&self, x: &[f64], limit: f64) -> Torn {
+        let overstretched: Vec<(usize, f64)> = (0..self.count())
+            .into_par_iter()
+            .with_min_len(PARALLEL_MIN_ELEMENTS)
+            .filter(|&e| !self.torn.is_torn(e))
+            .filter_map(|e| {
+                let f = self.deformation_gradient(e, x);
+                let largest = f.tr_mul(&f).symmetric_eigenvalues().max().max(0.0).sqrt();
+                (largest > limit).then(|| {
+                    let measure = E::measure(&self.geometry[e]);
+                    (e, self.materials[e].evaluate(&f, Want::Energy).energy_density * measure)
+                })
+            })
+            .collect();
+        let mut torn = Torn::default();
+        for (e, energy) in overstretched {
+            if self.torn.tear(e) {
+                torn += Torn {
+                    elements: 1,
+                    energy: if energy.is_finite() { energy } else { 0.0 },
+                };
+            }
+        }
+        torn
+    }
+
+    fn torn_mask(&self) -> &TornMask {
+        &self.torn
     }
 }

@@ -10,6 +10,7 @@
 
 use crate::error::{HookeError, Result};
 use crate::linalg::LowerPattern;
+use crate::model::tearing::{Tearable, Torn, TornMask};
 use crate::model::{EnergyTerm, HessianTarget, TermCapabilities, TermKind};
 use nalgebra::{Matrix3, Vector3};
 
@@ -77,6 +78,7 @@ pub struct SpringNetwork {
 pub struct Springs {
     springs: Vec<Spring>,
     blocks: Vec<SpringBlocks>,
+    torn: TornMask,
 }
 
 fn point(x: &[f64], v: usize) -> Vector3<f64> {
@@ -95,9 +97,38 @@ impl Springs {
             }
         }
         Ok(Springs {
+            torn: TornMask::new(springs.len()),
             springs,
             blocks: Vec::new(),
         })
+    }
+
+    /// The springs that have not torn, with their numbers.
+    fn whole(&self) -> impl Iterator<Item = (usize, &Spring)> {
+        self.springs.iter().enumerate().filter(|(s, _)| !self.torn.is_torn(*s))
+    }
+}
+
+impl Tearable for Springs {
+    fn tear_overstretched(&self, x: &[f64], limit: f64) -> Torn {
+        let overstretched: Vec<(usize, f64)> = self
+            .whole()
+            .filter_map(|(k, s)| {
+                let (a, b) = (point(x, s.vertices[0]), point(x, s.vertices[1]));
+                ((a - b).norm() > limit * s.rest_length).then(|| (k, s.energy(&a, &b)))
+            })
+            .collect();
+        let mut torn = Torn::default();
+        for (k, energy) in overstretched {
+            if self.torn.tear(k) {
+                torn += Torn { elements: 1, energy };
+            }
+        }
+        torn
+    }
+
+    fn torn_mask(&self) -> &TornMask {
+        &self.torn
     }
 }
 
@@ -134,9 +165,8 @@ impl EnergyTerm for Springs {
     }
 
     fn energy(&self, x: &[f64], _time: f64) -> f64 {
-        self.springs
-            .iter()
-            .map(|s| s.energy(&point(x, s.vertices[0]), &point(x, s.vertices[1])))
+        self.whole()
+            .map(|(_, s)| s.energy(&point(x, s.vertices[0]), &point(x, s.vertices[1])))
             .sum()
     }
 
@@ -144,7 +174,7 @@ impl EnergyTerm for Springs {
         if overwrite {
             gradient.fill(0.0);
         }
-        for s in &self.springs {
+        for (_, s) in self.whole() {
             let [a, b] = s.vertices;
             let g = s.gradient(&point(x, a), &point(x, b));
             for k in 0..3 {
@@ -168,22 +198,26 @@ impl EnergyTerm for Springs {
             hessian.values.fill(0.0);
         }
         let energy = self.gradient(x, time, gradient, overwrite)?;
-        for (s, blocks) in self.springs.iter().zip(&self.blocks) {
+        for (k, s) in self.whole() {
             let [a, b] = s.vertices;
-            blocks.add(hessian.values, &s.hessian_block(&point(x, a), &point(x, b), project));
+            self.blocks[k].add(hessian.values, &s.hessian_block(&point(x, a), &point(x, b), project));
         }
         Ok(energy)
     }
 
     fn drawn_edges(&self) -> Vec<[usize; 2]> {
-        self.springs.iter().map(|s| s.vertices).collect()
+        self.whole().map(|(_, s)| s.vertices).collect()
     }
 
     fn add_material_stiffness(&self, x: &[f64], _time: f64, values: &mut [f64]) {
-        for (s, blocks) in self.springs.iter().zip(&self.blocks) {
+        for (k, s) in self.whole() {
             let [a, b] = s.vertices;
-            blocks.add(values, &s.material_block(&point(x, a), &point(x, b)));
+            self.blocks[k].add(values, &s.material_block(&point(x, a), &point(x, b)));
         }
+    }
+
+    fn as_tearable(&self) -> Option<&dyn Tearable> {
+        Some(self)
     }
 
     /// k(‖x₁₂‖ − l₀) x̂₁₂ = k x₁₂ − k p with p = l₀ x̂₁₂, the projection of the
@@ -193,7 +227,8 @@ impl EnergyTerm for Springs {
     }
 
     fn add_laplacian(&self, _time: f64, _: &crate::material::laplacian_weight::StretchSamples, values: &mut [f64]) {
-        // k [1, −1; −1, 1] on each coordinate (seed 004 eq. 8.1–8.2).
+        // k [1, −1; −1, 1] on each coordinate (seed 004 eq. 8.1–8.2); torn
+        // springs stay in it (see model::tearing).
         for (s, blocks) in self.springs.iter().zip(&self.blocks) {
             blocks.add(values, &(Matrix3::identity() * s.stiffness));
         }

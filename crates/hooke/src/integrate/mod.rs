@@ -72,6 +72,9 @@ pub struct StepReport {
     /// The minimiser stalled at rounding level above its tolerance in this step
     /// (or a sub-step) and stopped there.
     pub short_of_tolerance: bool,
+    /// Elements that tore at the end of the step, and the energy they held (J).
+    pub torn_elements: usize,
+    pub torn_energy: f64,
 }
 
 impl StepReport {
@@ -87,6 +90,8 @@ impl StepReport {
         self.halvings += other.halvings;
         self.relative_increment = self.relative_increment.max(other.relative_increment);
         self.short_of_tolerance |= other.short_of_tolerance;
+        self.torn_elements += other.torn_elements;
+        self.torn_energy += other.torn_energy;
     }
 }
 
@@ -104,6 +109,8 @@ impl From<&MinimizerReport> for StepReport {
             halvings: 0,
             relative_increment: minimizer.relative_increment,
             short_of_tolerance: minimizer.short_of_tolerance,
+            torn_elements: 0,
+            torn_energy: 0.0,
         }
     }
 }
@@ -237,6 +244,10 @@ pub(crate) fn commit_step(
     });
     match outcome {
         Ok((next, mut report)) => {
+            // Tearing acts between steps, on the state just committed.
+            let torn = model.tear(&next.positions);
+            report.torn_elements += torn.elements;
+            report.torn_energy += torn.energy;
             *state = next;
             report.total_seconds = started.elapsed().as_secs_f64();
             Ok(report)

@@ -13,6 +13,7 @@ mod pins;
 mod selection;
 mod state;
 mod subspace;
+pub mod tearing;
 mod term;
 pub mod vectors;
 mod viscoelastic;
@@ -62,6 +63,8 @@ pub struct Model {
     gravity_datum: Option<Vec<f64>>,
     /// Stretches over which the weighted Laplacian's stiffness is fitted.
     laplacian_stretches: crate::material::laplacian_weight::StretchSamples,
+    /// Elements stretched beyond this tear after a step (None: nothing tears).
+    tearing_limit: Option<f64>,
     obstacles: Vec<Obstacle>,
     constraints: Vec<SurfaceConstraint>,
     damping: Option<Damping>,
@@ -140,6 +143,7 @@ impl Model {
             gravity_ramp_time: 0.0,
             gravity_datum: None,
             laplacian_stretches: crate::material::laplacian_weight::DEFAULT_STRETCHES,
+            tearing_limit: None,
             obstacles: Vec::new(),
             constraints: Vec::new(),
             damping: None,

@@ -152,6 +152,11 @@ pub trait EnergyTerm: Send + Sync {
         Vec::new()
     }
 
+    /// The term's elements can tear (springs, finite elements).
+    fn as_tearable(&self) -> Option<&dyn super::tearing::Tearable> {
+        None
+    }
+
     /// The term as elements with materials, if it is one.
     fn as_elasticity(&self) -> Option<&dyn ElasticityTerm> {
         None

@@ -181,6 +181,7 @@ impl Scene {
             ));
         }
         model.set_damping(file.damping)?;
+        model.set_tearing_limit(file.tearing.as_ref().map(|t| t.stretch));
         for obstacle in &file.obstacles {
             model.add_obstacle(obstacle.clone());
         }

@@ -9,6 +9,15 @@ use crate::mesh::{Shape, TetsPerHex};
 use crate::model::{Damping, Motion, Obstacle, ObstacleShape, Selection};
 use crate::solve::SolverSettings;
 
+/// `[tearing]`: what tears, after each step, for the rest of the run.
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TearingSection {
+    /// A spring tears beyond this length over its rest length, an element
+    /// beyond this largest principal stretch.
+    pub stretch: f64,
+}
+
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SceneFile {
@@ -45,6 +54,8 @@ pub struct SceneFile {
     #[serde(default)]
     pub gravity_ramp_time: f64,
     pub damping: Option<Damping>,
+    /// Springs and elements stretched beyond a limit tear (seed 004 §2.13).
+    pub tearing: Option<TearingSection>,
     /// Rigid obstacles the bodies collide with (penalty contact).
     #[serde(default)]
     pub obstacles: Vec<Obstacle>,
@@ -675,6 +686,17 @@ impl SceneFile {
                         ));
                     }
                 }
+            }
+        }
+        if let Some(tearing) = &self.tearing {
+            if !(tearing.stretch.is_finite() && tearing.stretch > 1.0) {
+                return Err(HookeError::scene(
+                    "tearing.stretch",
+                    format!(
+                        "must be a finite stretch above 1 (a spring's length over its rest length, an element's largest principal stretch), got {}",
+                        tearing.stretch
+                    ),
+                ));
             }
         }
         self.solver.validate("solver")?;

@@ -1,0 +1,167 @@
+//! Tearing (seed 004 §2.13, option 2 of "Tearing/cutting"): after each step,
+//! an element stretched beyond a limit tears for good and leaves the energy,
+//! its gradient and its Hessian. The prefactorised matrix of L-BFGS and
+//! local/global keeps it: refactorising on every tear would cost what those
+//! solvers exist to avoid, and the matrix remains an upper bound of the true
+//! Hessian, so iterations still descend (the line search sees to it for
+//! L-BFGS; for local/global the quadratic model only gets stiffer).
+//!
+//! Which elements have torn lives beside each tearable term in a mask of
+//! atomic flags: evaluations read it, and only the step's commit writes it,
+//! between steps, so a run is as deterministic as without tearing.
+
+use crate::error::{HookeError, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The torn elements of one term.
+#[derive(Debug, Default)]
+pub struct TornMask {
+    flags: Vec<AtomicBool>,
+}
+
+impl TornMask {
+    pub fn new(elements: usize) -> TornMask {
+        TornMask {
+            flags: (0..elements).map(|_| AtomicBool::new(false)).collect(),
+        }
+    }
+
+    pub fn is_torn(&self, element: usize) -> bool {
+        self.flags[element].load(Ordering::Relaxed)
+    }
+
+    /// Marks `element` torn; true when it was whole.
+    pub fn tear(&self, element: usize) -> bool {
+        !self.flags[element].swap(true, Ordering::Relaxed)
+    }
+
+    /// The torn elements, in increasing order.
+    pub fn torn(&self) -> Vec<usize> {
+        (0..self.flags.len()).filter(|&e| self.is_torn(e)).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.flags.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.flags.is_empty()
+    }
+
+    /// A copy of the flags as they are now (for a term built from this one).
+    pub fn snapshot(&self) -> TornMask {
+        TornMask {
+            flags: (0..self.flags.len())
+                .map(|e| AtomicBool::new(self.is_torn(e)))
+                .collect(),
+        }
+    }
+}
+
+/// What one tearing pass did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Torn {
+    /// Elements (springs or finite elements) that tore.
+    pub elements: usize,
+    /// The energy they held when they tore, J: released, and counted as dissipated.
+    pub energy: f64,
+}
+
+impl std::ops::AddAssign for Torn {
+    fn add_assign(&mut self, other: Torn) {
+        self.elements += other.elements;
+        self.energy += other.energy;
+    }
+}
+
+/// A term whose elements can tear.
+pub trait Tearable {
+    /// Tears every whole element whose largest stretch (a spring's length over
+    /// its rest length, a finite element's largest singular value of F) exceeds
+    /// `limit` at `x`.
+    fn tear_overstretched(&self, x: &[f64], limit: f64) -> Torn;
+    fn torn_mask(&self) -> &TornMask;
+}
+
+/// Marks `elements` torn in `mask`, or says which one does not exist.
+pub fn restore(mask: &TornMask, elements: &[usize]) -> std::result::Result<(), usize> {
+    if let Some(&bad) = elements.iter().find(|&&e| e >= mask.len()) {
+        return Err(bad);
+    }
+    for &e in elements {
+        mask.tear(e);
+    }
+    Ok(())
+}
+
+impl super::Model {
+    /// Elements whose largest stretch exceeds `limit` (> 1) will tear after
+    /// each step; None: nothing tears.
+    pub fn set_tearing_limit(&mut self, limit: Option<f64>) {
+        self.tearing_limit = limit;
+    }
+
+    pub fn tearing_limit(&self) -> Option<f64> {
+        self.tearing_limit
+    }
+
+    /// Tears what is overstretched at `x` (nothing without a limit).
+    pub fn tear(&self, x: &[f64]) -> Torn {
+        let mut torn = Torn::default();
+        if let Some(limit) = self.tearing_limit {
+            for term in self.terms() {
+                if let Some(tearable) = term.as_tearable() {
+                    torn += tearable.tear_overstretched(x, limit);
+                }
+            }
+        }
+        torn
+    }
+
+    /// The torn elements of each tearable term, in term order (what a
+    /// checkpoint keeps).
+    pub fn torn_elements(&self) -> Vec<Vec<usize>> {
+        self.terms()
+            .iter()
+            .filter_map(|t| t.as_tearable())
+            .map(|t| t.torn_mask().torn())
+            .collect()
+    }
+
+    /// Tears again what [`Self::torn_elements`] listed (resuming a run).
+    pub fn restore_torn(&self, torn: &[Vec<usize>]) -> Result<()> {
+        let tearable: Vec<_> = self.terms().iter().filter_map(|t| t.as_tearable()).collect();
+        let mismatch = |reason: String| HookeError::Solver {
+            reason: format!("the checkpoint's torn elements do not fit this model: {reason}"),
+        };
+        if torn.iter().any(|list| !list.is_empty()) && torn.len() != tearable.len() {
+            return Err(mismatch(format!(
+                "{} tearable terms listed, the model has {}",
+                torn.len(),
+                tearable.len()
+            )));
+        }
+        for (term, list) in tearable.iter().zip(torn) {
+            restore(term.torn_mask(), list).map_err(|e| mismatch(format!("no element {e}")))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mask_tears_each_element_once_and_copies() {
+        let mask = TornMask::new(4);
+        assert!(mask.tear(2));
+        assert!(!mask.tear(2));
+        assert!(mask.is_torn(2) && !mask.is_torn(1));
+        assert_eq!(mask.torn(), vec![2]);
+        assert_eq!(mask.snapshot().torn(), vec![2]);
+        assert_eq!(restore(&mask, &[0, 9]), Err(9));
+        assert_eq!(restore(&mask, &[0]), Ok(()));
+        assert_eq!(mask.torn(), vec![0, 2]);
+    }
+}
