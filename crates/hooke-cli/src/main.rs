@@ -206,18 +206,30 @@ impl StopRequest {
     }
 }
 
-/// "153 vertices, 384 tetrahedra", with the springs when there are any and
-/// without elements when there are none (a pure mass-spring network).
+/// "153 vertices, 384 tetrahedra", with the springs and membrane triangles
+/// when there are any and without elements when there are none (a pure
+/// mass-spring network).
 fn model_size(model: &hooke::model::Model) -> String {
     let mut parts = vec![format!("{} vertices", model.mesh().vertex_count())];
     let elements = model.mesh().element_count();
     if elements > 0 {
         parts.push(format!("{elements} {}", model.mesh().element_name()));
     }
-    let springs = model.spring_edges().len();
-    if springs > 0 {
-        parts.push(format!("{springs} springs"));
+    // Springs and membranes are the terms drawn as edges; each is named "N
+    // things", and the counts of terms of one kind are summed.
+    let mut counted: Vec<(usize, String)> = Vec::new();
+    for term in model.terms().iter().filter(|t| !t.drawn_edges().is_empty()) {
+        let name = term.name();
+        let (count, what) = match name.split_once(' ').map(|(n, w)| (n.parse::<usize>(), w)) {
+            Some((Ok(count), what)) => (count, what.to_string()),
+            _ => (1, name),
+        };
+        match counted.iter_mut().find(|(_, w)| *w == what) {
+            Some((total, _)) => *total += count,
+            None => counted.push((count, what)),
+        }
     }
+    parts.extend(counted.into_iter().map(|(count, what)| format!("{count} {what}")));
     parts.join(", ")
 }
 

@@ -1,11 +1,12 @@
 //! Finite elements: the element kinds (linear tetrahedron, linear triangle in
 //! plane strain), the elasticity term generic over them with its deterministic
-//! gather, springs, and mass matrices.
+//! gather, springs, membrane triangles (cloth), and mass matrices.
 
 mod elasticity;
 mod gather;
 mod kind;
 mod mass;
+pub mod membrane;
 mod spring;
 mod tetrahedron;
 mod triangle;

@@ -12,6 +12,8 @@ pub struct NetworkPart {
     pub vertices: Vec<Vector3<f64>>,
     pub springs: Vec<Spring>,
     pub masses: Vec<f64>,
+    /// Cloth: the grid's triangles (two per cell), for membrane elements.
+    pub triangles: Vec<[usize; 3]>,
 }
 
 fn spring(vertices: &[Vector3<f64>], a: usize, b: usize, stiffness: f64) -> Spring {
@@ -52,6 +54,7 @@ pub fn chain(points: Vec<Vector3<f64>>, axial_stiffness: f64, line_density: f64)
         vertices: points,
         springs,
         masses,
+        triangles: Vec::new(),
     })
 }
 
@@ -144,6 +147,14 @@ pub fn cloth(
             }
         }
     }
+    let mut triangles = Vec::with_capacity(2 * nx * ny);
+    for j in 0..ny {
+        for i in 0..nx {
+            let (a, b, c, d) = (index(i, j), index(i + 1, j), index(i + 1, j + 1), index(i, j + 1));
+            triangles.push([a, b, c]);
+            triangles.push([a, c, d]);
+        }
+    }
     let cell_mass = area_density * size[0] * size[1] / (nx * ny) as f64;
     let mut masses = vec![0.0; vertices.len()];
     for j in 0..ny {
@@ -157,5 +168,6 @@ pub fn cloth(
         vertices,
         springs,
         masses,
+        triangles,
     })
 }

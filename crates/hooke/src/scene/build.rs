@@ -1,6 +1,6 @@
 //! From a checked scene to a model, an integrator and an initial state.
 
-use super::{MeshSource, NetworkSection, NetworkShape, Scene};
+use super::{MembraneSection, MeshSource, NetworkSection, NetworkShape, Scene};
 use crate::error::{HookeError, Result};
 use crate::fem::{Spring, SpringNetwork};
 use crate::integrate::Integrator;
@@ -61,10 +61,15 @@ impl Scene {
 
         // Networks follow the bodies in vertex numbering; their vertices carry their own mass.
         let mut network = SpringNetwork::default();
+        let mut membranes = Vec::new();
         for (n, section) in file.networks.iter().enumerate() {
             let part =
                 build_network(section).map_err(|e| HookeError::scene(format!("networks[{n}]"), e.to_string()))?;
             let offset = solids.vertex_count();
+            if let Some(membrane) = &section.membrane {
+                let triangles: Vec<[usize; 3]> = part.triangles.iter().map(|t| t.map(|v| v + offset)).collect();
+                membranes.push((n, membrane.clone(), triangles));
+            }
             network.vertex_masses.resize(offset, 0.0);
             network.vertex_masses.extend_from_slice(&part.masses);
             network.springs.extend(part.springs.iter().map(|s| Spring {
@@ -85,6 +90,11 @@ impl Scene {
         } else {
             Model::with_springs(solids, materials, network, file.simulation.mass)?
         };
+        for (n, membrane, triangles) in membranes {
+            let term = membrane_term(&membrane, triangles, &model.rest_positions())
+                .map_err(|e| HookeError::scene(format!("networks[{n}].membrane"), e.to_string()))?;
+            model.add_term(Box::new(term))?;
+        }
         model.set_gravity(Vector3::from(file.gravity));
         model.set_gravity_ramp_time(file.gravity_ramp_time);
         for (p, pin) in file.pins.iter().enumerate() {
@@ -371,6 +381,27 @@ fn reduced_coordinates(model: &Model, section: &super::CoordinatesSection) -> Re
         found.shapes[column][row]
     });
     crate::model::Subspace::new(rest.positions, basis)
+}
+
+/// Strain-limited membrane triangles (fem::membrane) from a cloth's `membrane` table.
+fn membrane_term(
+    section: &MembraneSection,
+    triangles: Vec<[usize; 3]>,
+    rest: &[f64],
+) -> Result<crate::fem::membrane::Membrane<crate::material::strain_limit::StrainLimitEnergy>> {
+    let mu = crate::material::MaterialParameters {
+        youngs_modulus: section.youngs_modulus,
+        poisson_ratio: section.poisson_ratio,
+        density: 1.0,
+    }
+    .lame()
+    .mu;
+    let energy = crate::material::strain_limit::StrainLimitEnergy {
+        mu,
+        min: section.min,
+        max: section.max,
+    };
+    crate::fem::membrane::Membrane::new(triangles, rest, section.thickness, energy, 2.0 * mu)
 }
 
 fn build_network(section: &NetworkSection) -> Result<NetworkPart> {

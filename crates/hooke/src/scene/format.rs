@@ -165,6 +165,22 @@ pub struct NetworkSection {
     /// Initial velocity of every vertex, m/s.
     #[serde(default)]
     pub velocity: [f64; 3],
+    /// Cloth: strain-limited membrane triangles over the grid (seed 004 Fig. 6.1).
+    pub membrane: Option<MembraneSection>,
+}
+
+/// `membrane = { … }` of a cloth: each grid triangle a membrane whose in-plane
+/// stretches are free within [min, max] and cost μ (σ − clamp σ)² per unit
+/// volume beyond (strain limiting, projective with weight 2μ).
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MembraneSection {
+    pub youngs_modulus: f64,
+    pub poisson_ratio: f64,
+    /// m: the membrane's volume is its area times this.
+    pub thickness: f64,
+    pub min: f64,
+    pub max: f64,
 }
 
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
@@ -503,7 +519,40 @@ impl SceneFile {
         }
         for (n, network) in self.networks.iter().enumerate() {
             let key = format!("networks[{n}]");
-            positive(&format!("{key}.stiffness"), network.stiffness)?;
+            match &network.membrane {
+                // A membrane cloth may leave its springs out.
+                Some(membrane) => {
+                    if !matches!(network.shape, NetworkShape::Cloth { .. }) {
+                        return Err(HookeError::scene(
+                            format!("{key}.membrane"),
+                            "only a cloth has triangles to make membranes of",
+                        ));
+                    }
+                    if !(network.stiffness.is_finite() && network.stiffness >= 0.0) {
+                        return Err(HookeError::scene(
+                            format!("{key}.stiffness"),
+                            format!("must be ≥ 0, got {}", network.stiffness),
+                        ));
+                    }
+                    let parameters = crate::material::MaterialParameters {
+                        youngs_modulus: membrane.youngs_modulus,
+                        poisson_ratio: membrane.poisson_ratio,
+                        density: network.density,
+                    };
+                    parameters.validate(&format!("{key}.membrane"))?;
+                    positive(&format!("{key}.membrane.thickness"), membrane.thickness)?;
+                    if !(membrane.min > 0.0 && membrane.min <= 1.0 && membrane.max >= 1.0 && membrane.max.is_finite()) {
+                        return Err(HookeError::scene(
+                            format!("{key}.membrane"),
+                            format!(
+                                "needs 0 < min ≤ 1 ≤ max, got min = {}, max = {}",
+                                membrane.min, membrane.max
+                            ),
+                        ));
+                    }
+                }
+                None => positive(&format!("{key}.stiffness"), network.stiffness)?,
+            }
             positive(&format!("{key}.density"), network.density)?;
             if let Some(problem) = crate::material::parameters::density_problem(network.density) {
                 return Err(HookeError::scene(format!("{key}.density"), problem));
