@@ -218,7 +218,20 @@ pub(crate) fn commit_step(
     model: &Model,
     state: &mut State,
     dt: f64,
-    attempt: impl FnOnce(&State) -> Result<(State, StepReport)>,
+    attempt: impl FnOnce(&State) -> Result<(State, StepReport)> + Send,
+) -> Result<StepReport> {
+    // The step runs on a thread of the worker pool: called from outside it,
+    // every parallel loop would leave the caller blocked and its workers
+    // spinning beside the caller's serial work, three threads on two cores
+    // (measured: an L-BFGS frame of 100k tets, 233 → 154 ms on 2 cores).
+    rayon::scope(|_| commit_step_on_worker(model, state, dt, attempt))
+}
+
+fn commit_step_on_worker(
+    model: &Model,
+    state: &mut State,
+    dt: f64,
+    attempt: impl FnOnce(&State) -> Result<(State, StepReport)> + Send,
 ) -> Result<StepReport> {
     let started = std::time::Instant::now();
     // Ether drag acts on the velocities every step starts from, whatever the method.
