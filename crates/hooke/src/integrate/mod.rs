@@ -241,7 +241,8 @@ fn commit_step_on_worker(
             velocities,
             ..state.clone()
         });
-    let outcome = attempt(dragged.as_ref().unwrap_or(state)).and_then(|(next, report)| {
+    let prepared = model.begin_step(state, state.time + dt);
+    let outcome = prepared.and_then(|_| attempt(dragged.as_ref().unwrap_or(state))).and_then(|(next, report)| {
         if !next.is_finite() {
             return Err(HookeError::Solver {
                 reason: "the step produced non-finite positions or velocities (the time step is likely too large for this method)".to_string(),

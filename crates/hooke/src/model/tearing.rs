@@ -95,6 +95,15 @@ pub fn restore(mask: &TornMask, elements: &[usize]) -> std::result::Result<(), u
 }
 
 impl super::Model {
+    /// Lets every term prepare for the step from `state` to `time` (see
+    /// [`super::EnergyTerm::begin_step`]).
+    pub fn begin_step(&self, state: &super::State, time: f64) -> Result<()> {
+        for term in self.terms() {
+            term.begin_step(self, state, time)?;
+        }
+        Ok(())
+    }
+
     /// Elements whose largest stretch exceeds `limit` (> 1) will tear after
     /// each step; None: nothing tears.
     pub fn set_tearing_limit(&mut self, limit: Option<f64>) {

@@ -152,6 +152,13 @@ pub trait EnergyTerm: Send + Sync {
         Vec::new()
     }
 
+    /// Called before each step from `state` to `time` with the whole model:
+    /// a term that depends on the step's start (a quasi-linearisation, such
+    /// as EigenFit's) refreshes itself here.
+    fn begin_step(&self, _model: &super::Model, _state: &super::State, _time: f64) -> Result<()> {
+        Ok(())
+    }
+
     /// The term's elements can tear (springs, finite elements).
     fn as_tearable(&self) -> Option<&dyn super::tearing::Tearable> {
         None

@@ -1,0 +1,402 @@
+//! EigenFit (seed 003, ../shared/reference/seed-003.md §2.3–2.8): a coarse
+//! mesh corrected, at every step, to vibrate in its lowest modes at the
+//! frequencies of a fine reference mesh.
+//!
+//! **Offline.** With the same boundary conditions, the m lowest generalised
+//! eigenvalues of the fine and the coarse mesh at rest give the ratios
+//! rᵢ = λᵢ^fine / λᵢ^coarse (rigid modes, λ ≈ 0, keep rᵢ = 1). They are
+//! recomputed whenever the set of pinned DOFs changes (a pin released).
+//!
+//! **Each step** (at its start state xₙ): the m lowest eigenpairs (λᵢ, uᵢ) of
+//! the coarse elastic stiffness K(xₙ) (PSD-projected) against M, warm-started
+//! from the previous step's, are matched to the rest modes by
+//! |uᵢᵀ M u_rest,j| > 0.6 (a mode that matches none keeps ratio 1), and the
+//! elastic stiffness and force become (seed 003 eq. 15, with its erratum
+//! U⁻¹ → Uᵀ):
+//!
+//!   K‡ = K + M U (R − I) Λ Uᵀ M,      f‡ = f + M U (R − I) Uᵀ f.
+//!
+//! Within the step Hooke takes the correction as the energy whose gradient and
+//! Hessian these are at xₙ, ΔE(x) = Σᵢ (rᵢ − 1)(gᵢ aᵢ + ½ λᵢ aᵢ²) with
+//! aᵢ = uᵢᵀ M (x − xₙ) and gᵢ = uᵢᵀ ∇E(xₙ): exact for linear elasticity
+//! (f‡ = −K‡ x), the paper's own linearisation for semi-implicit steps, and
+//! an energy, so Newton's line search and L-BFGS can use it in fully implicit
+//! ones. Its Hessian is a rank-m term that the solvers apply by
+//! Sherman–Morrison–Woodbury. Only finite-element elasticity is corrected:
+//! gravity, loads, contact and soft pins are not.
+
+use super::{DofMap, EnergyTerm, HessianTarget, Model, State, TermCapabilities, TermKind};
+use crate::error::{HookeError, Result};
+use crate::linalg::{smallest_eigenpairs, EigenSettings, LowRank};
+use nalgebra::DMatrix;
+use std::sync::Mutex;
+
+/// |uᵀ M u_rest| above this matches a mode to a rest mode (seed 003 §2.7: loss tolerance 0.4).
+pub const MATCH_THRESHOLD: f64 = 0.6;
+
+/// Rest eigenvalues within this fraction of the largest one found are rigid motions.
+const RIGID_FRACTION: f64 = 1e-8;
+
+/// The rest data for one set of pinned DOFs.
+#[derive(Clone, Debug)]
+pub struct RestFit {
+    pub free_dofs: Vec<usize>,
+    pub coarse_eigenvalues: Vec<f64>,
+    pub fine_eigenvalues: Vec<f64>,
+    /// rᵢ = λᵢ^fine / λᵢ^coarse (1 for rigid modes).
+    pub ratios: Vec<f64>,
+    /// M u_rest,j over all DOFs (zero on pinned ones), for mode matching.
+    mass_modes: Vec<Vec<f64>>,
+}
+
+/// The correction's quadratic model about one step's start.
+#[derive(Clone, Debug)]
+struct StepFit {
+    origin: Vec<f64>,
+    /// M uᵢ over all DOFs (column i).
+    mass_modes: DMatrix<f64>,
+    /// (rᵢ − 1) after matching.
+    weights: Vec<f64>,
+    values: Vec<f64>,
+    slopes: Vec<f64>,
+}
+
+/// What the last step's refit found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FitReport {
+    /// Current modes matched to a rest mode (the others keep ratio 1).
+    pub matched: usize,
+    pub modes: usize,
+    /// The ratio applied to each current mode.
+    pub applied_ratios: Vec<f64>,
+    pub eigenvalues: Vec<f64>,
+}
+
+/// The EigenFit correction of a coarse model, as one of its energy terms.
+pub struct EigenFit {
+    modes: usize,
+    /// The fine model (same boundary conditions by construction); None when
+    /// the ratios are given.
+    reference: Option<Box<Model>>,
+    /// Ratios given by hand (art direction, tests): used for every pin set.
+    given_ratios: Option<Vec<f64>>,
+    rest: Mutex<Vec<RestFit>>,
+    step: Mutex<Option<StepFit>>,
+    warm_start: Mutex<Vec<Vec<f64>>>,
+    report: Mutex<FitReport>,
+}
+
+impl EigenFit {
+    /// Corrects the `modes` lowest modes to those of `reference`, the same
+    /// body meshed finer with the same materials and pins.
+    pub fn new(reference: Model, modes: usize) -> Result<EigenFit> {
+        Self::checked(modes)?;
+        Ok(EigenFit {
+            modes,
+            reference: Some(Box::new(reference)),
+            given_ratios: None,
+            rest: Mutex::new(Vec::new()),
+            step: Mutex::new(None),
+            warm_start: Mutex::new(Vec::new()),
+            report: Mutex::new(FitReport::default()),
+        })
+    }
+
+    /// Applies the given ratios to the rest modes instead of computing them.
+    pub fn with_ratios(ratios: Vec<f64>) -> Result<EigenFit> {
+        Self::checked(ratios.len())?;
+        if let Some(bad) = ratios.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+            return Err(HookeError::scene(
+                "eigenfit",
+                format!("ratios must be positive, got {bad}"),
+            ));
+        }
+        Ok(EigenFit {
+            modes: ratios.len(),
+            reference: None,
+            given_ratios: Some(ratios),
+            rest: Mutex::new(Vec::new()),
+            step: Mutex::new(None),
+            warm_start: Mutex::new(Vec::new()),
+            report: Mutex::new(FitReport::default()),
+        })
+    }
+
+    fn checked(modes: usize) -> Result<()> {
+        match modes {
+            0 => Err(HookeError::scene("eigenfit.modes", "must be at least 1")),
+            _ => Ok(()),
+        }
+    }
+
+    /// The rest fit for the pins active at `time` (computed on first use).
+    pub fn rest_fit(&self, model: &Model, time: f64) -> Result<RestFit> {
+        let dofs = model.dof_map(time);
+        let mut cache = self.rest.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(fit) = cache.iter().find(|f| f.free_dofs == dofs.free_dofs) {
+            return Ok(fit.clone());
+        }
+        let coarse = elastic_modes(model, &model.rest_positions(), &dofs, time, self.modes, &[])?;
+        let count = coarse.values.len();
+        let (fine_eigenvalues, ratios) = match (&self.reference, &self.given_ratios) {
+            (_, Some(given)) => (Vec::new(), given.clone()),
+            (Some(fine), None) => {
+                let fine_dofs = fine.dof_map(time);
+                let fine = elastic_modes(fine, &fine.rest_positions(), &fine_dofs, time, count, &[])?;
+                let scale = coarse.values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+                let ratios = (0..count)
+                    .map(|i| {
+                        let rigid = coarse.values[i].abs() <= RIGID_FRACTION * scale;
+                        if rigid {
+                            1.0
+                        } else {
+                            fine.values[i] / coarse.values[i]
+                        }
+                    })
+                    .collect();
+                (fine.values, ratios)
+            }
+            (None, None) => unreachable!("an EigenFit has a reference or ratios"),
+        };
+        let fit = RestFit {
+            free_dofs: dofs.free_dofs.clone(),
+            coarse_eigenvalues: coarse.values,
+            fine_eigenvalues,
+            ratios,
+            mass_modes: coarse.mass_vectors,
+        };
+        cache.push(fit.clone());
+        Ok(fit)
+    }
+
+    /// What the last refit found.
+    pub fn report(&self) -> FitReport {
+        self.report.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Refits about `state` for a step to `time`: the current modes, matched
+    /// to the rest modes, and the correction's quadratic model.
+    pub fn refit(&self, model: &Model, state: &State, time: f64) -> Result<()> {
+        let rest = self.rest_fit(model, time)?;
+        let dofs = model.dof_map(time);
+        let warm = self.warm_start.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let current = elastic_modes(model, &state.positions, &dofs, time, self.modes, &warm)?;
+        let n = state.positions.len();
+        let count = current.values.len();
+        let mut weights = vec![0.0; count];
+        let mut matched = 0;
+        for i in 0..count {
+            // The rest mode this one overlaps most in the mass inner product.
+            let overlaps = rest
+                .mass_modes
+                .iter()
+                .map(|rest_mode| dot(rest_mode, &current.full_vectors[i]).abs());
+            let (best, overlap) = overlaps
+                .enumerate()
+                .fold((0, 0.0), |(bi, bo), (j, o)| if o > bo { (j, o) } else { (bi, bo) });
+            if overlap > MATCH_THRESHOLD && best < rest.ratios.len() {
+                weights[i] = rest.ratios[best] - 1.0;
+                matched += 1;
+            }
+        }
+        let gradient = elastic_gradient(model, &state.positions, time)?;
+        let slopes = current.full_vectors.iter().map(|u| dot(u, &gradient)).collect();
+        let mass_modes = DMatrix::from_fn(n, count, |r, c| current.mass_vectors[c][r]);
+        *self.report.lock().unwrap_or_else(|p| p.into_inner()) = FitReport {
+            matched,
+            modes: count,
+            applied_ratios: weights.iter().map(|w| w + 1.0).collect(),
+            eigenvalues: current.values.clone(),
+        };
+        *self.warm_start.lock().unwrap_or_else(|p| p.into_inner()) = current.free_vectors;
+        *self.step.lock().unwrap_or_else(|p| p.into_inner()) = Some(StepFit {
+            origin: state.positions.clone(),
+            mass_modes,
+            weights,
+            values: current.values,
+            slopes,
+        });
+        Ok(())
+    }
+
+    /// The modal coordinates aᵢ = uᵢᵀ M (x − xₙ) and the fit, or None before any refit
+    /// or when no ratio differs from 1.
+    fn with_fit<T>(&self, x: &[f64], use_fit: impl FnOnce(&StepFit, Vec<f64>) -> T) -> Option<T> {
+        let guard = self.step.lock().unwrap_or_else(|p| p.into_inner());
+        let fit = guard.as_ref()?;
+        if fit.weights.iter().all(|w| *w == 0.0) {
+            return None;
+        }
+        let offset: Vec<f64> = x.iter().zip(&fit.origin).map(|(a, b)| a - b).collect();
+        let coordinates = (0..fit.values.len())
+            .map(|i| fit.mass_modes.column(i).iter().zip(&offset).map(|(m, d)| m * d).sum())
+            .collect();
+        Some(use_fit(fit, coordinates))
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Eigenpairs of the elastic stiffness over the free DOFs.
+struct ElasticModes {
+    values: Vec<f64>,
+    /// Eigenvectors over the free DOFs (warm starts).
+    free_vectors: Vec<Vec<f64>>,
+    /// The same over all DOFs, zero on pinned ones.
+    full_vectors: Vec<Vec<f64>>,
+    /// M uᵢ over all DOFs.
+    mass_vectors: Vec<Vec<f64>>,
+}
+
+/// The finite-element elastic energy's gradient at x (no gravity, loads,
+/// contact or soft pins).
+fn elastic_gradient(model: &Model, x: &[f64], time: f64) -> Result<Vec<f64>> {
+    let mut gradient = vec![0.0; x.len()];
+    for term in model.terms().iter().filter(|t| t.as_elasticity().is_some()) {
+        term.gradient(x, time, &mut gradient, false)?;
+    }
+    Ok(gradient)
+}
+
+/// The `count` lowest eigenpairs of (K_elastic(x), M) over the free DOFs,
+/// K projected to PSD element by element (seed 003 §2.4).
+fn elastic_modes(
+    model: &Model,
+    x: &[f64],
+    dofs: &DofMap,
+    time: f64,
+    count: usize,
+    warm_start: &[Vec<f64>],
+) -> Result<ElasticModes> {
+    let mut values = vec![0.0; model.pattern().nonzeros()];
+    let mut gradient = vec![0.0; x.len()];
+    let mut low_rank = Vec::new();
+    for term in model.terms().iter().filter(|t| t.as_elasticity().is_some()) {
+        let mut target = HessianTarget {
+            values: &mut values,
+            low_rank: &mut low_rank,
+        };
+        term.hessian(x, time, true, &mut gradient, &mut target, false)?;
+    }
+    let (pattern, source) = model.pattern().restrict(&dofs.free_index);
+    let k: Vec<f64> = source.iter().map(|&s| values[s]).collect();
+    let m: Vec<f64> = source.iter().map(|&s| model.mass().values()[s]).collect();
+    let settings = EigenSettings {
+        warm_start: warm_start
+            .iter()
+            .filter(|v| v.len() == dofs.free_count())
+            .cloned()
+            .collect(),
+        ..EigenSettings::default()
+    };
+    let pairs = smallest_eigenpairs(&pattern, &k, &m, count.min(dofs.free_count()), &settings)?;
+    let full_vectors: Vec<Vec<f64>> = pairs
+        .vectors
+        .iter()
+        .map(|free| {
+            let mut full = vec![0.0; x.len()];
+            for (&dof, value) in dofs.free_dofs.iter().zip(free) {
+                full[dof] = *value;
+            }
+            full
+        })
+        .collect();
+    let mass_vectors = full_vectors
+        .iter()
+        .map(|u| {
+            let mut mu = vec![0.0; u.len()];
+            model.mass_multiply(u, &mut mu);
+            // M u on pinned DOFs would couple the correction to held DOFs: zero them.
+            for (dof, index) in dofs.free_index.iter().enumerate() {
+                if index.is_none() {
+                    mu[dof] = 0.0;
+                }
+            }
+            mu
+        })
+        .collect();
+    Ok(ElasticModes {
+        values: pairs.values,
+        free_vectors: pairs.vectors,
+        full_vectors,
+        mass_vectors,
+    })
+}
+
+impl EnergyTerm for EigenFit {
+    fn name(&self) -> String {
+        format!("EigenFit correction of {} modes", self.modes)
+    }
+
+    fn kind(&self) -> TermKind {
+        TermKind::Elastic
+    }
+
+    fn capabilities(&self) -> TermCapabilities {
+        TermCapabilities {
+            low_rank: true,
+            time_dependent: true,
+            planar: true,
+            ..TermCapabilities::SMOOTH
+        }
+    }
+
+    fn begin_step(&self, model: &Model, state: &State, time: f64) -> Result<()> {
+        self.refit(model, state, time)
+    }
+
+    fn energy(&self, x: &[f64], _time: f64) -> f64 {
+        self.with_fit(x, |fit, a| {
+            (0..a.len())
+                .map(|i| fit.weights[i] * (fit.slopes[i] * a[i] + 0.5 * fit.values[i] * a[i] * a[i]))
+                .sum()
+        })
+        .unwrap_or(0.0)
+    }
+
+    fn gradient(&self, x: &[f64], time: f64, gradient: &mut [f64], overwrite: bool) -> Result<f64> {
+        if overwrite {
+            gradient.fill(0.0);
+        }
+        self.with_fit(x, |fit, a| {
+            for i in 0..a.len() {
+                let scale = fit.weights[i] * (fit.slopes[i] + fit.values[i] * a[i]);
+                gradient
+                    .iter_mut()
+                    .zip(fit.mass_modes.column(i).iter())
+                    .for_each(|(g, m)| *g += scale * m);
+            }
+        });
+        Ok(self.energy(x, time))
+    }
+
+    fn hessian(
+        &self,
+        x: &[f64],
+        time: f64,
+        _project: bool,
+        gradient: &mut [f64],
+        hessian: &mut HessianTarget,
+        overwrite: bool,
+    ) -> Result<f64> {
+        if overwrite {
+            hessian.values.fill(0.0);
+        }
+        let part = self.with_fit(x, |fit, _| {
+            let core = DMatrix::from_fn(fit.values.len(), fit.values.len(), |r, c| {
+                if r == c {
+                    fit.weights[r] * fit.values[r]
+                } else {
+                    0.0
+                }
+            });
+            LowRank::new(fit.mass_modes.clone(), core)
+        });
+        if let Some(part) = part {
+            hessian.low_rank.push(part?);
+        }
+        self.gradient(x, time, gradient, overwrite)
+    }
+}

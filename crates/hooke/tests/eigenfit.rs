@@ -1,0 +1,251 @@
+//! EigenFit (seed 003): the corrected coarse model's spectrum, forces and
+//! solves, and what leaves a run unchanged.
+
+mod common;
+
+use common::{bar, clamp_left_end, parameters, uniform_model, Lcg};
+use hooke::fem::MassKind;
+use hooke::integrate::{BackwardEuler, Integrator};
+use hooke::material::MaterialModel;
+use hooke::mesh::TetsPerHex;
+use hooke::model::{EigenFit, Model, Motion};
+use hooke::solve::SolverSettings;
+use nalgebra::{DMatrix, DVector};
+
+const MODES: usize = 4;
+
+/// The same 0.4 m bar at `cells`, clamped at x = 0, consistent mass.
+fn clamped(material: MaterialModel, cells: [usize; 3]) -> Model {
+    let mut model = uniform_model(
+        bar([0.4, 0.1, 0.1], cells, TetsPerHex::Six),
+        material,
+        parameters(1e5, 0.3),
+        MassKind::Consistent,
+    );
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
+    model
+}
+
+fn coarse_and_fine(material: MaterialModel) -> (Model, Model) {
+    (clamped(material, [4, 1, 1]), clamped(material, [8, 2, 2]))
+}
+
+/// Free-DOF dense K (with the low-rank parts) and M of `model` at x.
+fn dense_free(model: &Model, x: &[f64]) -> (DMatrix<f64>, DMatrix<f64>, Vec<usize>) {
+    let mut gradient = vec![0.0; x.len()];
+    let mut values = vec![0.0; model.pattern().nonzeros()];
+    let mut low_rank = Vec::new();
+    model
+        .hessian(x, 0.0, true, &mut gradient, &mut values, &mut low_rank)
+        .unwrap();
+    let mut k = common::dense(model.pattern(), &values);
+    for part in &low_rank {
+        k += &part.vectors * &part.core * part.vectors.transpose();
+    }
+    let m = common::dense(model.pattern(), model.mass().values());
+    let free = model.dof_map(0.0).free_dofs;
+    let pick = |a: &DMatrix<f64>| DMatrix::from_fn(free.len(), free.len(), |r, c| a[(free[r], free[c])]);
+    (pick(&k), pick(&m), free)
+}
+
+/// Generalised eigenvalues of (K, M), increasing.
+fn generalized_eigenvalues(k: &DMatrix<f64>, m: &DMatrix<f64>) -> Vec<f64> {
+    let l = m.clone().cholesky().unwrap().l();
+    let l_inverse = l.clone().try_inverse().unwrap();
+    let c = &l_inverse * k * l_inverse.transpose();
+    let mut values: Vec<f64> = c.symmetric_eigen().eigenvalues.iter().copied().collect();
+    values.sort_by(f64::total_cmp);
+    values
+}
+
+/// Linear elasticity: the corrected coarse model's m lowest generalised
+/// eigenvalues are the fine model's, and the next ones are the coarse
+/// model's, unchanged (seed 003 §2.5).
+#[test]
+fn the_corrected_spectrum_is_the_fine_one_in_the_fitted_modes() {
+    let (coarse, fine) = coarse_and_fine(MaterialModel::Linear);
+    let (k, m, _) = dense_free(&coarse, &coarse.rest_positions());
+    let plain = generalized_eigenvalues(&k, &m);
+    let (k, m, _) = dense_free(&fine, &fine.rest_positions());
+    let reference = generalized_eigenvalues(&k, &m);
+
+    let mut corrected = coarse_and_fine(MaterialModel::Linear).0;
+    let fit = EigenFit::new(fine, MODES).unwrap();
+    let rest = fit.rest_fit(&corrected, 0.0).unwrap();
+    for i in 0..MODES {
+        assert!((rest.fine_eigenvalues[i] / reference[i] - 1.0).abs() < 1e-8);
+        assert!(
+            rest.ratios[i] < 1.0,
+            "the coarse mesh is stiffer: r = {}",
+            rest.ratios[i]
+        );
+    }
+    corrected.add_term(Box::new(fit)).unwrap();
+    let start = corrected.initial_state();
+    corrected.begin_step(&start, 0.01).unwrap();
+    let (k, m, _) = dense_free(&corrected, &start.positions);
+    let fitted = generalized_eigenvalues(&k, &m);
+    for i in 0..MODES {
+        assert!(
+            (fitted[i] / reference[i] - 1.0).abs() < 1e-7,
+            "mode {i}: {} vs fine {}",
+            fitted[i],
+            reference[i]
+        );
+    }
+    for i in MODES..MODES + 4 {
+        assert!(
+            (fitted[i] / plain[i] - 1.0).abs() < 1e-7,
+            "mode {i}: {} vs coarse {}",
+            fitted[i],
+            plain[i]
+        );
+    }
+}
+
+/// Linear elasticity: the corrected force is −K‡(x − X) exactly, refitted at
+/// one displaced state and evaluated at another (seed 003 eq. 15, f‡ = −K‡x).
+#[test]
+fn the_corrected_linear_force_is_minus_the_corrected_stiffness_times_the_displacement() {
+    let (mut model, fine) = coarse_and_fine(MaterialModel::Linear);
+    model.add_term(Box::new(EigenFit::new(fine, MODES).unwrap())).unwrap();
+    let rest = model.rest_positions();
+    let mut rng = Lcg::new(2);
+    let mut state = model.initial_state();
+    state.positions.iter_mut().for_each(|p| *p += 1e-3 * rng.next());
+    let free = model.dof_map(0.01).free_dofs;
+    for &dof in (0..rest.len()).collect::<Vec<_>>().iter().filter(|d| !free.contains(d)) {
+        state.positions[dof] = rest[dof];
+    }
+    model.begin_step(&state, 0.01).unwrap();
+    let mut x = state.positions.clone();
+    for &dof in &free {
+        x[dof] += 1e-3 * rng.next();
+    }
+    let mut gradient = vec![0.0; x.len()];
+    model.gradient(&x, 0.0, &mut gradient).unwrap();
+    let (k, _, free) = dense_free(&model, &x);
+    let displacement = DVector::from_iterator(free.len(), free.iter().map(|&d| x[d] - rest[d]));
+    let expected = k * displacement;
+    for (r, &dof) in free.iter().enumerate() {
+        assert!(
+            (gradient[dof] - expected[r]).abs() < 1e-9 * expected.amax(),
+            "DOF {dof}: {} vs {}",
+            gradient[dof],
+            expected[r]
+        );
+    }
+}
+
+/// Nonlinear material: the correction's gradient and Hessian (its low-rank
+/// part included) match finite differences of its energy.
+#[test]
+fn the_correction_is_the_derivative_of_its_energy() {
+    let (mut model, fine) = coarse_and_fine(MaterialModel::StableNeoHookean);
+    model.add_term(Box::new(EigenFit::new(fine, MODES).unwrap())).unwrap();
+    let mut rng = Lcg::new(6);
+    let mut state = model.initial_state();
+    state.positions.iter_mut().for_each(|p| *p += 5e-3 * rng.next());
+    model.begin_step(&state, 0.0).unwrap();
+    let x: Vec<f64> = state.positions.iter().map(|p| p + 2e-3 * rng.next()).collect();
+    let n = x.len();
+    let mut gradient = vec![0.0; n];
+    model.gradient(&x, 0.0, &mut gradient).unwrap();
+    let h = 1e-7;
+    let scale = gradient.iter().fold(0.0_f64, |m, g| m.max(g.abs()));
+    for j in 0..n {
+        let (mut plus, mut minus) = (x.clone(), x.clone());
+        plus[j] += h;
+        minus[j] -= h;
+        let numeric = (model.energy(&plus, 0.0) - model.energy(&minus, 0.0)) / (2.0 * h);
+        assert!(
+            (numeric - gradient[j]).abs() < 1e-5 * scale,
+            "gradient {j}: {} vs {numeric}",
+            gradient[j]
+        );
+    }
+}
+
+/// One Newton iteration of a backward-Euler step on the linear corrected
+/// model, solved by Sherman–Morrison–Woodbury, equals the dense solve of
+/// (M/h² + K‡) δ = −∇Φ.
+#[test]
+fn the_woodbury_solve_equals_the_dense_one() {
+    let (mut model, fine) = coarse_and_fine(MaterialModel::Linear);
+    model.add_term(Box::new(EigenFit::new(fine, MODES).unwrap())).unwrap();
+    let h = 0.01;
+    let mut start = model.initial_state();
+    let mut rng = Lcg::new(3);
+    let free = model.dof_map(h).free_dofs;
+    for &dof in &free {
+        start.velocities[dof] = 0.5 * rng.next();
+    }
+    let mut stepped = start.clone();
+    let settings = SolverSettings {
+        iterations: Some(1),
+        ..SolverSettings::default()
+    };
+    BackwardEuler::new(settings).step(&model, &mut stepped, h).unwrap();
+    // The dense reference, with the fit the step made at its start.
+    let (k, m, free) = dense_free(&model, &start.positions);
+    let y: Vec<f64> = (0..start.positions.len())
+        .map(|i| start.positions[i] + h * start.velocities[i])
+        .collect();
+    let mut gradient = vec![0.0; y.len()];
+    model.gradient(&y, h, &mut gradient).unwrap();
+    let residual = DVector::from_iterator(free.len(), free.iter().map(|&d| -gradient[d]));
+    let delta = (m / (h * h) + k).lu().solve(&residual).unwrap();
+    for (r, &dof) in free.iter().enumerate() {
+        let expected = y[dof] + delta[r];
+        assert!(
+            (stepped.positions[dof] - expected).abs() < 1e-10 * delta.amax().max(1e-12),
+            "DOF {dof}: {} vs {expected}",
+            stepped.positions[dof]
+        );
+    }
+}
+
+/// Ratios of 1 change nothing: the run is bit for bit the uncorrected one.
+#[test]
+fn unit_ratios_reproduce_the_uncorrected_run_bit_for_bit() {
+    let plain = clamped(MaterialModel::StableNeoHookean, [4, 1, 1]);
+    let mut corrected = clamped(MaterialModel::StableNeoHookean, [4, 1, 1]);
+    corrected
+        .add_term(Box::new(EigenFit::with_ratios(vec![1.0; MODES]).unwrap()))
+        .unwrap();
+    let run = |model: &Model| {
+        let mut state = model.initial_state();
+        state.velocities.iter_mut().step_by(3).for_each(|v| *v = 0.1);
+        let mut integrator = BackwardEuler::new(SolverSettings::default());
+        for _ in 0..5 {
+            integrator.step(model, &mut state, 0.01).unwrap();
+        }
+        state
+    };
+    assert_eq!(run(&plain), run(&corrected));
+}
+
+/// Releasing a pin changes the free DOFs, and the ratios are computed again
+/// for the new boundary conditions (seed 003 Fig. 9).
+#[test]
+fn ratios_are_recomputed_when_a_pin_is_released() {
+    let build = |cells| {
+        let mut model = uniform_model(
+            bar([0.4, 0.1, 0.1], cells, TetsPerHex::Six),
+            MaterialModel::Linear,
+            parameters(1e5, 0.3),
+            MassKind::Consistent,
+        );
+        clamp_left_end(&mut model, Motion::Fixed {}, Some(0.05));
+        model
+    };
+    let (coarse, fine) = (build([4, 1, 1]), build([8, 2, 2]));
+    let fit = EigenFit::new(fine, 8).unwrap();
+    let held = fit.rest_fit(&coarse, 0.0).unwrap();
+    let free = fit.rest_fit(&coarse, 0.1).unwrap();
+    assert!(free.free_dofs.len() > held.free_dofs.len());
+    // Free: six rigid motions keep ratio 1; the first elastic mode is corrected.
+    assert!(free.ratios[..6].iter().all(|r| *r == 1.0), "{:?}", free.ratios);
+    assert!(free.ratios[6] < 1.0 && held.ratios[0] < 1.0);
+    assert!((free.ratios[6] - held.ratios[0]).abs() > 1e-3);
+}
