@@ -68,6 +68,11 @@ enum Command {
         /// (writes solvers.csv, solvers_iterations.png and solvers_seconds.png).
         #[arg(long, value_delimiter = ',', conflicts_with = "integrators")]
         solvers: Option<Vec<String>>,
+        /// Compare resolutions instead (the scene needs an [eigenfit] table): runs fine, coarse,
+        /// dac and eigenfit into subfolders and writes errors.csv and errors.png (largest position
+        /// and velocity error against the fine run, on the fine mesh).
+        #[arg(long, conflicts_with_all = ["integrators", "solvers"])]
+        eigenfit: bool,
         /// With --solvers: how many frames (steps) to compare on.
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         frames: u32,
@@ -361,6 +366,40 @@ fn progress_bar(quiet: bool) -> ProgressBar {
     bar
 }
 
+/// `hooke compare --eigenfit`: fine, coarse, DAC and EigenFit runs, and the coarse ones' errors.
+fn compare_resolutions(scene: &Path, output: Option<&Path>, quiet: bool) -> Result<(), HookeError> {
+    let scene = Scene::from_file(scene)?;
+    let directory = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-resolutions", scene.name())));
+    let bar = progress_bar(quiet);
+    let stop = StopRequest::install();
+    let progress = &mut |name: &str, step: usize, total: usize| {
+        bar.set_length(total as u64);
+        bar.set_message(name.to_string());
+        bar.set_position(step as u64);
+    };
+    let comparison =
+        hooke::resolution_comparison::compare_resolutions(&scene, &directory, progress, Some(&stop.requested))?;
+    bar.finish_and_clear();
+    for (name, seconds) in &comparison.seconds {
+        say!("{name:<10} {seconds:>10.2} s");
+    }
+    if let Some(last) = comparison.rows.last() {
+        say!("errors at t = {} (largest over the fine vertices):", tidy(last.time));
+        for (v, (position, velocity)) in last.errors.iter().enumerate() {
+            say!(
+                "{:<10} position {:.3e} m, velocity {:.3e} m/s",
+                hooke::resolution_comparison::VARIANTS[v + 1],
+                position,
+                velocity
+            );
+        }
+    }
+    say!("written to {}", directory.display());
+    Ok(())
+}
+
 /// `hooke compare --solvers`: minimisers at an equal budget, per iteration and per second.
 fn compare_solvers(
     scene: &Path,
@@ -496,10 +535,29 @@ impl AboutState {
 
 fn modes(scene: &Path, count: usize, output: Option<&Path>, about: &AboutState) -> Result<(), HookeError> {
     let scene = Scene::from_file(scene)?;
-    let built = scene.build()?;
     let directory = output
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-modes", scene.name())));
+    // With [eigenfit]: the fine, coarse and corrected frequencies, and the coarse mesh's shapes.
+    let scene = match scene.file.eigenfit.is_some() {
+        true => {
+            let rows = hooke::resolution_comparison::write_frequency_table(&scene, count, &directory)?;
+            say!(
+                "{:>5} {:>14} {:>14} {:>14}",
+                "mode",
+                "fine [Hz]",
+                "coarse [Hz]",
+                "corrected [Hz]"
+            );
+            for (i, [fine, coarse, corrected]) in rows.iter().enumerate() {
+                say!("{:>5} {:>14.6} {:>14.6} {:>14.6}", i + 1, fine, coarse, corrected);
+            }
+            say!("(frequencies.csv; the shapes below are the coarse mesh's)");
+            hooke::resolution_comparison::coarse_scene(&scene)?
+        }
+        false => scene,
+    };
+    let built = scene.build()?;
     let state = about.state(&built)?;
     let modes = hooke::modal::lowest_modes(&built.model, &state, count, &Default::default())?;
     hooke::modal::write_modes(&built.model, &state, &modes, &directory)?;
@@ -764,6 +822,13 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             *iterations as usize,
             output.as_deref(),
         )),
+        Command::Compare {
+            scene,
+            eigenfit: true,
+            output,
+            quiet,
+            ..
+        } => done(compare_resolutions(scene, output.as_deref(), *quiet)),
         Command::Compare {
             scene,
             integrators,

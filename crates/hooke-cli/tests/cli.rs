@@ -1095,3 +1095,80 @@ fn compare_solvers_writes_the_table_and_the_plots() {
         describe(&refused)
     );
 }
+
+const EIGENFIT_SCENE: &str = r#"[simulation]
+duration = 0.1
+time_step = 0.01
+mass = "consistent"
+[[bodies]]
+mesh = { box = { size = [1.0, 0.2, 0.2], cells = [5, 1, 1], origin = [0.0, -0.1, -0.1] } }
+material = { model = "linear", youngs_modulus = 1e5, poisson_ratio = 0.45, density = 1000.0 }
+angular_velocity = [2.0, 0.0, 0.0]
+velocity = [0.0, 0.3, 0.0]
+[[pins]]
+select = { plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }
+[integrator]
+kind = "implicit_midpoint"
+[eigenfit]
+reference = { box = { size = [1.0, 0.2, 0.2], cells = [10, 2, 2], origin = [0.0, -0.1, -0.1] } }
+modes = 6
+[output]
+vtk_every = 2
+"#;
+
+/// `hooke compare --eigenfit` runs fine, coarse, dac and eigenfit into
+/// subfolders and writes errors.csv (the issue's columns, a row per frame)
+/// and errors.png; `hooke modes` on the scene writes frequencies.csv with the
+/// fine, coarse and corrected frequencies, the corrected equal to the fine.
+#[test]
+fn compare_eigenfit_and_modes_write_their_tables() {
+    let scratch = ScratchDirectory::new("compare-eigenfit");
+    let scene = scratch.write("bar.toml", EIGENFIT_SCENE);
+    let directory = scratch.path().join("resolutions");
+    let result = hooke(&[
+        "compare".as_ref(),
+        scene.as_os_str(),
+        "--eigenfit".as_ref(),
+        "-o".as_ref(),
+        directory.as_os_str(),
+        "--quiet".as_ref(),
+    ]);
+    assert!(result.status.success(), "{}", describe(&result));
+    for variant in ["fine", "coarse", "dac", "eigenfit"] {
+        assert!(directory.join(variant).join("energies.csv").is_file(), "{variant}");
+    }
+    let table = std::fs::read_to_string(directory.join("errors.csv")).unwrap();
+    let mut lines = table.lines();
+    assert_eq!(
+        lines.next(),
+        Some("time,coarse_position,coarse_velocity,dac_position,dac_velocity,eigenfit_position,eigenfit_velocity")
+    );
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 6, "{table}");
+    let last = rows.last().unwrap();
+    assert!(
+        last[5] < last[1],
+        "EigenFit is not closer than the coarse mesh: {table}"
+    );
+    assert!(directory.join("errors.png").is_file());
+
+    let modes = scratch.path().join("modes");
+    let result = hooke(&[
+        "modes".as_ref(),
+        scene.as_os_str(),
+        "-n".as_ref(),
+        "6".as_ref(),
+        "-o".as_ref(),
+        modes.as_os_str(),
+    ]);
+    assert!(result.status.success(), "{}", describe(&result));
+    let table = std::fs::read_to_string(modes.join("frequencies.csv")).unwrap();
+    assert!(table.starts_with("mode,fine_hz,coarse_hz,corrected_hz\n"), "{table}");
+    for line in table.lines().skip(1) {
+        let values: Vec<f64> = line.split(',').map(|v| v.parse().unwrap()).collect();
+        assert!(values[2] > values[1], "the coarse mesh is stiffer: {line}");
+        assert!((values[3] / values[1] - 1.0).abs() < 1e-6, "corrected ≠ fine: {line}");
+    }
+}

@@ -249,3 +249,73 @@ fn ratios_are_recomputed_when_a_pin_is_released() {
     assert!(free.ratios[6] < 1.0 && held.ratios[0] < 1.0);
     assert!((free.ratios[6] - held.ratios[0]).abs() > 1e-3);
 }
+
+/// DAC, the baseline: one Young's-modulus rescale by the first ratio fits
+/// the first mode exactly and leaves the others off (seed 003 Fig. 2).
+#[test]
+fn dac_fits_the_first_mode_only() {
+    let (mut coarse, fine) = coarse_and_fine(MaterialModel::Linear);
+    let (k, m, _) = dense_free(&fine, &fine.rest_positions());
+    let reference = generalized_eigenvalues(&k, &m);
+    let factor = hooke::model::eigenfit::dac_factor(&coarse, fine, 0.0).unwrap();
+    assert!(factor < 1.0);
+    coarse.scale_elasticity(factor);
+    let (k, m, _) = dense_free(&coarse, &coarse.rest_positions());
+    let scaled = generalized_eigenvalues(&k, &m);
+    assert!((scaled[0] / reference[0] - 1.0).abs() < 1e-8);
+    let worst = (1..6)
+        .map(|i| (scaled[i] / reference[i] - 1.0).abs())
+        .fold(0.0, f64::max);
+    assert!(worst > 0.01, "DAC fitted the higher modes too ({worst})");
+}
+
+const SCENE: &str = r#"[simulation]
+duration = 0.05
+time_step = 0.01
+mass = "consistent"
+[[bodies]]
+mesh = { box = { size = [0.4, 0.1, 0.1], cells = [4, 1, 1] } }
+material = { model = "stable_neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }
+velocity = [0.0, 0.2, 0.0]
+[[pins]]
+select = { plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }
+[integrator]
+kind = "implicit_midpoint"
+[eigenfit]
+reference = { box = { size = [0.4, 0.1, 0.1], cells = [8, 2, 2] } }
+modes = 4
+"#;
+
+fn run_scene(text: &str) -> hooke::model::State {
+    let built = hooke::scene::Scene::from_text(text, "eigenfit.toml", ".".into())
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut state = built.initial_state.clone();
+    let mut integrator = built.integrator;
+    for _ in 0..5 {
+        integrator.step(&built.model, &mut state, 0.01).unwrap();
+    }
+    state
+}
+
+/// A scene's [eigenfit]: modes = 0 is the plain run bit for bit; EigenFit and
+/// DAC both change it; integrators that cannot take the correction, and
+/// scenes of several bodies, are refused with the key named.
+#[test]
+fn the_eigenfit_table_of_a_scene() {
+    let plain = run_scene(&SCENE[..SCENE.find("[eigenfit]").unwrap()]);
+    assert_eq!(run_scene(&SCENE.replace("modes = 4", "modes = 0")), plain);
+    let corrected = run_scene(SCENE);
+    let dac = run_scene(&SCENE.replace("modes = 4", "modes = 4\nmethod = \"dac\""));
+    assert!(corrected != plain && dac != plain && dac != corrected);
+    for text in [
+        SCENE.replace("kind = \"implicit_midpoint\"", "kind = \"symplectic_euler\""),
+        SCENE.replace("[[pins]]", "[[bodies]]\nmesh = { box = { size = [0.1, 0.1, 0.1], cells = [1, 1, 1], origin = [1.0, 0.0, 0.0] } }\nmaterial = { model = \"linear\", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }\n[[pins]]"),
+    ] {
+        match hooke::scene::Scene::from_text(&text, "eigenfit.toml", ".".into()).and_then(|s| s.build()) {
+            Err(hooke::HookeError::Scene { key, .. }) => assert_eq!(key, "eigenfit"),
+            other => panic!("expected a scene error on eigenfit, got {:?}", other.map(|_| ())),
+        }
+    }
+}

@@ -25,6 +25,7 @@ mod neo_hookean;
 pub mod parameters;
 pub mod projective;
 pub mod registry;
+pub mod scaled;
 mod st_venant_kirchhoff;
 mod stable_neo_hookean;
 pub mod strain_limit;

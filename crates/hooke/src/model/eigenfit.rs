@@ -83,6 +83,9 @@ pub struct EigenFit {
     rest: Mutex<Vec<RestFit>>,
     step: Mutex<Option<StepFit>>,
     warm_start: Mutex<Vec<Vec<f64>>>,
+    /// The stiffness the last modes were computed from, with them: a step
+    /// whose K is the same (linear elasticity, every step) reuses them.
+    last_modes: Mutex<Option<(Vec<f64>, ElasticModes)>>,
     report: Mutex<FitReport>,
 }
 
@@ -98,6 +101,7 @@ impl EigenFit {
             rest: Mutex::new(Vec::new()),
             step: Mutex::new(None),
             warm_start: Mutex::new(Vec::new()),
+            last_modes: Mutex::new(None),
             report: Mutex::new(FitReport::default()),
         })
     }
@@ -118,6 +122,7 @@ impl EigenFit {
             rest: Mutex::new(Vec::new()),
             step: Mutex::new(None),
             warm_start: Mutex::new(Vec::new()),
+            last_modes: Mutex::new(None),
             report: Mutex::new(FitReport::default()),
         })
     }
@@ -136,13 +141,21 @@ impl EigenFit {
         if let Some(fit) = cache.iter().find(|f| f.free_dofs == dofs.free_dofs) {
             return Ok(fit.clone());
         }
-        let coarse = elastic_modes(model, &model.rest_positions(), &dofs, time, self.modes, &[])?;
+        let rest_positions = model.rest_positions();
+        let coarse = modes_of(
+            model,
+            &elastic_stiffness(model, &rest_positions, &dofs, time)?,
+            &dofs,
+            self.modes,
+            &[],
+        )?;
         let count = coarse.values.len();
         let (fine_eigenvalues, ratios) = match (&self.reference, &self.given_ratios) {
             (_, Some(given)) => (Vec::new(), given.clone()),
             (Some(fine), None) => {
                 let fine_dofs = fine.dof_map(time);
-                let fine = elastic_modes(fine, &fine.rest_positions(), &fine_dofs, time, count, &[])?;
+                let stiffness = elastic_stiffness(fine, &fine.rest_positions(), &fine_dofs, time)?;
+                let fine = modes_of(fine, &stiffness, &fine_dofs, count, &[])?;
                 let scale = coarse.values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
                 let ratios = (0..count)
                     .map(|i| {
@@ -180,7 +193,18 @@ impl EigenFit {
         let rest = self.rest_fit(model, time)?;
         let dofs = model.dof_map(time);
         let warm = self.warm_start.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let current = elastic_modes(model, &state.positions, &dofs, time, self.modes, &warm)?;
+        let stiffness = elastic_stiffness(model, &state.positions, &dofs, time)?;
+        let current = {
+            let mut last = self.last_modes.lock().unwrap_or_else(|p| p.into_inner());
+            match last.as_ref() {
+                Some((k, modes)) if *k == stiffness => modes.clone(),
+                _ => {
+                    let modes = modes_of(model, &stiffness, &dofs, self.modes, &warm)?;
+                    *last = Some((stiffness, modes.clone()));
+                    modes
+                }
+            }
+        };
         let n = state.positions.len();
         let count = current.values.len();
         let mut weights = vec![0.0; count];
@@ -240,6 +264,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// Eigenpairs of the elastic stiffness over the free DOFs.
+#[derive(Clone, Debug)]
 struct ElasticModes {
     values: Vec<f64>,
     /// Eigenvectors over the free DOFs (warm starts).
@@ -260,16 +285,9 @@ fn elastic_gradient(model: &Model, x: &[f64], time: f64) -> Result<Vec<f64>> {
     Ok(gradient)
 }
 
-/// The `count` lowest eigenpairs of (K_elastic(x), M) over the free DOFs,
-/// K projected to PSD element by element (seed 003 §2.4).
-fn elastic_modes(
-    model: &Model,
-    x: &[f64],
-    dofs: &DofMap,
-    time: f64,
-    count: usize,
-    warm_start: &[Vec<f64>],
-) -> Result<ElasticModes> {
+/// The finite-element elastic stiffness at x over the free DOFs (values on
+/// the restricted pattern), projected to PSD element by element (seed 003 §2.4).
+fn elastic_stiffness(model: &Model, x: &[f64], dofs: &DofMap, time: f64) -> Result<Vec<f64>> {
     let mut values = vec![0.0; model.pattern().nonzeros()];
     let mut gradient = vec![0.0; x.len()];
     let mut low_rank = Vec::new();
@@ -280,8 +298,14 @@ fn elastic_modes(
         };
         term.hessian(x, time, true, &mut gradient, &mut target, false)?;
     }
+    let (_, source) = model.pattern().restrict(&dofs.free_index);
+    Ok(source.iter().map(|&s| values[s]).collect())
+}
+
+/// The `count` lowest eigenpairs of (K, M) over the free DOFs, K from
+/// [`elastic_stiffness`].
+fn modes_of(model: &Model, k: &[f64], dofs: &DofMap, count: usize, warm_start: &[Vec<f64>]) -> Result<ElasticModes> {
     let (pattern, source) = model.pattern().restrict(&dofs.free_index);
-    let k: Vec<f64> = source.iter().map(|&s| values[s]).collect();
     let m: Vec<f64> = source.iter().map(|&s| model.mass().values()[s]).collect();
     let settings = EigenSettings {
         warm_start: warm_start
@@ -291,12 +315,13 @@ fn elastic_modes(
             .collect(),
         ..EigenSettings::default()
     };
-    let pairs = smallest_eigenpairs(&pattern, &k, &m, count.min(dofs.free_count()), &settings)?;
+    let pairs = smallest_eigenpairs(&pattern, k, &m, count.min(dofs.free_count()), &settings)?;
+    let n = dofs.free_index.len();
     let full_vectors: Vec<Vec<f64>> = pairs
         .vectors
         .iter()
         .map(|free| {
-            let mut full = vec![0.0; x.len()];
+            let mut full = vec![0.0; n];
             for (&dof, value) in dofs.free_dofs.iter().zip(free) {
                 full[dof] = *value;
             }
@@ -398,5 +423,49 @@ impl EnergyTerm for EigenFit {
             hessian.low_rank.push(part?);
         }
         self.gradient(x, time, gradient, overwrite)
+    }
+}
+
+/// Dynamics-aware coarsening's factor (seed 003 §2.3, Chen et al. 2017): the
+/// first elastic mode's ratio λ₁^fine / λ₁^coarse at rest, with the pins
+/// active at `time` (rigid modes skipped).
+pub fn dac_factor(coarse: &Model, fine: Model, time: f64) -> Result<f64> {
+    // Up to six rigid modes come first in a free body.
+    let fit = EigenFit::new(fine, 7)?.rest_fit(coarse, time)?;
+    let scale = fit.coarse_eigenvalues.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+    fit.coarse_eigenvalues
+        .iter()
+        .position(|v| v.abs() > RIGID_FRACTION * scale)
+        .map(|i| fit.ratios[i])
+        .ok_or_else(|| {
+            HookeError::scene(
+                "eigenfit",
+                "the coarse model has no elastic mode among its lowest seven",
+            )
+        })
+}
+
+impl Model {
+    /// Scales every element's material stiffness by `factor` (DAC's rescaled
+    /// Young's modulus, for any material).
+    pub fn scale_elasticity(&mut self, factor: f64) {
+        for term in self.terms.iter_mut() {
+            let scaled = term.as_elasticity().map(|elastic| {
+                let materials = elastic
+                    .materials()
+                    .iter()
+                    .map(|m| {
+                        std::sync::Arc::new(crate::material::scaled::Scaled {
+                            base: m.clone(),
+                            factor,
+                        }) as crate::material::MaterialRef
+                    })
+                    .collect();
+                elastic.with_materials(materials)
+            });
+            if let Some(scaled) = scaled {
+                *term = scaled;
+            }
+        }
     }
 }

@@ -17,7 +17,7 @@ mod xml_check;
 pub use animation::{render_frames, render_run, run_frames};
 pub use energies::EnergiesCsvWriter;
 pub use frame_reader::{parse_frame, read_frame, FrameData};
-pub use plot::{plot_convergence, plot_energies};
+pub use plot::{plot_convergence, plot_energies, plot_lines};
 pub use render::{render, render_framed, ClipPlane, Framing, Image, RenderField, RenderInput, RenderSettings};
 pub use tidy::{readable, significant, tidy};
 pub use vtk_series::{write_vtu, Frame, VtkSeriesWriter};

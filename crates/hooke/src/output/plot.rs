@@ -41,6 +41,21 @@ pub fn plot_energies(path: &Path, title: &str, series: &[(&str, &[EnergyRecord])
 /// `x_label` (iterations or seconds) into a PNG at `path`. Points with a
 /// non-positive error (converged to rounding) are drawn at 1e-16.
 pub fn plot_convergence(path: &Path, title: &str, x_label: &str, series: &[(String, Vec<(f64, f64)>)]) -> Result<()> {
+    let logged: Vec<(String, Vec<(f64, f64)>)> = series
+        .iter()
+        .map(|(name, points)| {
+            (
+                name.clone(),
+                points.iter().map(|&(x, y)| (x, y.max(1e-16).log10())).collect(),
+            )
+        })
+        .collect();
+    plot_lines(path, title, (x_label, "log₁₀ relative error"), &logged)
+}
+
+/// Plots named series of (x, y) points as lines, one colour each, into a PNG
+/// at `path`; points that are not finite are left out.
+pub fn plot_lines(path: &Path, title: &str, labels: (&str, &str), series: &[(String, Vec<(f64, f64)>)]) -> Result<()> {
     register_embedded_font().map_err(|reason| plot_error(path, reason))?;
     let curves: Vec<Curve> = series
         .iter()
@@ -51,13 +66,12 @@ pub fn plot_convergence(path: &Path, title: &str, x_label: &str, series: &[(Stri
             points: points
                 .iter()
                 .filter(|(x, y)| is_plottable(*x) && is_plottable(*y))
-                .map(|&(x, y)| (x, y.max(1e-16).log10()))
+                .copied()
                 .collect(),
         })
         .collect();
     let mut rgb = vec![0u8; WIDTH as usize * HEIGHT as usize * 3];
-    draw_axes(&mut rgb, title, &curves, (x_label, "log₁₀ relative error"))
-        .map_err(|reason| plot_error(path, reason))?;
+    draw_axes(&mut rgb, title, &curves, labels).map_err(|reason| plot_error(path, reason))?;
     super::render::write_rgb_png(path, WIDTH, HEIGHT, &rgb)
 }
 

@@ -196,6 +196,9 @@ impl Scene {
             model.add_obstacle(obstacle.clone());
         }
         let integrator = file.integrator.build(&file.solver)?;
+        if let Some(section) = &file.eigenfit {
+            self.add_eigenfit(&mut model, section, integrator.name(), &mut notes)?;
+        }
         if file.solver.tolerance < 4.0 * f64::EPSILON {
             notes.push(format!(
                 "solver.tolerance = {:e} is below what double precision resolves (about {:.0e} of the body's size): Newton will stall at rounding level, and the run will say which steps stopped short",
@@ -381,6 +384,89 @@ fn reduced_coordinates(model: &Model, section: &super::CoordinatesSection) -> Re
         found.shapes[column][row]
     });
     crate::model::Subspace::new(rest.positions, basis)
+}
+
+/// Integrators whose steps take EigenFit's low-rank stiffness (seed 003
+/// names semi-implicit and implicit-midpoint steps; Hooke adds backward Euler
+/// and the exponential Rosenbrock–Euler, which apply low-rank Jacobians).
+const EIGENFIT_INTEGRATORS: &[&str] = &[
+    "semi_implicit_backward_euler",
+    "semi_implicit_exact",
+    "backward_euler",
+    "implicit_midpoint",
+    "exponential_rosenbrock_euler",
+];
+
+impl Scene {
+    /// The `[eigenfit]` table: the fine reference built from this scene with
+    /// its one body re-meshed, then the correction (EigenFit) or the
+    /// rescale (DAC) of `model`.
+    fn add_eigenfit(
+        &self,
+        model: &mut Model,
+        section: &super::EigenFitSection,
+        integrator: &str,
+        notes: &mut Vec<String>,
+    ) -> Result<()> {
+        use super::EigenFitMethod;
+        if self.file.bodies.len() != 1 || !self.file.networks.is_empty() {
+            return Err(HookeError::scene(
+                "eigenfit",
+                "needs a scene of exactly one body (no networks): the reference is that body meshed finer",
+            ));
+        }
+        if section.modes == 0 {
+            notes.push("eigenfit.modes = 0: nothing is corrected".to_string());
+            return Ok(());
+        }
+        if section.method == EigenFitMethod::Eigenfit && !EIGENFIT_INTEGRATORS.contains(&integrator) {
+            return Err(HookeError::scene(
+                "eigenfit",
+                format!(
+                    "EigenFit corrects the stiffness of linearised and implicit steps: use one of {}, or method = \"dac\" (which works with any integrator); got {integrator}",
+                    EIGENFIT_INTEGRATORS.join(", ")
+                ),
+            ));
+        }
+        let mut fine = self.clone();
+        fine.file.bodies[0].mesh = section.reference.clone();
+        fine.file.eigenfit = None;
+        let fine = fine
+            .build()
+            .map_err(|e| HookeError::scene("eigenfit.reference", format!("the reference mesh does not build: {e}")))?
+            .model;
+        notes.push(format!(
+            "eigenfit: reference of {} vertices and {} elements against {} and {}",
+            fine.mesh().vertex_count(),
+            fine.mesh().element_count(),
+            model.mesh().vertex_count(),
+            model.mesh().element_count()
+        ));
+        match section.method {
+            EigenFitMethod::Eigenfit => {
+                let fit = crate::model::EigenFit::new(fine, section.modes)?;
+                let rest = fit.rest_fit(model, 0.0)?;
+                notes.push(format!(
+                    "eigenfit: ratios λ_fine/λ_coarse of the {} lowest modes at rest: {}",
+                    rest.ratios.len(),
+                    rest.ratios
+                        .iter()
+                        .map(|r| format!("{r:.4}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+                model.add_term(Box::new(fit))?;
+            }
+            EigenFitMethod::Dac => {
+                let factor = crate::model::eigenfit::dac_factor(model, fine, 0.0)?;
+                notes.push(format!(
+                    "eigenfit (DAC): every material's stiffness scaled by {factor:.4}"
+                ));
+                model.scale_elasticity(factor);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Strain-limited membrane triangles (fem::membrane) from a cloth's `membrane` table.

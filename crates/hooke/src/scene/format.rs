@@ -9,6 +9,35 @@ use crate::mesh::{Shape, TetsPerHex};
 use crate::model::{Damping, Motion, Obstacle, ObstacleShape, Selection};
 use crate::solve::SolverSettings;
 
+/// `[eigenfit]`: correct the (single) body's lowest modes to those of the
+/// same body meshed finer (seed 003).
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EigenFitSection {
+    /// The fine mesh, in the grammar of `bodies.mesh`; the body's materials,
+    /// regions and the scene's pins apply to it by the same selections.
+    pub reference: MeshSource,
+    /// Modes corrected (EigenFit) or compared (DAC uses the first elastic one).
+    #[serde(default = "default_eigenfit_modes")]
+    pub modes: usize,
+    #[serde(default)]
+    pub method: EigenFitMethod,
+}
+
+fn default_eigenfit_modes() -> usize {
+    10
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EigenFitMethod {
+    /// Every step, the lowest modes' stiffness scaled to the fine mesh's.
+    #[default]
+    Eigenfit,
+    /// Once, the whole body's stiffness scaled by the first mode's ratio.
+    Dac,
+}
+
 /// `[tearing]`: what tears, after each step, for the rest of the run.
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
@@ -56,6 +85,8 @@ pub struct SceneFile {
     pub damping: Option<Damping>,
     /// Springs and elements stretched beyond a limit tear (seed 004 §2.13).
     pub tearing: Option<TearingSection>,
+    /// The same motion at every resolution: EigenFit or DAC against a finer mesh (seed 003).
+    pub eigenfit: Option<EigenFitSection>,
     /// Rigid obstacles the bodies collide with (penalty contact).
     #[serde(default)]
     pub obstacles: Vec<Obstacle>,

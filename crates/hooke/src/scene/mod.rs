@@ -8,8 +8,9 @@ mod materials;
 
 pub use build::BuiltScene;
 pub use format::{
-    BodySection, BoxMeshSection, ConstraintSection, CoordinatesSection, ForceSection, MaterialSection, MembraneSection,
-    MeshSource, NetworkSection, NetworkShape, OutputSection, PinSection, RegionSection, SceneFile, SimulationSection,
+    BodySection, BoxMeshSection, ConstraintSection, CoordinatesSection, EigenFitMethod, EigenFitSection, ForceSection,
+    MaterialSection, MembraneSection, MeshSource, NetworkSection, NetworkShape, OutputSection, PinSection,
+    RegionSection, SceneFile, SimulationSection,
 };
 pub use materials::BodyMaterials;
 

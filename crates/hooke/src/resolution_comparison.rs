@@ -1,0 +1,269 @@
+//! `hooke compare SCENE --eigenfit`: the same scene at two resolutions and
+//! with the two corrections of the coarse one (seed 003 §3): `fine` (the
+//! `[eigenfit]` reference mesh, plain FEM, the ground truth), `coarse` (plain
+//! FEM), `dac` and `eigenfit`, each run into a subfolder of that name. The
+//! coarse runs are compared with the fine one frame by frame on the fine
+//! mesh: each fine rest vertex takes the coarse solution interpolated
+//! barycentrically in the coarse tetrahedron that holds it at rest, and the
+//! largest distance (m) and velocity difference (m/s) over the fine vertices
+//! go into `errors.csv` and `errors.png`.
+
+use crate::error::{HookeError, Result};
+use crate::mesh::TetMesh;
+use crate::output::{plot_lines, read_frame};
+use crate::scene::EigenFitMethod;
+use crate::scene::Scene;
+use crate::simulation::Simulation;
+use nalgebra::{Matrix3, Vector3, Vector4};
+use std::path::{Path, PathBuf};
+
+/// The variants, in the order of the run and of the table.
+pub const VARIANTS: [&str; 4] = ["fine", "coarse", "dac", "eigenfit"];
+
+/// One row of `errors.csv`: at `time`, (position, velocity) error of coarse, DAC and EigenFit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorRow {
+    pub time: f64,
+    pub errors: [(f64, f64); 3],
+}
+
+/// What a comparison found: the rows, and each variant's wall time.
+#[derive(Clone, Debug)]
+pub struct ResolutionComparison {
+    pub rows: Vec<ErrorRow>,
+    pub seconds: Vec<(String, f64)>,
+}
+
+/// The scene as one variant.
+fn variant(scene: &Scene, name: &str) -> Result<Scene> {
+    let section = scene
+        .file
+        .eigenfit
+        .clone()
+        .ok_or_else(|| HookeError::scene("eigenfit", "the scene has no [eigenfit] table to compare with"))?;
+    let mut scene = scene.clone();
+    match name {
+        "fine" => {
+            scene.file.bodies[0].mesh = section.reference;
+            scene.file.eigenfit = None;
+        }
+        "coarse" => scene.file.eigenfit = None,
+        "dac" => scene.file.eigenfit.as_mut().expect("checked above").method = EigenFitMethod::Dac,
+        _ => scene.file.eigenfit.as_mut().expect("checked above").method = EigenFitMethod::Eigenfit,
+    }
+    Ok(scene)
+}
+
+/// Runs the four variants into `output/<variant>/` and writes the errors.
+pub fn compare_resolutions(
+    scene: &Scene,
+    output: &Path,
+    progress: &mut dyn FnMut(&str, usize, usize),
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<ResolutionComparison> {
+    let mut seconds = Vec::new();
+    let mut meshes = Vec::new();
+    for name in VARIANTS {
+        let scene = variant(scene, name)?;
+        let directory = output.join(name);
+        let mut settings = scene.run_settings(Some(&directory));
+        if settings.vtk_every == 0 {
+            settings.vtk_every = 1;
+        }
+        let mut built = scene.build()?;
+        let started = std::time::Instant::now();
+        let mut simulation_progress = |step: usize, total: usize| progress(name, step, total);
+        let mut simulation = Simulation::new(&built.model, built.integrator.as_mut(), &settings)
+            .notes(built.notes.clone())
+            .scene_text(scene.text.clone())
+            .progress(&mut simulation_progress);
+        if let Some(stop) = stop {
+            simulation = simulation.stop_when(stop);
+        }
+        let outcome = simulation.run(built.initial_state.clone())?;
+        seconds.push((name.to_string(), started.elapsed().as_secs_f64()));
+        if let Some(failure) = outcome.failure {
+            return Err(HookeError::Solver {
+                reason: format!("the {name} run stopped: {failure}"),
+            });
+        }
+        let tets = built
+            .model
+            .mesh()
+            .tetrahedra()
+            .cloned()
+            .ok_or_else(|| HookeError::scene("eigenfit", "the comparison needs a tetrahedral (3D) body"))?;
+        meshes.push((directory, tets));
+    }
+    let rows = frame_errors(&meshes)?;
+    write_errors(output, &rows)?;
+    Ok(ResolutionComparison { rows, seconds })
+}
+
+/// The frames of a run folder with their times, from its `frame.pvd`.
+fn frames(directory: &Path) -> Result<Vec<(f64, PathBuf)>> {
+    let index = directory.join("frame.pvd");
+    let text = std::fs::read_to_string(&index).map_err(|e| HookeError::io(&index, e))?;
+    let mut frames = Vec::new();
+    for line in text.lines().filter(|l| l.contains("<DataSet")) {
+        let attribute = |key: &str| {
+            line.split(&format!("{key}=\""))
+                .nth(1)
+                .and_then(|rest| rest.split('"').next())
+        };
+        let (Some(time), Some(file)) = (attribute("timestep"), attribute("file")) else {
+            continue;
+        };
+        let time: f64 = time
+            .parse()
+            .map_err(|_| HookeError::parse(&index, None, format!("bad timestep {time}")))?;
+        frames.push((time, directory.join(file)));
+    }
+    Ok(frames)
+}
+
+/// For each fine rest vertex, a coarse tetrahedron and its barycentric
+/// coordinates there (the nearest tetrahedron for a vertex outside them all).
+fn embedding(coarse: &TetMesh, fine: &TetMesh) -> Vec<(usize, Vector4<f64>)> {
+    let inverses: Vec<Option<Matrix3<f64>>> = coarse
+        .tets
+        .iter()
+        .map(|t| {
+            let p = |k: usize| coarse.vertices[t[k]];
+            Matrix3::from_columns(&[p(1) - p(0), p(2) - p(0), p(3) - p(0)]).try_inverse()
+        })
+        .collect();
+    fine.vertices
+        .iter()
+        .map(|x| {
+            let mut best = (0, Vector4::new(1.0, 0.0, 0.0, 0.0), f64::NEG_INFINITY);
+            for (e, inverse) in inverses.iter().enumerate() {
+                let Some(inverse) = inverse else { continue };
+                let local = inverse * (x - coarse.vertices[coarse.tets[e][0]]);
+                let weights = Vector4::new(1.0 - local.sum(), local.x, local.y, local.z);
+                let worst = weights.min();
+                if worst > best.2 {
+                    best = (e, weights, worst);
+                    if worst >= -1e-12 {
+                        break;
+                    }
+                }
+            }
+            (best.0, best.1)
+        })
+        .collect()
+}
+
+fn frame_errors(meshes: &[(PathBuf, TetMesh)]) -> Result<Vec<ErrorRow>> {
+    let (fine_directory, fine_mesh) = &meshes[0];
+    let fine_frames = frames(fine_directory)?;
+    let coarse_mesh = &meshes[1].1;
+    let weights = embedding(coarse_mesh, fine_mesh);
+    let mut series: Vec<Vec<(f64, PathBuf)>> = Vec::new();
+    for (directory, _) in &meshes[1..] {
+        series.push(frames(directory)?);
+    }
+    let mut rows = Vec::new();
+    for (k, (time, fine_path)) in fine_frames.iter().enumerate() {
+        let fine = read_frame(fine_path)?;
+        let mut errors = [(0.0, 0.0); 3];
+        for (v, frames) in series.iter().enumerate() {
+            let Some((other_time, path)) = frames.get(k) else {
+                return Err(HookeError::Solver {
+                    reason: format!("{} has fewer frames than the fine run", VARIANTS[v + 1]),
+                });
+            };
+            if (other_time - time).abs() > 1e-9 * time.abs().max(1.0) {
+                return Err(HookeError::Solver {
+                    reason: format!(
+                        "frame {k}: the fine run is at t = {time}, {} at {other_time}",
+                        VARIANTS[v + 1]
+                    ),
+                });
+            }
+            let coarse = read_frame(path)?;
+            let interpolate = |field: &[Vector3<f64>], (e, w): &(usize, Vector4<f64>)| -> Vector3<f64> {
+                let tet = coarse_mesh.tets[*e];
+                (0..4).map(|i| field[tet[i]] * w[i]).sum()
+            };
+            let (mut position, mut velocity) = (0.0_f64, 0.0_f64);
+            for (i, embedded) in weights.iter().enumerate() {
+                position = position.max((interpolate(&coarse.positions, embedded) - fine.positions[i]).norm());
+                velocity = velocity.max((interpolate(&coarse.velocities, embedded) - fine.velocities[i]).norm());
+            }
+            errors[v] = (position, velocity);
+        }
+        rows.push(ErrorRow { time: *time, errors });
+    }
+    Ok(rows)
+}
+
+fn write_errors(output: &Path, rows: &[ErrorRow]) -> Result<()> {
+    let path = output.join("errors.csv");
+    let mut text = String::from(
+        "time,coarse_position,coarse_velocity,dac_position,dac_velocity,eigenfit_position,eigenfit_velocity\n",
+    );
+    for row in rows {
+        let e = row.errors;
+        text.push_str(&format!(
+            "{},{:e},{:e},{:e},{:e},{:e},{:e}\n",
+            row.time, e[0].0, e[0].1, e[1].0, e[1].1, e[2].0, e[2].1
+        ));
+    }
+    std::fs::write(&path, text).map_err(|e| HookeError::io(&path, e))?;
+    let series: Vec<(String, Vec<(f64, f64)>)> = (0..3)
+        .map(|v| {
+            (
+                format!("{} (position)", VARIANTS[v + 1]),
+                rows.iter().map(|r| (r.time, r.errors[v].0)).collect(),
+            )
+        })
+        .collect();
+    plot_lines(
+        &output.join("errors.png"),
+        "largest position error against the fine mesh",
+        ("time [s]", "error [m]"),
+        &series,
+    )
+}
+
+/// The scene without its `[eigenfit]` table: the plain coarse model.
+pub fn coarse_scene(scene: &Scene) -> Result<Scene> {
+    variant(scene, "coarse")
+}
+
+/// Frequencies (Hz) of the `count` lowest modes at rest of the fine mesh, the
+/// coarse mesh and the corrected coarse model (EigenFit: rᵢ λᵢ^coarse, which
+/// is λᵢ^fine; DAC: the first elastic ratio times every λᵢ^coarse), written
+/// to `frequencies.csv` (mode, fine_hz, coarse_hz, corrected_hz) in `output`.
+pub fn write_frequency_table(scene: &Scene, count: usize, output: &Path) -> Result<Vec<[f64; 3]>> {
+    let section = scene
+        .file
+        .eigenfit
+        .clone()
+        .ok_or_else(|| HookeError::scene("eigenfit", "the scene has no [eigenfit] table"))?;
+    let coarse = variant(scene, "coarse")?.build()?.model;
+    let fine = variant(scene, "fine")?.build()?.model;
+    let fit = crate::model::EigenFit::new(fine, count)?.rest_fit(&coarse, 0.0)?;
+    let dac = fit.ratios.iter().find(|r| **r != 1.0).copied().unwrap_or(1.0);
+    let hertz = |eigenvalue: f64| eigenvalue.max(0.0).sqrt() / (2.0 * std::f64::consts::PI);
+    let rows: Vec<[f64; 3]> = (0..fit.coarse_eigenvalues.len())
+        .map(|i| {
+            let coarse = fit.coarse_eigenvalues[i];
+            let corrected = match section.method {
+                EigenFitMethod::Eigenfit => fit.ratios[i] * coarse,
+                EigenFitMethod::Dac if fit.ratios[i] == 1.0 => coarse,
+                EigenFitMethod::Dac => dac * coarse,
+            };
+            [hertz(fit.fine_eigenvalues[i]), hertz(coarse), hertz(corrected)]
+        })
+        .collect();
+    crate::output::run_files::create_output_directory(output)?;
+    let mut text = String::from("mode,fine_hz,coarse_hz,corrected_hz\n");
+    for (i, [fine, coarse, corrected]) in rows.iter().enumerate() {
+        text.push_str(&format!("{},{fine:e},{coarse:e},{corrected:e}\n", i + 1));
+    }
+    let path = output.join("frequencies.csv");
+    std::fs::write(&path, text).map_err(|e| HookeError::io(&path, e))?;
+    Ok(rows)
+}
