@@ -307,13 +307,22 @@ fn elastic_stiffness(model: &Model, x: &[f64], dofs: &DofMap, time: f64) -> Resu
 fn modes_of(model: &Model, k: &[f64], dofs: &DofMap, count: usize, warm_start: &[Vec<f64>]) -> Result<ElasticModes> {
     let (pattern, source) = model.pattern().restrict(&dofs.free_index);
     let m: Vec<f64> = source.iter().map(|&s| model.mass().values()[s]).collect();
-    let settings = EigenSettings {
-        warm_start: warm_start
-            .iter()
-            .filter(|v| v.len() == dofs.free_count())
-            .cloned()
-            .collect(),
-        ..EigenSettings::default()
+    let warm_start: Vec<Vec<f64>> = warm_start
+        .iter()
+        .filter(|v| v.len() == dofs.free_count())
+        .cloned()
+        .collect();
+    // A refit warm-started from the last step's modes needs them near the
+    // bottom, matched by shape: no search for a missed lower copy, and a
+    // residual of 1e-7 (the ratios themselves are known to a few digits).
+    let settings = match warm_start.is_empty() {
+        true => EigenSettings::default(),
+        false => EigenSettings {
+            warm_start,
+            tolerance: 1e-7,
+            verify_complete: false,
+            ..EigenSettings::default()
+        },
     };
     let pairs = smallest_eigenpairs(&pattern, k, &m, count.min(dofs.free_count()), &settings)?;
     let n = dofs.free_index.len();

@@ -33,11 +33,14 @@ pub enum Motion {
         /// Radians per second.
         angular_velocity: f64,
     },
-    /// x(t) = X + A sin(2π f t).
+    /// x(t) = X + A sin(2π f t); with `cycles = n`, for the first n periods
+    /// only, then held at X (where the sine ends at zero).
     Shake {
         #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         amplitude: [f64; 3],
         frequency: f64,
+        #[serde(default)]
+        cycles: Option<f64>,
     },
 }
 
@@ -57,9 +60,10 @@ impl Motion {
                     Rotation3::from_axis_angle(&Unit::new_normalize(Vector3::from(*axis)), angular_velocity * time);
                 center + rotation * (rest - center)
             }
-            Motion::Shake { amplitude, frequency } => {
-                rest + Vector3::from(*amplitude) * (2.0 * std::f64::consts::PI * frequency * time).sin()
-            }
+            Motion::Shake { .. } if self.shaking_ended(time) => *rest,
+            Motion::Shake {
+                amplitude, frequency, ..
+            } => rest + Vector3::from(*amplitude) * (2.0 * std::f64::consts::PI * frequency * time).sin(),
         }
     }
 
@@ -77,10 +81,27 @@ impl Motion {
                 let position = self.position(rest, time);
                 axis.cross(&(position - Vector3::from(*center))) * *angular_velocity
             }
-            Motion::Shake { amplitude, frequency } => {
+            Motion::Shake { .. } if self.shaking_ended(time) => Vector3::zeros(),
+            Motion::Shake {
+                amplitude, frequency, ..
+            } => {
                 let angular_frequency = 2.0 * std::f64::consts::PI * frequency;
                 Vector3::from(*amplitude) * (angular_frequency * (angular_frequency * time).cos())
             }
+        }
+    }
+}
+
+impl Motion {
+    /// A shake with `cycles` is over once they have passed.
+    fn shaking_ended(&self, time: f64) -> bool {
+        match self {
+            Motion::Shake {
+                frequency,
+                cycles: Some(cycles),
+                ..
+            } => time * frequency >= *cycles,
+            _ => false,
         }
     }
 }
@@ -200,6 +221,29 @@ impl super::Model {
                     velocities[d * v + a] = velocity[a];
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod shake_tests {
+    use super::*;
+
+    /// A shake of whole cycles moves as a sine, then rests where it started.
+    #[test]
+    fn a_shake_with_cycles_ends_at_rest() {
+        let motion = Motion::Shake {
+            amplitude: [0.1, 0.0, 0.0],
+            frequency: 2.0,
+            cycles: Some(1.0),
+        };
+        let rest = Vector3::new(1.0, 2.0, 3.0);
+        let quarter = motion.position(&rest, 0.125);
+        assert!((quarter.x - 1.1).abs() < 1e-12);
+        assert!(motion.velocity(&rest, 0.1).x.abs() > 0.0);
+        for t in [0.5, 0.7, 3.0] {
+            assert_eq!(motion.position(&rest, t), rest);
+            assert_eq!(motion.velocity(&rest, t), Vector3::zeros());
         }
     }
 }

@@ -696,9 +696,23 @@ impl SceneFile {
                         return Err(HookeError::scene(format!("{key}.axis"), "must not be zero"));
                     }
                 }
-                Motion::Shake { amplitude, frequency } => {
+                Motion::Shake {
+                    amplitude,
+                    frequency,
+                    cycles,
+                } => {
                     finite(&format!("{key}.amplitude"), amplitude)?;
                     finite(&format!("{key}.frequency"), &[*frequency])?;
+                    if let Some(cycles) = cycles {
+                        if !(cycles.is_finite() && *cycles > 0.0 && cycles.fract() == 0.0) {
+                            return Err(HookeError::scene(
+                                format!("{key}.cycles"),
+                                format!(
+                                    "must be a whole number of periods (the shake then ends at rest), got {cycles}"
+                                ),
+                            ));
+                        }
+                    }
                 }
             }
         }
