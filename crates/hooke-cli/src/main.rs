@@ -35,6 +35,23 @@ const DEMO_SCENE: &str = include_str!("../../../scenes/twisting_bar.toml");
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Where scenes with [eigenfit] keep the fine mesh's rest eigenvalues between runs
+    /// (default: .hooke-cache beside the scene file).
+    #[arg(long, global = true, value_name = "DIR")]
+    cache: Option<PathBuf>,
+}
+
+/// The `--cache` folder, set once from the command line.
+static CACHE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// A scene read from a file, with the command line's cache folder.
+fn scene_from_file(path: &Path) -> Result<Scene, HookeError> {
+    Scene::from_file(path).map(with_cache)
+}
+
+fn with_cache(mut scene: Scene) -> Scene {
+    scene.cache_directory = CACHE.get().cloned();
+    scene
 }
 
 #[derive(Subcommand)]
@@ -171,7 +188,7 @@ enum Command {
 
 fn load(scene: Option<&Path>) -> Result<Scene, HookeError> {
     match scene {
-        Some(path) => Scene::from_file(path),
+        Some(path) => scene_from_file(path),
         None => Scene::from_text(
             DEMO_SCENE,
             "<embedded demo: scenes/twisting_bar.toml>",
@@ -257,7 +274,11 @@ fn resume_run(directory: &Path, quiet: bool) -> Result<Outcome, HookeError> {
         "the scene kept in {}",
         directory.join(hooke::checkpoint::FILE_NAME).display()
     );
-    let scene = Scene::from_text(&checkpoint.scene_text, &origin, checkpoint.scene_directory.clone())?;
+    let scene = with_cache(Scene::from_text(
+        &checkpoint.scene_text,
+        &origin,
+        checkpoint.scene_directory.clone(),
+    )?);
     let settings = scene.run_settings(Some(directory));
     eprintln!(
         "resuming after step {} of {} (t = {})",
@@ -368,7 +389,7 @@ fn progress_bar(quiet: bool) -> ProgressBar {
 
 /// `hooke compare --eigenfit`: fine, coarse, DAC and EigenFit runs, and the coarse ones' errors.
 fn compare_resolutions(scene: &Path, output: Option<&Path>, quiet: bool) -> Result<(), HookeError> {
-    let scene = Scene::from_file(scene)?;
+    let scene = scene_from_file(scene)?;
     let directory = output
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-resolutions", scene.name())));
@@ -408,7 +429,7 @@ fn compare_solvers(
     iterations: usize,
     output: Option<&Path>,
 ) -> Result<(), HookeError> {
-    let scene = Scene::from_file(scene)?;
+    let scene = scene_from_file(scene)?;
     let variants = hooke::solver_comparison::parse_solver_variants(names, iterations)?;
     let directory = output
         .map(Path::to_path_buf)
@@ -440,7 +461,7 @@ fn compare_solvers(
 }
 
 fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -> Result<Outcome, HookeError> {
-    let scene = Scene::from_file(scene)?;
+    let scene = scene_from_file(scene)?;
     let integrators = names
         .iter()
         .map(|name| {
@@ -534,7 +555,7 @@ impl AboutState {
 }
 
 fn modes(scene: &Path, count: usize, output: Option<&Path>, about: &AboutState) -> Result<(), HookeError> {
-    let scene = Scene::from_file(scene)?;
+    let scene = scene_from_file(scene)?;
     let directory = output
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-modes", scene.name())));
@@ -597,7 +618,7 @@ fn modes(scene: &Path, count: usize, output: Option<&Path>, about: &AboutState) 
 }
 
 fn export(scene: &Path, output: Option<&Path>, about: &AboutState) -> Result<(), HookeError> {
-    let scene = Scene::from_file(scene)?;
+    let scene = scene_from_file(scene)?;
     let built = scene.build()?;
     let directory = output
         .map(Path::to_path_buf)
@@ -634,7 +655,7 @@ fn integrators() -> Result<(), HookeError> {
 }
 
 fn check(scene: &Path) -> Result<(), HookeError> {
-    let scene = Scene::from_file(scene)?;
+    let scene = scene_from_file(scene)?;
     let built = scene.build()?;
     for note in &built.notes {
         say!("note: {note}");
@@ -897,6 +918,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => error.exit(),
     };
+    if let Some(cache) = &cli.cache {
+        let _ = CACHE.set(cache.clone());
+    }
     match dispatch(&cli.command) {
         Ok(Outcome::Done) => ExitCode::SUCCESS,
         Ok(Outcome::Stopped { status }) => ExitCode::from(status),

@@ -244,7 +244,9 @@ pub fn write_frequency_table(scene: &Scene, count: usize, output: &Path) -> Resu
         .ok_or_else(|| HookeError::scene("eigenfit", "the scene has no [eigenfit] table"))?;
     let coarse = variant(scene, "coarse")?.build()?.model;
     let fine = variant(scene, "fine")?.build()?.model;
-    let fit = crate::model::EigenFit::new(fine, count)?.rest_fit(&coarse, 0.0)?;
+    let fit = crate::model::EigenFit::new(fine, count)?
+        .with_cache(scene.eigenfit_cache())
+        .rest_fit(&coarse, 0.0)?;
     let dac = fit.ratios.iter().find(|r| **r != 1.0).copied().unwrap_or(1.0);
     let hertz = |eigenvalue: f64| eigenvalue.max(0.0).sqrt() / (2.0 * std::f64::consts::PI);
     let rows: Vec<[f64; 3]> = (0..fit.coarse_eigenvalues.len())

@@ -257,7 +257,7 @@ fn dac_fits_the_first_mode_only() {
     let (mut coarse, fine) = coarse_and_fine(MaterialModel::Linear);
     let (k, m, _) = dense_free(&fine, &fine.rest_positions());
     let reference = generalized_eigenvalues(&k, &m);
-    let factor = hooke::model::eigenfit::dac_factor(&coarse, fine, 0.0).unwrap();
+    let factor = hooke::model::eigenfit::dac_factor(&coarse, fine, 0.0, None).unwrap();
     assert!(factor < 1.0);
     coarse.scale_elasticity(factor);
     let (k, m, _) = dense_free(&coarse, &coarse.rest_positions());
@@ -286,11 +286,18 @@ reference = { box = { size = [0.4, 0.1, 0.1], cells = [8, 2, 2] } }
 modes = 4
 "#;
 
+fn scene(text: &str, cache: &std::path::Path) -> hooke::scene::Scene {
+    let mut scene = hooke::scene::Scene::from_text(text, "eigenfit.toml", ".".into()).unwrap();
+    scene.cache_directory = Some(cache.to_path_buf());
+    scene
+}
+
+fn scratch(tag: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("hooke-eigenfit-{tag}-{}", std::process::id()))
+}
+
 fn run_scene(text: &str) -> hooke::model::State {
-    let built = hooke::scene::Scene::from_text(text, "eigenfit.toml", ".".into())
-        .unwrap()
-        .build()
-        .unwrap();
+    let built = scene(text, &scratch("run")).build().unwrap();
     let mut state = built.initial_state.clone();
     let mut integrator = built.integrator;
     for _ in 0..5 {
@@ -313,9 +320,37 @@ fn the_eigenfit_table_of_a_scene() {
         SCENE.replace("kind = \"implicit_midpoint\"", "kind = \"symplectic_euler\""),
         SCENE.replace("[[pins]]", "[[bodies]]\nmesh = { box = { size = [0.1, 0.1, 0.1], cells = [1, 1, 1], origin = [1.0, 0.0, 0.0] } }\nmaterial = { model = \"linear\", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }\n[[pins]]"),
     ] {
-        match hooke::scene::Scene::from_text(&text, "eigenfit.toml", ".".into()).and_then(|s| s.build()) {
+        match hooke::scene::Scene::from_text(&text, "eigenfit.toml", ".".into()).and_then(|mut s| {
+            s.cache_directory = Some(scratch("refused"));
+            s.build()
+        }) {
             Err(hooke::HookeError::Scene { key, .. }) => assert_eq!(key, "eigenfit"),
             other => panic!("expected a scene error on eigenfit, got {:?}", other.map(|_| ())),
         }
     }
+}
+
+/// The fine mesh's rest eigenvalues are kept in the cache folder: a second
+/// build reads them (the same ratios), and an unreadable cache file is only
+/// recomputed and replaced.
+#[test]
+fn the_fine_eigenvalues_are_cached() {
+    let cache = scratch("cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let notes = |built: &hooke::scene::BuiltScene| built.notes.iter().find(|n| n.contains("ratios")).cloned();
+    let first = scene(SCENE, &cache).build().unwrap();
+    let files: Vec<_> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let second = scene(SCENE, &cache).build().unwrap();
+    assert_eq!(notes(&first), notes(&second));
+    // The file is what the build reads: doubled eigenvalues double the ratios.
+    let stored: Vec<f64> = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    let doubled: Vec<f64> = stored.iter().map(|v| 2.0 * v).collect();
+    std::fs::write(&files[0], serde_json::to_string(&doubled).unwrap()).unwrap();
+    assert_ne!(notes(&scene(SCENE, &cache).build().unwrap()), notes(&first));
+    std::fs::write(&files[0], "not json").unwrap();
+    let third = scene(SCENE, &cache).build().unwrap();
+    assert_eq!(notes(&first), notes(&third));
+    assert!(std::fs::read_to_string(&files[0]).unwrap().starts_with('['));
+    let _ = std::fs::remove_dir_all(&cache);
 }

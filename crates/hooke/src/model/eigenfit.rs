@@ -80,6 +80,8 @@ pub struct EigenFit {
     reference: Option<Box<Model>>,
     /// Ratios given by hand (art direction, tests): used for every pin set.
     given_ratios: Option<Vec<f64>>,
+    /// Where the fine mesh's rest eigenvalues are kept between runs.
+    cache: Option<std::path::PathBuf>,
     rest: Mutex<Vec<RestFit>>,
     step: Mutex<Option<StepFit>>,
     warm_start: Mutex<Vec<Vec<f64>>>,
@@ -98,6 +100,7 @@ impl EigenFit {
             modes,
             reference: Some(Box::new(reference)),
             given_ratios: None,
+            cache: None,
             rest: Mutex::new(Vec::new()),
             step: Mutex::new(None),
             warm_start: Mutex::new(Vec::new()),
@@ -119,12 +122,21 @@ impl EigenFit {
             modes: ratios.len(),
             reference: None,
             given_ratios: Some(ratios),
+            cache: None,
             rest: Mutex::new(Vec::new()),
             step: Mutex::new(None),
             warm_start: Mutex::new(Vec::new()),
             last_modes: Mutex::new(None),
             report: Mutex::new(FitReport::default()),
         })
+    }
+
+    /// Keeps the fine mesh's rest eigenvalues in `directory` (one small JSON
+    /// file per mesh, materials, pins and mode count), so that a rerun skips
+    /// the fine eigen solve.
+    pub fn with_cache(mut self, directory: std::path::PathBuf) -> EigenFit {
+        self.cache = Some(directory);
+        self
     }
 
     fn checked(modes: usize) -> Result<()> {
@@ -153,9 +165,7 @@ impl EigenFit {
         let (fine_eigenvalues, ratios) = match (&self.reference, &self.given_ratios) {
             (_, Some(given)) => (Vec::new(), given.clone()),
             (Some(fine), None) => {
-                let fine_dofs = fine.dof_map(time);
-                let stiffness = elastic_stiffness(fine, &fine.rest_positions(), &fine_dofs, time)?;
-                let fine = modes_of(fine, &stiffness, &fine_dofs, count, &[])?;
+                let fine = fine_eigenvalues(fine, time, count, self.cache.as_deref())?;
                 let scale = coarse.values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
                 let ratios = (0..count)
                     .map(|i| {
@@ -163,11 +173,11 @@ impl EigenFit {
                         if rigid {
                             1.0
                         } else {
-                            fine.values[i] / coarse.values[i]
+                            fine[i] / coarse.values[i]
                         }
                     })
                     .collect();
-                (fine.values, ratios)
+                (fine, ratios)
             }
             (None, None) => unreachable!("an EigenFit has a reference or ratios"),
         };
@@ -257,6 +267,65 @@ impl EigenFit {
             .collect();
         Some(use_fit(fit, coordinates))
     }
+}
+
+/// The fine model's `count` lowest rest eigenvalues with the pins active at
+/// `time`, from `cache` when it holds them for this mesh, these materials and
+/// pins (a file `eigenfit-<key>.json`), else computed and stored there. A
+/// cache that cannot be read or written is only a cost: it is recomputed.
+fn fine_eigenvalues(fine: &Model, time: f64, count: usize, cache: Option<&std::path::Path>) -> Result<Vec<f64>> {
+    let dofs = fine.dof_map(time);
+    let path = cache.map(|directory| directory.join(format!("eigenfit-{:016x}.json", cache_key(fine, &dofs, count))));
+    if let Some(values) = path
+        .as_ref()
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|bytes| serde_json::from_slice::<Vec<f64>>(&bytes).ok())
+        .filter(|values| values.len() == count.min(dofs.free_count()) && values.iter().all(|v| v.is_finite()))
+    {
+        return Ok(values);
+    }
+    let stiffness = elastic_stiffness(fine, &fine.rest_positions(), &dofs, time)?;
+    let values = modes_of(fine, &stiffness, &dofs, count, &[])?.values;
+    if let Some(path) = path {
+        if let Some(directory) = path.parent() {
+            let _ = std::fs::create_dir_all(directory);
+        }
+        if let Ok(text) = serde_json::to_vec(&values) {
+            let _ = crate::output::atomic::write_bytes_atomically(&path, &text);
+        }
+    }
+    Ok(values)
+}
+
+/// FNV-1a over what the rest eigenvalues depend on: rest positions,
+/// elements, materials (their parameters), mass, free DOFs and the count.
+fn cache_key(model: &Model, dofs: &DofMap, count: usize) -> u64 {
+    let mut hash = 0xcbf29ce484222325_u64;
+    let mut feed = |bytes: &[u8]| {
+        for byte in bytes {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x100000001b3);
+        }
+    };
+    for value in model.rest_positions() {
+        feed(&value.to_bits().to_le_bytes());
+    }
+    for e in 0..model.mesh().element_count() {
+        for v in model.mesh().element(e) {
+            feed(&v.to_le_bytes());
+        }
+    }
+    for material in model.materials() {
+        feed(format!("{material:?}").as_bytes());
+    }
+    for value in model.mass().values() {
+        feed(&value.to_bits().to_le_bytes());
+    }
+    for dof in &dofs.free_dofs {
+        feed(&dof.to_le_bytes());
+    }
+    feed(&count.to_le_bytes());
+    hash
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -438,9 +507,13 @@ impl EnergyTerm for EigenFit {
 /// Dynamics-aware coarsening's factor (seed 003 §2.3, Chen et al. 2017): the
 /// first elastic mode's ratio λ₁^fine / λ₁^coarse at rest, with the pins
 /// active at `time` (rigid modes skipped).
-pub fn dac_factor(coarse: &Model, fine: Model, time: f64) -> Result<f64> {
+pub fn dac_factor(coarse: &Model, fine: Model, time: f64, cache: Option<std::path::PathBuf>) -> Result<f64> {
     // Up to six rigid modes come first in a free body.
-    let fit = EigenFit::new(fine, 7)?.rest_fit(coarse, time)?;
+    let mut fit = EigenFit::new(fine, 7)?;
+    if let Some(cache) = cache {
+        fit = fit.with_cache(cache);
+    }
+    let fit = fit.rest_fit(coarse, time)?;
     let scale = fit.coarse_eigenvalues.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
     fit.coarse_eigenvalues
         .iter()

@@ -444,7 +444,7 @@ impl Scene {
         ));
         match section.method {
             EigenFitMethod::Eigenfit => {
-                let fit = crate::model::EigenFit::new(fine, section.modes)?;
+                let fit = crate::model::EigenFit::new(fine, section.modes)?.with_cache(self.eigenfit_cache());
                 let rest = fit.rest_fit(model, 0.0)?;
                 notes.push(format!(
                     "eigenfit: ratios λ_fine/λ_coarse of the {} lowest modes at rest: {}",
@@ -458,7 +458,7 @@ impl Scene {
                 model.add_term(Box::new(fit))?;
             }
             EigenFitMethod::Dac => {
-                let factor = crate::model::eigenfit::dac_factor(model, fine, 0.0)?;
+                let factor = crate::model::eigenfit::dac_factor(model, fine, 0.0, Some(self.eigenfit_cache()))?;
                 notes.push(format!(
                     "eigenfit (DAC): every material's stiffness scaled by {factor:.4}"
                 ));

@@ -28,9 +28,19 @@ pub struct Scene {
     pub base_directory: PathBuf,
     /// The materials of each body and its regions, read from the material tables.
     pub materials: Vec<BodyMaterials>,
+    /// Where `[eigenfit]` keeps the fine mesh's rest eigenvalues between runs
+    /// (None: `.hooke-cache` beside the scene file; `hooke … --cache DIR`).
+    pub cache_directory: Option<PathBuf>,
 }
 
 impl Scene {
+    /// The folder `[eigenfit]` caches its fine-mesh eigenvalues in.
+    pub fn eigenfit_cache(&self) -> PathBuf {
+        self.cache_directory
+            .clone()
+            .unwrap_or_else(|| self.base_directory.join(".hooke-cache"))
+    }
+
     /// Reads and checks a scene file.
     pub fn from_file(path: &Path) -> Result<Scene> {
         let text = std::fs::read_to_string(path).map_err(|e| HookeError::io(path, e))?;
@@ -91,6 +101,7 @@ impl Scene {
             text: text.to_string(),
             origin: origin.to_string(),
             base_directory,
+            cache_directory: None,
             materials,
         })
     }
