@@ -376,6 +376,15 @@ fn simulate(
     }
 }
 
+/// Progress of named runs one after another (a comparison) on one bar.
+fn named_progress(bar: &ProgressBar) -> impl FnMut(&str, usize, usize) + '_ {
+    |name: &str, step: usize, total: usize| {
+        bar.set_length(total as u64);
+        bar.set_message(name.to_string());
+        bar.set_position(step as u64);
+    }
+}
+
 fn progress_bar(quiet: bool) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
@@ -395,11 +404,7 @@ fn compare_resolutions(scene: &Path, output: Option<&Path>, quiet: bool) -> Resu
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-resolutions", scene.name())));
     let bar = progress_bar(quiet);
     let stop = StopRequest::install();
-    let progress = &mut |name: &str, step: usize, total: usize| {
-        bar.set_length(total as u64);
-        bar.set_message(name.to_string());
-        bar.set_position(step as u64);
-    };
+    let progress = &mut named_progress(&bar);
     let comparison =
         hooke::resolution_comparison::compare_resolutions(&scene, &directory, progress, Some(&stop.requested))?;
     bar.finish_and_clear();
@@ -481,11 +486,7 @@ fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-comparison", scene.name())));
     let bar = progress_bar(quiet);
     let stop = StopRequest::install();
-    let progress = &mut |name: &str, step: usize, total: usize| {
-        bar.set_length(total as u64);
-        bar.set_message(name.to_string());
-        bar.set_position(step as u64);
-    };
+    let progress = &mut named_progress(&bar);
     let runs = hooke::comparison::compare(&scene, &integrators, &directory, progress, Some(&stop.requested))?;
     bar.finish_and_clear();
     say!(

@@ -96,17 +96,7 @@ impl EigenFit {
     /// body meshed finer with the same materials and pins.
     pub fn new(reference: Model, modes: usize) -> Result<EigenFit> {
         Self::checked(modes)?;
-        Ok(EigenFit {
-            modes,
-            reference: Some(Box::new(reference)),
-            given_ratios: None,
-            cache: None,
-            rest: Mutex::new(Vec::new()),
-            step: Mutex::new(None),
-            warm_start: Mutex::new(Vec::new()),
-            last_modes: Mutex::new(None),
-            report: Mutex::new(FitReport::default()),
-        })
+        Ok(Self::unfitted(modes, Some(Box::new(reference)), None))
     }
 
     /// Applies the given ratios to the rest modes instead of computing them.
@@ -118,17 +108,22 @@ impl EigenFit {
                 format!("ratios must be positive, got {bad}"),
             ));
         }
-        Ok(EigenFit {
-            modes: ratios.len(),
-            reference: None,
-            given_ratios: Some(ratios),
+        Ok(Self::unfitted(ratios.len(), None, Some(ratios)))
+    }
+
+    /// An EigenFit that has fitted nothing yet.
+    fn unfitted(modes: usize, reference: Option<Box<Model>>, given_ratios: Option<Vec<f64>>) -> EigenFit {
+        EigenFit {
+            modes,
+            reference,
+            given_ratios,
             cache: None,
             rest: Mutex::new(Vec::new()),
             step: Mutex::new(None),
             warm_start: Mutex::new(Vec::new()),
             last_modes: Mutex::new(None),
             report: Mutex::new(FitReport::default()),
-        })
+        }
     }
 
     /// Keeps the fine mesh's rest eigenvalues in `directory` (one small JSON
