@@ -165,10 +165,10 @@ impl EigenFit {
                 let ratios = (0..count)
                     .map(|i| {
                         let rigid = coarse.values[i].abs() <= RIGID_FRACTION * scale;
-                        if rigid {
-                            1.0
-                        } else {
-                            fine[i] / coarse.values[i]
+                        // A fine model with fewer modes than asked (tiny) leaves the rest at 1.
+                        match fine.get(i) {
+                            Some(fine) if !rigid => fine / coarse.values[i],
+                            _ => 1.0,
                         }
                     })
                     .collect();
