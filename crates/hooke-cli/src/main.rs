@@ -114,6 +114,10 @@ enum Command {
         /// Output folder (default: out/<scene name>-modes).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Run the scene and track its lowest eigenvalues at every step instead, and how many
+        /// modes still match a rest mode (mode_tracks.csv, mode_tracks.png; seed 003 Fig. 5).
+        #[arg(long)]
+        track: bool,
         #[command(flatten)]
         about: AboutState,
     },
@@ -618,6 +622,30 @@ fn modes(scene: &Path, count: usize, output: Option<&Path>, about: &AboutState) 
     Ok(())
 }
 
+/// `hooke modes --track`: the lowest eigenvalues over a run, and how many modes still match.
+fn track_modes(scene: &Path, count: usize, output: Option<&Path>) -> Result<(), HookeError> {
+    let scene = scene_from_file(scene)?;
+    let directory = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-mode-tracks", scene.name())));
+    let tracks = hooke::resolution_comparison::track_modes(&scene, count, &directory)?;
+    let fewest = tracks.iter().map(|t| t.matched).min().unwrap_or(0);
+    let first_loss = tracks.iter().find(|t| t.matched < count);
+    say!(
+        "{} steps tracked; fewest modes matching a rest mode: {fewest} of {count}",
+        tracks.len()
+    );
+    if let Some(track) = first_loss {
+        say!(
+            "first loss at t = {}: {} of {count} matched",
+            tidy(track.time),
+            track.matched
+        );
+    }
+    say!("written to {}", directory.display());
+    Ok(())
+}
+
 fn export(scene: &Path, output: Option<&Path>, about: &AboutState) -> Result<(), HookeError> {
     let scene = scene_from_file(scene)?;
     let built = scene.build()?;
@@ -862,7 +890,15 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             scene,
             count,
             output,
+            track: true,
+            ..
+        } => done(track_modes(scene, *count as usize, output.as_deref())),
+        Command::Modes {
+            scene,
+            count,
+            output,
             about,
+            ..
         } => done(modes(scene, *count as usize, output.as_deref(), about)),
         Command::Export { scene, output, about } => done(export(scene, output.as_deref(), about)),
         Command::Check { scene } => done(check(scene)),

@@ -269,3 +269,74 @@ pub fn write_frequency_table(scene: &Scene, count: usize, output: &Path) -> Resu
     std::fs::write(&path, text).map_err(|e| HookeError::io(&path, e))?;
     Ok(rows)
 }
+
+/// One step's lowest elastic eigenvalues and how many matched a rest mode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModeTrack {
+    pub time: f64,
+    pub eigenvalues: Vec<f64>,
+    pub matched: usize,
+}
+
+/// Seed 003 Fig. 5: runs the scene (its `[eigenfit]` correction left out) and
+/// records, before every step, the `count` lowest eigenvalues of the elastic
+/// stiffness against M and how many of those modes still match a rest mode
+/// (|uᵀMu_rest| > 0.6): where modes cross, the count drops, and EigenFit's
+/// ratios no longer apply to the modes they were fitted on. Writes
+/// `mode_tracks.csv` (time, matched, eigenvalue_1 …) and `mode_tracks.png`
+/// (the lowest three) in `output`.
+pub fn track_modes(scene: &Scene, count: usize, output: &Path) -> Result<Vec<ModeTrack>> {
+    let mut plain = scene.clone();
+    plain.file.eigenfit = None;
+    let mut built = plain.build()?;
+    let h = plain.file.simulation.time_step;
+    let steps = (plain.file.simulation.duration / h).round() as usize;
+    let probe = crate::model::EigenFit::with_ratios(vec![1.0; count])?;
+    let mut state = built.initial_state.clone();
+    let mut tracks = Vec::with_capacity(steps + 1);
+    for step in 0..=steps {
+        probe.refit(&built.model, &state, state.time + h)?;
+        let report = probe.report();
+        tracks.push(ModeTrack {
+            time: state.time,
+            eigenvalues: report.eigenvalues,
+            matched: report.matched,
+        });
+        if step < steps {
+            built.integrator.step(&built.model, &mut state, h)?;
+        }
+    }
+    crate::output::run_files::create_output_directory(output)?;
+    let mut text = String::from("time,matched");
+    for i in 0..count {
+        text.push_str(&format!(",eigenvalue_{}", i + 1));
+    }
+    text.push('\n');
+    for track in &tracks {
+        text.push_str(&format!("{},{}", track.time, track.matched));
+        for value in &track.eigenvalues {
+            text.push_str(&format!(",{value:e}"));
+        }
+        text.push('\n');
+    }
+    let path = output.join("mode_tracks.csv");
+    std::fs::write(&path, text).map_err(|e| HookeError::io(&path, e))?;
+    let series: Vec<(String, Vec<(f64, f64)>)> = (0..count.min(3))
+        .map(|i| {
+            (
+                format!("mode {}", i + 1),
+                tracks
+                    .iter()
+                    .filter_map(|t| t.eigenvalues.get(i).map(|v| (t.time, *v)))
+                    .collect(),
+            )
+        })
+        .collect();
+    plot_lines(
+        &output.join("mode_tracks.png"),
+        "lowest eigenvalues of the elastic stiffness over time",
+        ("time [s]", "eigenvalue [rad²/s²]"),
+        &series,
+    )?;
+    Ok(tracks)
+}

@@ -354,3 +354,20 @@ fn the_fine_eigenvalues_are_cached() {
     assert!(std::fs::read_to_string(&files[0]).unwrap().starts_with('['));
     let _ = std::fs::remove_dir_all(&cache);
 }
+
+/// `track_modes` (seed 003 Fig. 5) records the lowest eigenvalues before every
+/// step; at rest every mode matches itself, and the table has a row per step.
+#[test]
+fn mode_tracks_start_matched_and_cover_every_step() {
+    let directory = scratch("tracks");
+    let tracks =
+        hooke::resolution_comparison::track_modes(&scene(SCENE, &scratch("tracks-cache")), 3, &directory).unwrap();
+    assert_eq!(tracks.len(), 6);
+    assert_eq!(tracks[0].matched, 3);
+    assert!(tracks[0].eigenvalues.windows(2).all(|w| w[0] <= w[1]));
+    let table = std::fs::read_to_string(directory.join("mode_tracks.csv")).unwrap();
+    assert!(table.starts_with("time,matched,eigenvalue_1,eigenvalue_2,eigenvalue_3\n"));
+    assert_eq!(table.lines().count(), 7);
+    assert!(directory.join("mode_tracks.png").is_file());
+    let _ = std::fs::remove_dir_all(&directory);
+}
