@@ -91,14 +91,7 @@ fn local_global_on_membranes_descends_and_limits_the_sag() {
         BackwardEuler::new(settings).step(model, &mut state, h).unwrap();
         state
     };
-    let potential = |x: &[f64]| {
-        let difference: Vec<f64> = (0..x.len())
-            .map(|i| x[i] - start.positions[i] - h * start.velocities[i])
-            .collect();
-        let mut product = vec![0.0; x.len()];
-        model.mass_multiply(&difference, &mut product);
-        difference.iter().zip(&product).map(|(a, b)| a * b).sum::<f64>() / (2.0 * h * h) + model.energy(x, h)
-    };
+    let potential = |x: &[f64]| common::backward_euler_potential(model, start, h, x);
     let local_global = |iterations| SolverSettings {
         kind: MinimizerKind::LocalGlobal,
         iterations,

@@ -178,16 +178,6 @@ fn the_quasi_newton_matrix_is_per_coordinate_where_it_can_be() {
     }
 }
 
-/// Φ(x) = ‖x − xₙ − h vₙ‖²_M / 2h² + E(x): backward Euler's incremental potential.
-fn backward_euler_potential(model: &Model, start: &hooke::model::State, h: f64, x: &[f64]) -> f64 {
-    let difference: Vec<f64> = (0..x.len())
-        .map(|i| x[i] - start.positions[i] - h * start.velocities[i])
-        .collect();
-    let mut product = vec![0.0; x.len()];
-    model.mass_multiply(&difference, &mut product);
-    difference.iter().zip(&product).map(|(a, b)| a * b).sum::<f64>() / (2.0 * h * h) + model.energy(x, start.time + h)
-}
-
 fn scene_text(body: &str, solver: &str) -> String {
     format!(
         "gravity = [0.0, 0.0, -9.81]\n[simulation]\nduration = 0.1\ntime_step = 0.0333333333333\n{body}\n[integrator]\nkind = \"backward_euler\"\n[solver]\n{solver}\n"
@@ -259,9 +249,9 @@ fn local_global_descends_at_every_iteration_and_reaches_newtons_step() {
             max_step_halvings: 0,
             ..SolverSettings::default()
         };
-        let mut previous = backward_euler_potential(model, start, h, &start.positions);
+        let mut previous = common::backward_euler_potential(model, start, h, &start.positions);
         for k in 1..=12 {
-            let value = backward_euler_potential(model, start, h, &step_with(local_global(Some(k))).positions);
+            let value = common::backward_euler_potential(model, start, h, &step_with(local_global(Some(k))).positions);
             assert!(
                 value <= previous,
                 "{what}: Φ rose at iteration {k}: {previous} → {value}"

@@ -61,6 +61,15 @@ struct StepFit {
     slopes: Vec<f64>,
 }
 
+impl StepFit {
+    /// ΔE at modal coordinates a: Σᵢ (rᵢ − 1)(gᵢ aᵢ + ½ λᵢ aᵢ²).
+    fn energy(&self, a: &[f64]) -> f64 {
+        (0..a.len())
+            .map(|i| self.weights[i] * (self.slopes[i] * a[i] + 0.5 * self.values[i] * a[i] * a[i]))
+            .sum()
+    }
+}
+
 /// What the last step's refit found.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FitReport {
@@ -151,7 +160,7 @@ impl EigenFit {
         let rest_positions = model.rest_positions();
         let coarse = modes_of(
             model,
-            &elastic_stiffness(model, &rest_positions, &dofs, time)?,
+            &elastic_stiffness(model, &rest_positions, &dofs, time)?.0,
             &dofs,
             self.modes,
             &[],
@@ -198,7 +207,7 @@ impl EigenFit {
         let rest = self.rest_fit(model, time)?;
         let dofs = model.dof_map(time);
         let warm = self.warm_start.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let stiffness = elastic_stiffness(model, &state.positions, &dofs, time)?;
+        let (stiffness, gradient) = elastic_stiffness(model, &state.positions, &dofs, time)?;
         let current = {
             let mut last = self.last_modes.lock().unwrap_or_else(|p| p.into_inner());
             match last.as_ref() {
@@ -228,7 +237,6 @@ impl EigenFit {
                 matched += 1;
             }
         }
-        let gradient = elastic_gradient(model, &state.positions, time)?;
         let slopes = current.full_vectors.iter().map(|u| dot(u, &gradient)).collect();
         let mass_modes = DMatrix::from_fn(n, count, |r, c| current.mass_vectors[c][r]);
         *self.report.lock().unwrap_or_else(|p| p.into_inner()) = FitReport {
@@ -279,14 +287,18 @@ fn fine_eigenvalues(fine: &Model, time: f64, count: usize, cache: Option<&std::p
     {
         return Ok(values);
     }
-    let stiffness = elastic_stiffness(fine, &fine.rest_positions(), &dofs, time)?;
+    let (stiffness, _) = elastic_stiffness(fine, &fine.rest_positions(), &dofs, time)?;
     let values = modes_of(fine, &stiffness, &dofs, count, &[])?.values;
     if let Some(path) = path {
         if let Some(directory) = path.parent() {
             let _ = std::fs::create_dir_all(directory);
         }
+        // Written beside and renamed, so that a reader never sees half a file.
+        let partial = path.with_extension("json.partial");
         if let Ok(text) = serde_json::to_vec(&values) {
-            let _ = crate::output::atomic::write_bytes_atomically(&path, &text);
+            if std::fs::write(&partial, text).is_ok() {
+                let _ = std::fs::rename(&partial, &path);
+            }
         }
     }
     Ok(values)
@@ -339,19 +351,11 @@ struct ElasticModes {
     mass_vectors: Vec<Vec<f64>>,
 }
 
-/// The finite-element elastic energy's gradient at x (no gravity, loads,
-/// contact or soft pins).
-fn elastic_gradient(model: &Model, x: &[f64], time: f64) -> Result<Vec<f64>> {
-    let mut gradient = vec![0.0; x.len()];
-    for term in model.terms().iter().filter(|t| t.as_elasticity().is_some()) {
-        term.gradient(x, time, &mut gradient, false)?;
-    }
-    Ok(gradient)
-}
-
 /// The finite-element elastic stiffness at x over the free DOFs (values on
-/// the restricted pattern), projected to PSD element by element (seed 003 §2.4).
-fn elastic_stiffness(model: &Model, x: &[f64], dofs: &DofMap, time: f64) -> Result<Vec<f64>> {
+/// the restricted pattern), projected to PSD element by element (seed 003 §2.4),
+/// and the elastic energy's gradient there over all DOFs. Gravity, loads,
+/// contact and soft pins are left out.
+fn elastic_stiffness(model: &Model, x: &[f64], dofs: &DofMap, time: f64) -> Result<(Vec<f64>, Vec<f64>)> {
     let mut values = vec![0.0; model.pattern().nonzeros()];
     let mut gradient = vec![0.0; x.len()];
     let mut low_rank = Vec::new();
@@ -363,7 +367,7 @@ fn elastic_stiffness(model: &Model, x: &[f64], dofs: &DofMap, time: f64) -> Resu
         term.hessian(x, time, true, &mut gradient, &mut target, false)?;
     }
     let (_, source) = model.pattern().restrict(&dofs.free_index);
-    Ok(source.iter().map(|&s| values[s]).collect())
+    Ok((source.iter().map(|&s| values[s]).collect(), gradient))
 }
 
 /// The `count` lowest eigenpairs of (K, M) over the free DOFs, K from
@@ -446,19 +450,14 @@ impl EnergyTerm for EigenFit {
     }
 
     fn energy(&self, x: &[f64], _time: f64) -> f64 {
-        self.with_fit(x, |fit, a| {
-            (0..a.len())
-                .map(|i| fit.weights[i] * (fit.slopes[i] * a[i] + 0.5 * fit.values[i] * a[i] * a[i]))
-                .sum()
-        })
-        .unwrap_or(0.0)
+        self.with_fit(x, |fit, a| fit.energy(&a)).unwrap_or(0.0)
     }
 
-    fn gradient(&self, x: &[f64], time: f64, gradient: &mut [f64], overwrite: bool) -> Result<f64> {
+    fn gradient(&self, x: &[f64], _time: f64, gradient: &mut [f64], overwrite: bool) -> Result<f64> {
         if overwrite {
             gradient.fill(0.0);
         }
-        self.with_fit(x, |fit, a| {
+        let energy = self.with_fit(x, |fit, a| {
             for i in 0..a.len() {
                 let scale = fit.weights[i] * (fit.slopes[i] + fit.values[i] * a[i]);
                 gradient
@@ -466,8 +465,9 @@ impl EnergyTerm for EigenFit {
                     .zip(fit.mass_modes.column(i).iter())
                     .for_each(|(g, m)| *g += scale * m);
             }
+            fit.energy(&a)
         });
-        Ok(self.energy(x, time))
+        Ok(energy.unwrap_or(0.0))
     }
 
     fn hessian(

@@ -240,3 +240,13 @@ pub fn clamped_bar_under_gravity(material: MaterialModel, cells: [usize; 3]) -> 
     model.set_gravity(nalgebra::Vector3::new(0.0, 0.0, -9.81));
     model
 }
+
+/// Φ(x) = ‖x − xₙ − h vₙ‖²_M / 2h² + E(x): backward Euler's incremental potential.
+pub fn backward_euler_potential(model: &Model, start: &State, h: f64, x: &[f64]) -> f64 {
+    let difference: Vec<f64> = (0..x.len())
+        .map(|i| x[i] - start.positions[i] - h * start.velocities[i])
+        .collect();
+    let mut product = vec![0.0; x.len()];
+    model.mass_multiply(&difference, &mut product);
+    difference.iter().zip(&product).map(|(a, b)| a * b).sum::<f64>() / (2.0 * h * h) + model.energy(x, start.time + h)
+}
