@@ -36,6 +36,7 @@ pub mod meshing;
 pub mod modal;
 pub mod model;
 pub mod output;
+pub mod reduced;
 pub mod resolution_comparison;
 pub mod run_record;
 pub mod scene;

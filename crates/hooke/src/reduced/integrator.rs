@@ -1,0 +1,209 @@
+//! Backward Euler in a skinning subspace with cubature (seed 002 Algorithm 1):
+//! each step minimises the reduced potential by subspace FEM (Newton) or
+//! subspace mixed FEM (SQP), from the previous step's u (and stretches z),
+//! then writes x = X̄ + B u and v = B u̇ with u̇ = (u_{n+1} − uₙ)/h.
+//!
+//! Iterations never touch full-space quantities. The step's end does, once:
+//! the state the run loop records and writes is over all vertices
+//! (|V|·12m operations), and a load that changes with time is reduced again.
+
+use super::problem::{ReducedModel, SubspaceSettings};
+use super::solver::{IterationReport, ReducedMethod};
+use crate::error::{HookeError, Result};
+use crate::integrate::{
+    commit_step, history_from_json, history_to_json, same_time, Capabilities, Integrator, StepReport,
+};
+use crate::model::{Model, State};
+use crate::solve::SolverSettings;
+use nalgebra::Vector6;
+use std::sync::Arc;
+
+/// What a step carries into the next: the reduced state and, for the mixed
+/// solver, the stretch unknowns.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct ReducedHistory {
+    time: f64,
+    u: Vec<f64>,
+    velocity: Vec<f64>,
+    stretches: Vec<[f64; 6]>,
+}
+
+/// The integrator.
+pub struct SubspaceBackwardEuler {
+    reduced: Arc<ReducedModel>,
+    method: ReducedMethod,
+    settings: SolverSettings,
+    length_scale: f64,
+    history: Option<ReducedHistory>,
+    last_iterations: Vec<IterationReport>,
+}
+
+/// What the subspace steps handle: gravity, loads and soft pins; pins that hold still.
+const SUBSPACE: Capabilities = Capabilities {
+    viscoelastic_damping: false,
+    rayleigh_damping: false,
+    obstacles: false,
+    surface_constraints: false,
+    loads: true,
+    moving_pins: false,
+    element_terms: true,
+    two_dimensional: false,
+    reduced_coordinates: false,
+    low_rank_terms: false,
+    gradient_only: false,
+};
+
+impl SubspaceBackwardEuler {
+    /// Precomputes the subspace of `model` (eigenmodes, cubature) and builds the stepper.
+    pub fn new(
+        model: &Model,
+        subspace: &SubspaceSettings,
+        method: ReducedMethod,
+        settings: SolverSettings,
+    ) -> Result<SubspaceBackwardEuler> {
+        let reduced = Arc::new(ReducedModel::new(model, subspace)?);
+        Ok(SubspaceBackwardEuler::with_reduced(model, reduced, method, settings))
+    }
+
+    /// With a reduced model already computed (several solvers on one subspace).
+    pub fn with_reduced(
+        model: &Model,
+        reduced: Arc<ReducedModel>,
+        method: ReducedMethod,
+        settings: SolverSettings,
+    ) -> SubspaceBackwardEuler {
+        SubspaceBackwardEuler {
+            reduced,
+            method,
+            settings,
+            length_scale: model.length_scale(),
+            history: None,
+            last_iterations: Vec::new(),
+        }
+    }
+
+    pub fn reduced(&self) -> &ReducedModel {
+        &self.reduced
+    }
+
+    /// The iterations of the last step (the decrement of each, for convergence plots).
+    pub fn last_iterations(&self) -> &[IterationReport] {
+        &self.last_iterations
+    }
+
+    /// The history matching `state`, or a fresh one projected from it (the
+    /// first step, or a state changed from outside).
+    fn history_for(&self, model: &Model, state: &State) -> Result<ReducedHistory> {
+        if let Some(history) = self.history.as_ref().filter(|h| same_time(h.time, state.time)) {
+            return Ok(history.clone());
+        }
+        let (u, velocity) = self.reduced.project_state(model, &state.positions, &state.velocities)?;
+        let stretches = self.reduced.stretches(&u).iter().map(|z| (*z).into()).collect();
+        Ok(ReducedHistory {
+            time: state.time,
+            u,
+            velocity,
+            stretches,
+        })
+    }
+}
+
+impl Integrator for SubspaceBackwardEuler {
+    fn name(&self) -> &'static str {
+        "backward_euler"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        SUBSPACE
+    }
+
+    fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
+        let start = self.history_for(model, state)?;
+        let reduced = self.reduced.clone();
+        let (method, settings, length_scale) = (self.method, self.settings, self.length_scale);
+        let mut finished: Option<(ReducedHistory, Vec<IterationReport>)> = None;
+        let report = commit_step(model, state, dt, |state| {
+            let force = reduced.external_force(model, state.time + dt)?;
+            let step = reduced.step_potential(&start.u, &start.velocity, dt, &force);
+            let mut u = start.u.clone();
+            let mut z: Vec<Vector6<f64>> = start.stretches.iter().map(|s| Vector6::from_column_slice(s)).collect();
+            let mut multipliers = Vec::new();
+            let threshold = settings.tolerance * length_scale;
+            let limit = settings.iterations.unwrap_or(settings.max_iterations.unwrap_or(50));
+            let mut iterations = Vec::new();
+            let mut converged = false;
+            let started = std::time::Instant::now();
+            for _ in 0..limit {
+                let report = match method {
+                    ReducedMethod::Newton => reduced.newton_iteration(&step, &mut u)?,
+                    ReducedMethod::MixedSqp => reduced.mixed_iteration(&step, &mut u, &mut z, &mut multipliers)?,
+                };
+                iterations.push(report);
+                // No descent left (α = 0) means rounding level: as converged as it gets.
+                if report.increment <= threshold || report.step_length == 0.0 {
+                    converged = true;
+                    break;
+                }
+            }
+            if !converged && settings.iterations.is_none() {
+                return Err(HookeError::Solver {
+                    reason: format!(
+                        "the subspace solver did not converge in {limit} iterations (last increment {:.3e} of the body's size, tolerance {:.3e})",
+                        iterations.last().map_or(0.0, |r| r.increment / length_scale),
+                        settings.tolerance
+                    ),
+                });
+            }
+            let velocity: Vec<f64> = u.iter().zip(&start.u).map(|(a, b)| (a - b) / dt).collect();
+            let next = State {
+                positions: reduced.positions(&u),
+                velocities: reduced.basis.displacement(&velocity),
+                time: state.time + dt,
+            };
+            let report = StepReport {
+                iterations: iterations.len(),
+                factorizations: iterations.len(),
+                line_search_reductions: iterations
+                    .iter()
+                    .map(|r| (-r.step_length.max(f64::MIN_POSITIVE).log2()).round() as usize)
+                    .sum(),
+                solve_seconds: started.elapsed().as_secs_f64(),
+                relative_increment: iterations.last().map_or(0.0, |r| r.increment / length_scale),
+                short_of_tolerance: !converged,
+                ..StepReport::default()
+            };
+            finished = Some((
+                ReducedHistory {
+                    time: next.time,
+                    u,
+                    velocity,
+                    stretches: z.iter().map(|s| (*s).into()).collect(),
+                },
+                iterations,
+            ));
+            Ok((next, report))
+        })?;
+        if let Some((mut history, iterations)) = finished {
+            // The run loop rounds times to step × h; the history follows it.
+            history.time = state.time;
+            self.history = Some(history);
+            self.last_iterations = iterations;
+        }
+        Ok(report)
+    }
+
+    fn history(&self) -> Result<serde_json::Value> {
+        match &self.history {
+            Some(history) => history_to_json(history),
+            None => Ok(serde_json::Value::Null),
+        }
+    }
+
+    fn restore_history(&mut self, history: &serde_json::Value) -> Result<()> {
+        self.history = match history {
+            serde_json::Value::Null => None,
+            value => Some(history_from_json("subspace", value)?),
+        };
+        Ok(())
+    }
+}

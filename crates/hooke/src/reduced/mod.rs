@@ -1,0 +1,20 @@
+//! Real-time subspace simulation of heterogeneous bodies (seed 002): a
+//! linear-blend-skinning subspace of material-aware skinning eigenmodes
+//! ([`skinning`]), a training-free cubature ([`cubature`]), the reduced model
+//! they give ([`problem`]), and its two solvers, subspace FEM (Newton) and
+//! subspace mixed FEM (SQP on stretches and multipliers, [`solver`], built
+//! on [`stretch`]), stepped by backward Euler ([`integrator`]). The cost of an
+//! iteration is O(m²|𝒞|) whatever the mesh size.
+
+pub mod cubature;
+pub mod integrator;
+pub mod problem;
+pub mod skinning;
+pub mod solver;
+pub mod stretch;
+
+pub use cubature::{spectral_cubature, Cubature};
+pub use integrator::SubspaceBackwardEuler;
+pub use problem::{CubaturePoint, ReducedModel, SubspaceSettings};
+pub use skinning::{skinning_eigenmodes, SkinningBasis, SkinningEigenmodes};
+pub use solver::{IterationReport, ReducedMethod, StepPotential};

@@ -1,0 +1,396 @@
+//! A model reduced to a skinning subspace with cubature (seed 002 §2.5,
+//! §2.11): everything an iteration needs, precomputed so that no iteration
+//! touches a full-space quantity.
+//!
+//! Positions are x = X̄ + B u. The potential splits into
+//! - the quadratic part Ψ_u(u) = ½ uᵀ Q u − f(t)ᵀ u: soft pins (their
+//!   stiffness BᵀK B and pull), gravity and loads (Bᵀ f), reduced once —
+//!   time-dependent loads are reduced again at each step, at O(|V|·12m);
+//! - the elastic part Σ_c w_c ψ(F_c(u)) over the cubature elements, with
+//!   F_c = I + A_c u and A_c = ∂vec(F)/∂u (9 × 12m) stored per point.
+//!
+//! The mass reduces exactly: M_u = BᵀMB.
+
+use super::cubature::{default_point_count, spectral_cubature, Cubature};
+use super::skinning::{rest_frame, skinning_eigenmodes, SkinningBasis, SkinningEigenmodes};
+use crate::error::{HookeError, Result};
+use crate::linalg::LowRank;
+use crate::material::MaterialRef;
+use crate::mesh::Mesh;
+use crate::model::{HessianTarget, Model};
+use nalgebra::{DMatrix, Matrix3};
+
+/// The `[subspace]` settings: modes m and cubature points |𝒞|.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubspaceSettings {
+    pub modes: usize,
+    /// None: 20 m (seed 002 §7.5).
+    pub cubature_points: Option<usize>,
+    /// The k-means seed.
+    pub seed: u64,
+}
+
+impl SubspaceSettings {
+    pub fn new(modes: usize) -> SubspaceSettings {
+        SubspaceSettings {
+            modes,
+            cubature_points: None,
+            seed: 0,
+        }
+    }
+
+    /// |𝒞|, at most the element count.
+    pub fn point_count(&self, elements: usize) -> usize {
+        self.cubature_points
+            .unwrap_or_else(|| default_point_count(self.modes))
+            .min(elements)
+    }
+}
+
+/// One cubature point: an element standing for its cluster.
+#[derive(Clone, Debug)]
+pub struct CubaturePoint {
+    pub element: usize,
+    /// The cluster's volume.
+    pub weight: f64,
+    pub material: MaterialRef,
+}
+
+/// The reduced model.
+#[derive(Clone, Debug)]
+pub struct ReducedModel {
+    pub modes: SkinningEigenmodes,
+    pub basis: SkinningBasis,
+    pub cubature: Cubature,
+    pub points: Vec<CubaturePoint>,
+    /// A_c row by row: point c, row k of A_c at [(9c + k) r .. (9c + k + 1) r].
+    maps: Vec<f64>,
+    /// M_u = BᵀMB.
+    pub mass: DMatrix<f64>,
+    /// Q = BᵀKB of the soft pins (zero without them).
+    pub stiffness: DMatrix<f64>,
+    /// The constant reduced force: −Bᵀ∇E(X̄) of the soft pins, gravity and
+    /// loads that do not change with time.
+    constant_force: Vec<f64>,
+    /// Indices (in the model) of the terms whose force changes with time.
+    varying_terms: Vec<usize>,
+    /// The body's mass (for the RMS size of an increment).
+    pub total_mass: f64,
+}
+
+impl ReducedModel {
+    /// Precomputes the reduced model of a 3D model of tetrahedra: skinning
+    /// eigenmodes, cubature, maps, reduced mass and forces. Refuses models
+    /// with terms it cannot reduce (springs, contact, moving or released
+    /// pins), naming them.
+    pub fn new(model: &Model, settings: &SubspaceSettings) -> Result<ReducedModel> {
+        let Mesh::Tetrahedra(mesh) = model.mesh() else {
+            return Err(HookeError::scene(
+                "subspace",
+                "a subspace needs a 3D model of tetrahedra",
+            ));
+        };
+        if let Some((p, pin)) = model
+            .pins()
+            .iter()
+            .enumerate()
+            .find(|(_, p)| crate::model::moves(&p.motion, p.release_time))
+        {
+            return Err(HookeError::scene(
+                pin.name(p),
+                "a subspace needs pins that hold still for ever (no motion, no release); soft pins ([[attachments]]) may be used instead",
+            ));
+        }
+        let materials = model.materials();
+        if materials.len() != mesh.tets.len() {
+            return Err(HookeError::scene(
+                "subspace",
+                "a subspace needs every element to have a material and no other elastic elements (springs, membranes)",
+            ));
+        }
+        let rest = model.rest_positions();
+        let mut elements = 0;
+        let mut quadratic_terms = Vec::new();
+        let mut constant_terms = Vec::new();
+        let mut varying_terms = Vec::new();
+        for (index, term) in model.terms().iter().enumerate() {
+            let capabilities = term.capabilities();
+            if term.as_elasticity().is_some() {
+                elements += 1;
+            } else if capabilities.linear {
+                match term.varies_in_time() {
+                    true => varying_terms.push(index),
+                    false => constant_terms.push(index),
+                }
+            } else if capabilities.hessian && !term.varies_in_time() && is_quadratic(model, index, &rest)? {
+                quadratic_terms.push(index);
+            } else {
+                return Err(HookeError::scene(
+                    "subspace",
+                    format!(
+                        "{} cannot be reduced to the subspace (only elements, soft pins that hold still, gravity and loads can)",
+                        term.name()
+                    ),
+                ));
+            }
+        }
+        if elements != 1 {
+            return Err(HookeError::scene("subspace", "a subspace needs one body of tetrahedra"));
+        }
+        let modes = skinning_eigenmodes(model, settings.modes)?;
+        let basis = SkinningBasis::new(&modes, &mesh.vertices);
+        let frames: Vec<(Matrix3<f64>, f64)> = mesh
+            .tets
+            .iter()
+            .enumerate()
+            .map(|(e, tet)| {
+                rest_frame(&mesh.vertices, tet)
+                    .ok_or_else(|| HookeError::scene("mesh", format!("element {e} is flat at rest")))
+            })
+            .collect::<Result<_>>()?;
+        let m = settings.modes;
+        let features: Vec<Vec<f64>> = mesh
+            .tets
+            .iter()
+            .map(|tet| {
+                (0..m)
+                    .map(|j| tet.iter().map(|&v| modes.weights[(v, j)]).sum::<f64>() / 4.0)
+                    .collect()
+            })
+            .collect();
+        let volumes: Vec<f64> = frames.iter().map(|f| f.1).collect();
+        let centroids: Vec<[f64; 3]> = mesh
+            .tets
+            .iter()
+            .map(|tet| {
+                let c = tet.iter().map(|&v| mesh.vertices[v]).sum::<nalgebra::Vector3<f64>>() / 4.0;
+                [c.x, c.y, c.z]
+            })
+            .collect();
+        let count = settings.point_count(mesh.tets.len());
+        let cubature = spectral_cubature(
+            &features,
+            &modes.eigenvalues,
+            &volumes,
+            &centroids,
+            count,
+            settings.seed,
+        )?;
+        let points: Vec<CubaturePoint> = cubature
+            .elements
+            .iter()
+            .zip(&cubature.weights)
+            .map(|(&element, &weight)| CubaturePoint {
+                element,
+                weight,
+                material: materials[element].clone(),
+            })
+            .collect();
+        let r = basis.rank();
+        let mut maps = vec![0.0; 9 * r * points.len()];
+        use rayon::prelude::*;
+        maps.par_chunks_mut(9 * r).zip(&points).for_each(|(block, point)| {
+            let a = basis.element_map(&mesh.tets[point.element], &frames[point.element].0);
+            for k in 0..9 {
+                for column in 0..r {
+                    block[k * r + column] = a[(k, column)];
+                }
+            }
+        });
+        let d = 3;
+        let pattern = model.pattern();
+        let mass_values = model.mass().values();
+        let mass = basis.reduce_scalar_matrix(|visit| {
+            for column in (0..pattern.size).step_by(d) {
+                for k in pattern.column_starts[column]..pattern.column_starts[column + 1] {
+                    let row = pattern.row_indices[k];
+                    if row % d == 0 && mass_values[k] != 0.0 {
+                        visit(row / d, column / d, mass_values[k]);
+                    }
+                }
+            }
+        });
+        // Soft pins: BᵀKB and the pull −Bᵀ∇E(X̄); gravity and loads: −Bᵀ∇E.
+        let mut stiffness = DMatrix::zeros(r, r);
+        let mut gradient = vec![0.0; rest.len()];
+        for &index in &quadratic_terms {
+            let mut values = vec![0.0; pattern.nonzeros()];
+            let mut low_rank: Vec<LowRank> = Vec::new();
+            let mut target = HessianTarget {
+                values: &mut values,
+                low_rank: &mut low_rank,
+            };
+            model.terms()[index].hessian(&rest, 0.0, false, &mut gradient, &mut target, false)?;
+            add_reduced_sparse(&basis, pattern, &values, &mut stiffness);
+        }
+        for &index in &constant_terms {
+            model.terms()[index].gradient(&rest, 0.0, &mut gradient, false)?;
+        }
+        let constant_force: Vec<f64> = basis.reduce(&gradient).iter().map(|g| -g).collect();
+        let total_mass = model.mass().lumped().iter().sum();
+        Ok(ReducedModel {
+            modes,
+            basis,
+            cubature,
+            points,
+            maps,
+            mass,
+            stiffness,
+            constant_force,
+            varying_terms,
+            total_mass,
+        })
+    }
+
+    /// r = 12 m.
+    pub fn rank(&self) -> usize {
+        self.basis.rank()
+    }
+
+    /// Row k of A_c (length r).
+    pub fn map_row(&self, point: usize, k: usize) -> &[f64] {
+        let r = self.rank();
+        &self.maps[(9 * point + k) * r..(9 * point + k + 1) * r]
+    }
+
+    /// F_c = I + A_c u.
+    pub fn deformation_gradient(&self, point: usize, u: &[f64]) -> Matrix3<f64> {
+        let mut f = Matrix3::identity();
+        for k in 0..9 {
+            let row = self.map_row(point, k);
+            f[(k % 3, k / 3)] += row.iter().zip(u).map(|(a, b)| a * b).sum::<f64>();
+        }
+        f
+    }
+
+    /// Adds Σₖ v[k] · (row k of A_c) to `out`: A_cᵀ v.
+    pub fn add_map_transpose(&self, point: usize, v: &[f64; 9], out: &mut [f64]) {
+        for (k, vk) in v.iter().enumerate() {
+            if *vk != 0.0 {
+                for (o, a) in out.iter_mut().zip(self.map_row(point, k)) {
+                    *o += vk * a;
+                }
+            }
+        }
+    }
+
+    /// The reduced external force at `time`: −Bᵀ∇E of soft pins, gravity and loads.
+    pub fn external_force(&self, model: &Model, time: f64) -> Result<Vec<f64>> {
+        if self.varying_terms.is_empty() {
+            return Ok(self.constant_force.clone());
+        }
+        let rest = model.rest_positions();
+        let mut gradient = vec![0.0; rest.len()];
+        for &index in &self.varying_terms {
+            model.terms()[index].gradient(&rest, time, &mut gradient, false)?;
+        }
+        Ok(self
+            .basis
+            .reduce(&gradient)
+            .iter()
+            .zip(&self.constant_force)
+            .map(|(g, f)| f - g)
+            .collect())
+    }
+
+    /// x = X̄ + B u.
+    pub fn positions(&self, u: &[f64]) -> Vec<f64> {
+        let mut x = self.basis.displacement(u);
+        for (chunk, rest) in x.chunks_mut(3).zip(&self.basis.rest) {
+            chunk[0] += rest.x;
+            chunk[1] += rest.y;
+            chunk[2] += rest.z;
+        }
+        x
+    }
+
+    /// The u whose displacement is closest to `displacement` in the mass
+    /// norm: (BᵀMB) u = BᵀM d (lumped M).
+    pub fn project(&self, model: &Model, displacement: &[f64]) -> Result<Vec<f64>> {
+        let weighted: Vec<f64> = displacement
+            .iter()
+            .enumerate()
+            .map(|(i, d)| d * model.mass().of_dof(i))
+            .collect();
+        let rhs = nalgebra::DVector::from_vec(self.basis.reduce(&weighted));
+        let solved = self
+            .mass
+            .clone()
+            .cholesky()
+            .ok_or_else(|| HookeError::LinearSolver {
+                reason: "the reduced mass BᵀMB is not positive definite".to_string(),
+            })?
+            .solve(&rhs);
+        Ok(solved.as_slice().to_vec())
+    }
+
+    /// The subspace coordinates of a state's positions and velocities.
+    pub fn project_state(&self, model: &Model, positions: &[f64], velocities: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
+        let rest = model.rest_positions();
+        let displacement: Vec<f64> = positions.iter().zip(&rest).map(|(x, r)| x - r).collect();
+        Ok((self.project(model, &displacement)?, self.project(model, velocities)?))
+    }
+}
+
+/// Whether term `index`'s Hessian is the same at rest and at a displaced
+/// point, so that its reduction is exact (soft pins are quadratic).
+fn is_quadratic(model: &Model, index: usize, rest: &[f64]) -> Result<bool> {
+    let term = &model.terms()[index];
+    let hessian_at = |x: &[f64]| -> Result<Vec<f64>> {
+        let mut values = vec![0.0; model.pattern().nonzeros()];
+        let mut gradient = vec![0.0; x.len()];
+        let mut low_rank = Vec::new();
+        let mut target = HessianTarget {
+            values: &mut values,
+            low_rank: &mut low_rank,
+        };
+        term.hessian(x, 0.0, false, &mut gradient, &mut target, false)?;
+        match low_rank.is_empty() {
+            true => Ok(values),
+            false => Ok(Vec::new()),
+        }
+    };
+    let scale = 0.01 * model.length_scale();
+    let displaced: Vec<f64> = rest
+        .iter()
+        .enumerate()
+        .map(|(i, x)| x + scale * ((i as f64 * 0.618_034).fract() - 0.5))
+        .collect();
+    let (a, b) = (hessian_at(rest)?, hessian_at(&displaced)?);
+    let size = a.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    Ok(!a.is_empty() && a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 1e-10 * size))
+}
+
+/// Adds BᵀHB for a sparse H on the DOF pattern (lower triangle) to `out`:
+/// H's entry between coordinate c of vertex a and coordinate e of vertex b
+/// couples the columns 12j + 4c + k and 12l + 4e + p through yₐ and y_b.
+fn add_reduced_sparse(
+    basis: &SkinningBasis,
+    pattern: &crate::linalg::LowerPattern,
+    values: &[f64],
+    out: &mut DMatrix<f64>,
+) {
+    let q = 4 * basis.handles();
+    for column in 0..pattern.size {
+        for k in pattern.column_starts[column]..pattern.column_starts[column + 1] {
+            let value = values[k];
+            if value == 0.0 {
+                continue;
+            }
+            let row = pattern.row_indices[k];
+            let (a, c, b, e) = (row / 3, row % 3, column / 3, column % 3);
+            let (ya, yb) = (basis.vertex_row(a), basis.vertex_row(b));
+            for jk in 0..q {
+                for lp in 0..q {
+                    let i1 = 12 * (jk / 4) + 4 * c + jk % 4;
+                    let i2 = 12 * (lp / 4) + 4 * e + lp % 4;
+                    let v = value * ya[jk] * yb[lp];
+                    out[(i1, i2)] += v;
+                    if row != column {
+                        out[(i2, i1)] += v;
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! Skinning eigenmodes (seed 002 §2.9, after Benchekroun et al. 2023): the
+//! m lowest generalised eigenvectors W of the elastic energy Laplacian
+//! H_w W = M_w W Γ, used as the weights of a linear-blend-skinning subspace.
+//!
+//! H_w is the sum of the d per-coordinate diagonal blocks of the elastic
+//! stiffness at rest (for linear elasticity Σₜ Vₜ(4μₜ + λₜ)∇φₐ·∇φ_b, a
+//! material-weighted Laplacian), taken from whatever elements and springs the
+//! model has; M_w is the lumped vertex mass. Stiff regions make high modes
+//! expensive there, so the weights vary in soft regions and stay nearly
+//! constant in stiff ones: the subspace is material-aware.
+//!
+//! Pinned vertices get zero weight (a Dirichlet eigenproblem on the other
+//! vertices), and positions are written as displacements, x = X̄ + B u, so a
+//! pinned vertex stays at its rest position whatever u is. On a free body the
+//! first weight is constant, so B spans every affine map and rigid motions
+//! are exact.
+
+use crate::error::{HookeError, Result};
+use crate::linalg::{smallest_eigenpairs, EigenSettings, LowerPattern};
+use crate::model::{HessianTarget, Model};
+use nalgebra::{DMatrix, Matrix3, SMatrix, Vector3};
+
+/// The weights W (one column per mode, one row per vertex, M_w-orthonormal)
+/// and their eigenvalues Γ, increasing.
+#[derive(Clone, Debug)]
+pub struct SkinningEigenmodes {
+    pub weights: DMatrix<f64>,
+    pub eigenvalues: Vec<f64>,
+}
+
+/// The m lowest skinning eigenmodes of a 3D model under its pins at t = 0.
+/// Vertices with every component pinned get zero weight; a vertex pinned in
+/// some components only cannot be held by a skinning subspace (its columns
+/// move all coordinates together) and is refused.
+pub fn skinning_eigenmodes(model: &Model, count: usize) -> Result<SkinningEigenmodes> {
+    let d = model.dimension();
+    if d != 3 {
+        return Err(HookeError::scene(
+            "subspace",
+            "skinning eigenmodes need a 3D model of tetrahedra",
+        ));
+    }
+    let vertices = model.mesh().vertex_count();
+    let pinned = pinned_vertices(model)?;
+    let free: Vec<usize> = (0..vertices).filter(|&v| !pinned[v]).collect();
+    if count == 0 || count > free.len() {
+        return Err(HookeError::scene(
+            "subspace.modes",
+            format!("{count} modes asked of a model with {} free vertices", free.len()),
+        ));
+    }
+    let (pattern, laplacian) = elastic_laplacian(model)?;
+    let mut mass = vec![0.0; pattern.nonzeros()];
+    for (v, &k) in pattern.diagonal_positions().iter().enumerate() {
+        mass[k] = model.mass().lumped()[v];
+    }
+    let mut new_index = vec![None; vertices];
+    for (i, &v) in free.iter().enumerate() {
+        new_index[v] = Some(i);
+    }
+    let (free_pattern, source) = pattern.restrict(&new_index);
+    let stiffness: Vec<f64> = source.iter().map(|&s| laplacian[s]).collect();
+    let masses: Vec<f64> = source.iter().map(|&s| mass[s]).collect();
+    let pairs = smallest_eigenpairs(&free_pattern, &stiffness, &masses, count, &EigenSettings::default())?;
+    let mut weights = DMatrix::zeros(vertices, count);
+    for (j, vector) in pairs.vectors.iter().enumerate() {
+        // A fixed sign (largest entry positive), so the same model gives the same basis.
+        let largest = vector
+            .iter()
+            .copied()
+            .fold(0.0f64, |a, b| if b.abs() > a.abs() { b } else { a });
+        let sign = if largest < 0.0 { -1.0 } else { 1.0 };
+        for (i, &v) in free.iter().enumerate() {
+            weights[(v, j)] = sign * vector[i];
+        }
+    }
+    Ok(SkinningEigenmodes {
+        weights,
+        eigenvalues: pairs.values,
+    })
+}
+
+/// Which vertices are pinned in every component at t = 0; an error for a
+/// vertex pinned in some components only.
+fn pinned_vertices(model: &Model) -> Result<Vec<bool>> {
+    let d = model.dimension();
+    let dofs = model.dof_map(0.0);
+    let vertices = model.mesh().vertex_count();
+    let mut pinned = vec![false; vertices];
+    for (v, flag) in pinned.iter_mut().enumerate() {
+        let held = (0..d).filter(|c| dofs.free_index[d * v + c].is_none()).count();
+        if held != 0 && held != d {
+            return Err(HookeError::scene(
+                "pins",
+                format!("vertex {v} is pinned in {held} of its {d} components; a skinning subspace can only hold whole vertices"),
+            ));
+        }
+        *flag = held == d;
+    }
+    Ok(pinned)
+}
+
+/// H_w on a vertex pattern: Σ_c K[dv+c, dw+c] of the elastic terms' stiffness
+/// at rest (elements and springs; soft pins, gravity and loads left out).
+fn elastic_laplacian(model: &Model) -> Result<(LowerPattern, Vec<f64>)> {
+    let d = model.dimension();
+    let rest = model.rest_positions();
+    let dof_pattern = model.pattern();
+    let mut values = vec![0.0; dof_pattern.nonzeros()];
+    let mut gradient = vec![0.0; rest.len()];
+    let mut low_rank = Vec::new();
+    for term in model.terms().iter().filter(|t| t.as_elasticity().is_some()) {
+        let mut target = HessianTarget {
+            values: &mut values,
+            low_rank: &mut low_rank,
+        };
+        term.hessian(&rest, 0.0, true, &mut gradient, &mut target, false)?;
+    }
+    let vertices = dof_pattern.size / d;
+    let columns: Vec<Vec<usize>> = (0..vertices)
+        .map(|w| {
+            let column = d * w;
+            (dof_pattern.column_starts[column]..dof_pattern.column_starts[column + 1])
+                .map(|k| dof_pattern.row_indices[k])
+                .filter(|row| row % d == 0)
+                .map(|row| row / d)
+                .collect()
+        })
+        .collect();
+    let pattern = LowerPattern::from_columns(columns);
+    let mut laplacian = vec![0.0; pattern.nonzeros()];
+    for column in 0..dof_pattern.size {
+        for k in dof_pattern.column_starts[column]..dof_pattern.column_starts[column + 1] {
+            let row = dof_pattern.row_indices[k];
+            if row % d == column % d {
+                let position = pattern
+                    .position(row / d, column / d)
+                    .expect("every coupled vertex pair has its block in the pattern");
+                laplacian[position] += values[k];
+            }
+        }
+    }
+    Ok((pattern, laplacian))
+}
+
+/// The linear-blend-skinning basis of the weights (seed 002 Eq. 10): x = X̄ + B u
+/// with u holding one 3×4 matrix Tⱼ per weight, row-major, so coordinate c of
+/// vertex i is Σⱼ Wᵢⱼ (row c of Tⱼ)·[X̄ᵢ; 1] and column 12j + 4c + k of B is
+/// Wᵢⱼ [X̄ᵢ; 1]ₖ on the rows of coordinate c. B is never formed: its products
+/// cost |V|·12m.
+#[derive(Clone, Debug)]
+pub struct SkinningBasis {
+    pub weights: DMatrix<f64>,
+    pub rest: Vec<Vector3<f64>>,
+}
+
+impl SkinningBasis {
+    pub fn new(modes: &SkinningEigenmodes, rest: &[Vector3<f64>]) -> SkinningBasis {
+        SkinningBasis {
+            weights: modes.weights.clone(),
+            rest: rest.to_vec(),
+        }
+    }
+
+    /// m, the number of weights.
+    pub fn handles(&self) -> usize {
+        self.weights.ncols()
+    }
+
+    /// r = 12 m.
+    pub fn rank(&self) -> usize {
+        12 * self.handles()
+    }
+
+    /// yᵢ = Wᵢ ⊗ [X̄ᵢ; 1]: entry 4j + k.
+    pub fn vertex_row(&self, i: usize) -> Vec<f64> {
+        let x = self.rest[i];
+        let homogeneous = [x.x, x.y, x.z, 1.0];
+        (0..4 * self.handles())
+            .map(|jk| self.weights[(i, jk / 4)] * homogeneous[jk % 4])
+            .collect()
+    }
+
+    /// B u over all DOFs (the displacement from rest).
+    pub fn displacement(&self, u: &[f64]) -> Vec<f64> {
+        let n = self.rest.len();
+        let mut out = vec![0.0; 3 * n];
+        let m = self.handles();
+        for (i, chunk) in out.chunks_mut(3).enumerate() {
+            let x = self.rest[i];
+            let homogeneous = [x.x, x.y, x.z, 1.0];
+            for j in 0..m {
+                let w = self.weights[(i, j)];
+                if w == 0.0 {
+                    continue;
+                }
+                for (c, value) in chunk.iter_mut().enumerate() {
+                    let t = &u[12 * j + 4 * c..12 * j + 4 * c + 4];
+                    *value += w * (t[0] * homogeneous[0] + t[1] * homogeneous[1] + t[2] * homogeneous[2] + t[3]);
+                }
+            }
+        }
+        out
+    }
+
+    /// Bᵀ v for v over all DOFs.
+    pub fn reduce(&self, v: &[f64]) -> Vec<f64> {
+        let m = self.handles();
+        let mut out = vec![0.0; 12 * m];
+        for (i, chunk) in v.chunks(3).enumerate() {
+            let x = self.rest[i];
+            let homogeneous = [x.x, x.y, x.z, 1.0];
+            for j in 0..m {
+                let w = self.weights[(i, j)];
+                if w == 0.0 {
+                    continue;
+                }
+                for (c, value) in chunk.iter().enumerate() {
+                    for (k, h) in homogeneous.iter().enumerate() {
+                        out[12 * j + 4 * c + k] += w * h * value;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// B as a dense matrix (tests, small models).
+    pub fn dense(&self) -> DMatrix<f64> {
+        let n = self.rest.len();
+        let mut b = DMatrix::zeros(3 * n, self.rank());
+        for i in 0..n {
+            let y = self.vertex_row(i);
+            for (jk, value) in y.iter().enumerate() {
+                let (j, k) = (jk / 4, jk % 4);
+                for c in 0..3 {
+                    b[(3 * i + c, 12 * j + 4 * c + k)] = *value;
+                }
+            }
+        }
+        b
+    }
+
+    /// BᵀNB for a matrix N that acts alike and separately on each coordinate,
+    /// given by its scalar entries between vertices (`scalar(visit)` calls
+    /// visit(a, b, value) for each entry of the lower triangle, a ≥ b).
+    pub fn reduce_scalar_matrix(&self, scalar: impl Fn(&mut dyn FnMut(usize, usize, f64))) -> DMatrix<f64> {
+        let q = 4 * self.handles();
+        let n = self.rest.len();
+        let rows = DMatrix::from_fn(n, q, |i, jk| {
+            let x = self.rest[i];
+            let homogeneous = [x.x, x.y, x.z, 1.0];
+            self.weights[(i, jk / 4)] * homogeneous[jk % 4]
+        });
+        // N Y, then Yᵀ (N Y): the per-coordinate q×q block.
+        let mut product = DMatrix::zeros(n, q);
+        scalar(&mut |a, b, value| {
+            for column in 0..q {
+                product[(a, column)] += value * rows[(b, column)];
+                if a != b {
+                    product[(b, column)] += value * rows[(a, column)];
+                }
+            }
+        });
+        let block = rows.tr_mul(&product);
+        let mut reduced = DMatrix::zeros(3 * q, 3 * q);
+        for jk in 0..q {
+            for lq in 0..q {
+                let (j, k, l, p) = (jk / 4, jk % 4, lq / 4, lq % 4);
+                for c in 0..3 {
+                    reduced[(12 * j + 4 * c + k, 12 * l + 4 * c + p)] = block[(jk, lq)];
+                }
+            }
+        }
+        reduced
+    }
+
+    /// A = ∂vec(F)/∂u of a tetrahedron (9 × 12m): F = I + Σₐ (B u)ₐ ∇φₐᵀ with
+    /// ∇φₐ the rest gradients of its shape functions.
+    pub fn element_map(&self, tet: &[usize], rest_inverse: &Matrix3<f64>) -> DMatrix<f64> {
+        let gradients = shape_gradients(rest_inverse);
+        let q = 4 * self.handles();
+        // gₑ[4j+k] = Σₐ ∂ₑφₐ yₐ[4j+k].
+        let mut g = [vec![0.0; q], vec![0.0; q], vec![0.0; q]];
+        for (a, &vertex) in tet.iter().enumerate() {
+            let y = self.vertex_row(vertex);
+            for (e, ge) in g.iter_mut().enumerate() {
+                let slope = gradients[a][e];
+                for (value, yv) in ge.iter_mut().zip(&y) {
+                    *value += slope * yv;
+                }
+            }
+        }
+        let mut map = DMatrix::zeros(9, 3 * q);
+        for (e, ge) in g.iter().enumerate() {
+            for (jk, value) in ge.iter().enumerate() {
+                let (j, k) = (jk / 4, jk % 4);
+                for c in 0..3 {
+                    map[(c + 3 * e, 12 * j + 4 * c + k)] = *value;
+                }
+            }
+        }
+        map
+    }
+}
+
+/// ∇φₐ of a tetrahedron's four shape functions from Dm⁻¹ (Dm = [X₁−X₀, X₂−X₀, X₃−X₀]):
+/// ∇φₐ is row a−1 of Dm⁻¹ for a = 1, 2, 3 and ∇φ₀ = −Σ.
+pub fn shape_gradients(rest_inverse: &Matrix3<f64>) -> [Vector3<f64>; 4] {
+    let g1: Vector3<f64> = rest_inverse.row(0).transpose();
+    let g2: Vector3<f64> = rest_inverse.row(1).transpose();
+    let g3: Vector3<f64> = rest_inverse.row(2).transpose();
+    [-(g1 + g2 + g3), g1, g2, g3]
+}
+
+/// Dm⁻¹ and the volume of a tetrahedron at rest; None when it is flat.
+pub fn rest_frame(vertices: &[Vector3<f64>], tet: &[usize]) -> Option<(Matrix3<f64>, f64)> {
+    let x0 = vertices[tet[0]];
+    let dm = Matrix3::from_columns(&[vertices[tet[1]] - x0, vertices[tet[2]] - x0, vertices[tet[3]] - x0]);
+    let volume = dm.determinant().abs() / 6.0;
+    dm.try_inverse()
+        .filter(|_| volume > 0.0)
+        .map(|inverse| (inverse, volume))
+}
+
+/// vec(∂F/∂x) of a tetrahedron: the 9×12 map from its corners' positions.
+pub fn deformation_map(rest_inverse: &Matrix3<f64>) -> SMatrix<f64, 9, 12> {
+    let gradients = shape_gradients(rest_inverse);
+    let mut map = SMatrix::<f64, 9, 12>::zeros();
+    for (a, g) in gradients.iter().enumerate() {
+        for e in 0..3 {
+            for c in 0..3 {
+                map[(c + 3 * e, 3 * a + c)] = g[e];
+            }
+        }
+    }
+    map
+}

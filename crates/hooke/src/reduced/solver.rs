@@ -1,0 +1,415 @@
+//! One iteration of the two reduced solvers on the backward-Euler potential
+//! of a step, Φ(u) = ½ uᵀ H_u u − bᵀ u + Σ_c w_c ψ(F_c(u)), with
+//! H_u = M_u/h² + Q constant and b = M_u ũ/h² + f (ũ = uₙ + h u̇ₙ):
+//!
+//! - **subspace FEM**: Newton with the PSD-projected Hessian H_u + K,
+//!   K = Σ w_c A_cᵀ (∂P/∂F)_c A_c, and a backtracking line search on Φ;
+//! - **subspace mixed FEM** (seed 002 §2.6–2.8): the stretch z_c is an
+//!   unknown of its own at each cubature point, tied to u by w_c μ_cᵀ D (z̄_c(u) − z_c).
+//!   The KKT system condenses to (H_u + K) du = rhs with
+//!   K = Σ w_c J_cᵀ H_c J_c (J_c = ∂z̄/∂u, H_c = ψ''(z_c) projected to PSD)
+//!   and rhs = −(H_u u − b) − Σ w_c J_cᵀ [ψ'(z_c) + H_c (z̄_c(u) − z_c)];
+//!   then dz_c = z̄_c(u) − z_c + J_c du and μ_c = D⁻¹[ψ'(z_c) + H_c dz_c]
+//!   (the per-point form of Eqs. 6–8, with K = G_uᵀ G_z⁻¹ H_z G_z⁻¹ G_u as
+//!   corrected in seed 002 §2.7), and a backtracking line search on the
+//!   Lagrangian ℒ(u, z; μ) = Φ_u(u) + Σ w_c [ψ(z_c) + μ_cᵀ D (z̄_c(u) − z_c)],
+//!   along which the direction descends: its slope is −duᵀH_u du − Σ w dzᵀH dz.
+//!
+//! Both build K as P Pᵀ with P's columns √w_c Lᵀ J A_c (L Lᵀ the PSD point
+//! Hessian, J the identity or ∂z̄/∂F), one r × r product over 9|𝒞| (FEM) or
+//! 6|𝒞| (mixed) columns: the dominant cost, O(r²|𝒞|), whatever the mesh size.
+
+use super::problem::ReducedModel;
+use super::stretch::{evaluate_stretch, stretch_energy, Stretch, OFF_DIAGONAL_WEIGHT};
+use crate::error::{HookeError, Result};
+use crate::material::{StressDerivative, Want};
+use faer::linalg::matmul::triangular::{matmul as triangular_matmul, BlockStructure};
+use faer::linalg::solvers::Solve;
+use faer::{Accum, MatMut, MatRef, Par, Side};
+use nalgebra::{DMatrix, SMatrix, Vector6};
+use rayon::prelude::*;
+
+/// Which reduced solver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReducedMethod {
+    /// Subspace FEM: Newton in u.
+    Newton,
+    /// Subspace mixed FEM: SQP in (u, z, μ).
+    MixedSqp,
+}
+
+/// The constant and per-step parts of Φ.
+#[derive(Clone, Debug)]
+pub struct StepPotential {
+    /// H_u = M_u/h² + Q.
+    pub inertia: DMatrix<f64>,
+    /// b = M_u ũ/h² + f(t + h).
+    pub rhs: Vec<f64>,
+}
+
+impl StepPotential {
+    /// Φ_u(u) = ½ uᵀ H_u u − bᵀu and its gradient H_u u − b.
+    fn quadratic(&self, u: &[f64]) -> (f64, Vec<f64>) {
+        let hu = &self.inertia * nalgebra::DVector::from_column_slice(u);
+        let value = 0.5 * dot(u, hu.as_slice()) - dot(&self.rhs, u);
+        (value, hu.iter().zip(&self.rhs).map(|(a, b)| a - b).collect())
+    }
+}
+
+/// What one iteration did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IterationReport {
+    /// The Newton decrement λ² = duᵀ (H_u + K) du of the full step.
+    pub decrement: f64,
+    /// The accepted step length α.
+    pub step_length: f64,
+    /// The RMS displacement of the accepted increment, √(α² duᵀM_u du / mass).
+    pub increment: f64,
+    /// Φ (FEM) or ℒ (mixed) after the step.
+    pub merit: f64,
+}
+
+/// Armijo's sufficient-decrease constant and the step shrink factor.
+const ARMIJO: f64 = 1e-4;
+const SHRINK: f64 = 0.5;
+const MAX_HALVINGS: usize = 40;
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// L with L Lᵀ = A for a symmetric PSD A; a pivot at rounding level makes
+/// its column zero (the matrix is singular there).
+fn semidefinite_factor<const N: usize>(a: &SMatrix<f64, N, N>) -> SMatrix<f64, N, N> {
+    let mut l = SMatrix::<f64, N, N>::zeros();
+    let tiny = 1e-13 * (0..N).map(|i| a[(i, i)].abs()).fold(0.0, f64::max);
+    for j in 0..N {
+        let pivot = a[(j, j)] - (0..j).map(|k| l[(j, k)] * l[(j, k)]).sum::<f64>();
+        if pivot <= tiny {
+            continue;
+        }
+        let s = pivot.sqrt();
+        l[(j, j)] = s;
+        for i in j + 1..N {
+            l[(i, j)] = (a[(i, j)] - (0..j).map(|k| l[(i, k)] * l[(j, k)]).sum::<f64>()) / s;
+        }
+    }
+    l
+}
+
+impl ReducedModel {
+    /// The step's potential from uₙ, u̇ₙ, the step h and the reduced force f(t + h).
+    pub fn step_potential(&self, u: &[f64], velocity: &[f64], h: f64, force: &[f64]) -> StepPotential {
+        let inertia = &self.mass / (h * h) + &self.stiffness;
+        let predicted: Vec<f64> = u.iter().zip(velocity).map(|(a, v)| a + h * v).collect();
+        let mu = &self.mass * nalgebra::DVector::from_vec(predicted);
+        let rhs = mu.iter().zip(force).map(|(m, f)| m / (h * h) + f).collect();
+        StepPotential { inertia, rhs }
+    }
+
+    /// Σ_c w_c ψ(F_c(u)); +∞ where an element is undefined.
+    pub fn elastic_energy(&self, u: &[f64]) -> f64 {
+        (0..self.points.len())
+            .into_par_iter()
+            .map(|c| {
+                let f = self.deformation_gradient(c, u);
+                self.points[c].weight * self.points[c].material.evaluate(&f, Want::Energy).energy_density
+            })
+            .collect::<Vec<f64>>()
+            .iter()
+            .sum()
+    }
+
+    /// Φ(u) of subspace FEM.
+    pub fn potential(&self, step: &StepPotential, u: &[f64]) -> f64 {
+        step.quadratic(u).0 + self.elastic_energy(u)
+    }
+
+    /// Σ A_cᵀ v_c over points, summed in point order.
+    fn gather(&self, per_point: &[[f64; 9]]) -> Vec<f64> {
+        let mut out = vec![0.0; self.rank()];
+        for (c, v) in per_point.iter().enumerate() {
+            self.add_map_transpose(c, v, &mut out);
+        }
+        out
+    }
+
+    /// Writes the columns of P for point c, √w Lᵀ J A_c (`t` = √w Lᵀ J, R×9), into `block` (R·r).
+    fn write_columns<const R: usize>(&self, c: usize, t: &SMatrix<f64, R, 9>, block: &mut [f64]) {
+        let r = self.rank();
+        block.fill(0.0);
+        for (i, column) in block.chunks_mut(r).enumerate() {
+            for k in 0..9 {
+                let factor = t[(i, k)];
+                if factor != 0.0 {
+                    for (o, a) in column.iter_mut().zip(self.map_row(c, k)) {
+                        *o += factor * a;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Solves (H_u + P Pᵀ) du = rhs; returns du and the decrement duᵀ(H_u + PPᵀ)du.
+    fn condensed_solve(&self, inertia: &DMatrix<f64>, columns: &[f64], rhs: &[f64]) -> Result<(Vec<f64>, f64)> {
+        let r = self.rank();
+        let count = columns.len() / r;
+        let mut system = inertia.clone();
+        {
+            let p = MatRef::from_column_major_slice(columns, r, count);
+            let destination = MatMut::from_column_major_slice_mut(system.as_mut_slice(), r, r);
+            triangular_matmul(
+                destination,
+                BlockStructure::TriangularLower,
+                Accum::Add,
+                p,
+                BlockStructure::Rectangular,
+                p.transpose(),
+                BlockStructure::Rectangular,
+                1.0,
+                Par::rayon(0),
+            );
+        }
+        let matrix = MatRef::from_column_major_slice(system.as_slice(), r, r);
+        let factor = matrix.llt(Side::Lower).map_err(|_| HookeError::LinearSolver {
+            reason: "the reduced system H_u + K is not positive definite (too few cubature points for the modes leave it singular; seed 002 keeps |𝒞| ≈ 20 m)".to_string(),
+        })?;
+        let mut solution = rhs.to_vec();
+        factor.solve_in_place(MatMut::from_column_major_slice_mut(&mut solution, r, 1));
+        // duᵀ A du = duᵀ rhs.
+        let decrement = dot(&solution, rhs);
+        Ok((solution, decrement))
+    }
+
+    /// √(duᵀ M_u du / mass): the RMS displacement of an increment.
+    pub fn rms_increment(&self, du: &[f64]) -> f64 {
+        let md = &self.mass * nalgebra::DVector::from_column_slice(du);
+        (dot(du, md.as_slice()).max(0.0) / self.total_mass).sqrt()
+    }
+
+    /// The elastic part of subspace FEM at u: Σ w ψ(F_c), the per-point
+    /// forces w vec(P_c) (for Σ A_cᵀ), and the columns of P with K = P Pᵀ.
+    fn fem_linearisation(&self, u: &[f64]) -> Result<(f64, Vec<[f64; 9]>, Vec<f64>)> {
+        let r = self.rank();
+        let count = self.points.len();
+        let mut columns = vec![0.0; 9 * r * count];
+        let evaluations: Vec<Result<(f64, [f64; 9])>> = columns
+            .par_chunks_mut(9 * r)
+            .enumerate()
+            .map(|(c, block)| {
+                let point = &self.points[c];
+                let f = self.deformation_gradient(c, u);
+                let evaluation = point.material.evaluate(&f, Want::Derivative { project: true });
+                if evaluation.is_undefined() {
+                    return Err(HookeError::Solver {
+                        reason: format!(
+                            "cubature element {} is outside its material's domain (inverted)",
+                            point.element
+                        ),
+                    });
+                }
+                let derivative = match evaluation.first_piola_derivative {
+                    Some(StressDerivative::Matrix(m)) => m,
+                    Some(StressDerivative::Eigensystem(system)) => system.to_matrix(),
+                    None => crate::material::Matrix9::zeros(),
+                };
+                let t = semidefinite_factor(&derivative).transpose() * point.weight.sqrt();
+                self.write_columns(c, &t, block);
+                let mut stress = [0.0; 9];
+                for (s, p) in stress.iter_mut().zip(evaluation.first_piola.iter()) {
+                    *s = point.weight * p;
+                }
+                Ok((point.weight * evaluation.energy_density, stress))
+            })
+            .collect();
+        let mut energy = 0.0;
+        let mut stresses = Vec::with_capacity(count);
+        for evaluation in evaluations {
+            let (e, s) = evaluation?;
+            energy += e;
+            stresses.push(s);
+        }
+        Ok((energy, stresses, columns))
+    }
+
+    /// K = Σ w_c A_cᵀ (∂P/∂F)_c A_c at u (PSD-projected), dense: for checks of the cubature's null space.
+    pub fn elastic_hessian(&self, u: &[f64]) -> Result<DMatrix<f64>> {
+        let (_, _, columns) = self.fem_linearisation(u)?;
+        let r = self.rank();
+        let p = DMatrix::from_column_slice(r, columns.len() / r, &columns);
+        Ok(&p * p.transpose())
+    }
+
+    /// One Newton iteration of subspace FEM from u (updated in place).
+    pub fn newton_iteration(&self, step: &StepPotential, u: &mut [f64]) -> Result<IterationReport> {
+        let (energy, stresses, columns) = self.fem_linearisation(u)?;
+        let (quadratic, mut gradient) = step.quadratic(u);
+        for (g, e) in gradient.iter_mut().zip(self.gather(&stresses)) {
+            *g += e;
+        }
+        let rhs: Vec<f64> = gradient.iter().map(|g| -g).collect();
+        let (du, decrement) = self.condensed_solve(&step.inertia, &columns, &rhs)?;
+        let start = quadratic + energy;
+        let slope = -decrement;
+        let trial = |alpha: f64| -> (Vec<f64>, f64) {
+            let next: Vec<f64> = u.iter().zip(&du).map(|(a, d)| a + alpha * d).collect();
+            let value = self.potential(step, &next);
+            (next, value)
+        };
+        let (alpha, next, merit) = backtrack(start, slope, trial);
+        if alpha > 0.0 {
+            u.copy_from_slice(&next);
+        }
+        Ok(IterationReport {
+            decrement,
+            step_length: alpha,
+            increment: alpha * self.rms_increment(&du),
+            merit: if alpha > 0.0 { merit } else { start },
+        })
+    }
+
+    /// z̄_c(u) for every point: the stretch of F_c.
+    pub fn stretches(&self, u: &[f64]) -> Vec<Vector6<f64>> {
+        (0..self.points.len())
+            .into_par_iter()
+            .map(|c| Stretch::of(&self.deformation_gradient(c, u)).vector())
+            .collect()
+    }
+
+    /// ℒ(u, z; μ) = Φ_u(u) + Σ w_c [ψ(z_c) + μ_cᵀ D (z̄_c(u) − z_c)].
+    pub fn lagrangian(&self, step: &StepPotential, u: &[f64], z: &[Vector6<f64>], multipliers: &[Vector6<f64>]) -> f64 {
+        let d = Vector6::from_column_slice(&OFF_DIAGONAL_WEIGHT);
+        let terms: Vec<f64> = (0..self.points.len())
+            .into_par_iter()
+            .map(|c| {
+                let point = &self.points[c];
+                let target = Stretch::of(&self.deformation_gradient(c, u)).vector();
+                let gap = (target - z[c]).component_mul(&d);
+                point.weight * (stretch_energy(&*point.material, &z[c]) + multipliers[c].dot(&gap))
+            })
+            .collect();
+        step.quadratic(u).0 + terms.iter().sum::<f64>()
+    }
+
+    /// One SQP iteration of subspace mixed FEM from (u, z), updated in place;
+    /// the multipliers μ of the step are written to `multipliers`.
+    pub fn mixed_iteration(
+        &self,
+        step: &StepPotential,
+        u: &mut [f64],
+        z: &mut [Vector6<f64>],
+        multipliers: &mut Vec<Vector6<f64>>,
+    ) -> Result<IterationReport> {
+        let r = self.rank();
+        let count = self.points.len();
+        let mut columns = vec![0.0; 6 * r * count];
+        struct PointState {
+            target: Vector6<f64>,
+            jacobian: SMatrix<f64, 6, 9>,
+            gradient: Vector6<f64>,
+            hessian: SMatrix<f64, 6, 6>,
+            force: [f64; 9],
+        }
+        let states: Vec<Result<PointState>> = columns
+            .par_chunks_mut(6 * r)
+            .enumerate()
+            .map(|(c, block)| {
+                let point = &self.points[c];
+                let stretch = Stretch::of(&self.deformation_gradient(c, u));
+                let jacobian = stretch.jacobian();
+                let target = stretch.vector();
+                let evaluation = evaluate_stretch(&*point.material, &z[c], true).ok_or_else(|| HookeError::Solver {
+                    reason: format!(
+                        "the stretch of cubature element {} is outside its material's domain",
+                        point.element
+                    ),
+                })?;
+                let t = semidefinite_factor(&evaluation.hessian).transpose() * jacobian * point.weight.sqrt();
+                self.write_columns(c, &t, block);
+                let linearised = evaluation.gradient + evaluation.hessian * (target - z[c]);
+                let force_vector = jacobian.transpose() * linearised * point.weight;
+                let mut force = [0.0; 9];
+                force.copy_from_slice(force_vector.as_slice());
+                Ok(PointState {
+                    target,
+                    jacobian,
+                    gradient: evaluation.gradient,
+                    hessian: evaluation.hessian,
+                    force,
+                })
+            })
+            .collect();
+        let states: Vec<PointState> = states.into_iter().collect::<Result<_>>()?;
+        let (quadratic, quadratic_gradient) = step.quadratic(u);
+        let forces: Vec<[f64; 9]> = states.iter().map(|s| s.force).collect();
+        let elastic = self.gather(&forces);
+        let rhs: Vec<f64> = quadratic_gradient.iter().zip(&elastic).map(|(g, e)| -g - e).collect();
+        let (du, decrement) = self.condensed_solve(&step.inertia, &columns, &rhs)?;
+        // The local updates: dz_c, and the multipliers μ_c.
+        let d = Vector6::from_column_slice(&OFF_DIAGONAL_WEIGHT);
+        let mut dz = Vec::with_capacity(count);
+        multipliers.clear();
+        let mut slope = dot(&quadratic_gradient, &du);
+        let mut constraint_force = vec![[0.0; 9]; count];
+        for (c, state) in states.iter().enumerate() {
+            let mut a_du = SMatrix::<f64, 9, 1>::zeros();
+            for (k, value) in a_du.iter_mut().enumerate() {
+                *value = dot(self.map_row(c, k), &du);
+            }
+            let change = state.target - z[c] + state.jacobian * a_du;
+            let multiplier = (state.gradient + state.hessian * change).component_div(&d);
+            let w = self.points[c].weight;
+            // ∇_u ℒ gets Σ w A_cᵀ J_Sᵀ D μ_c; ∇_z ℒ_c = w (ψ'(z_c) − D μ_c).
+            let pulled = state.jacobian.transpose() * multiplier.component_mul(&d) * w;
+            constraint_force[c].copy_from_slice(pulled.as_slice());
+            slope += w * (state.gradient - multiplier.component_mul(&d)).dot(&change);
+            dz.push(change);
+            multipliers.push(multiplier);
+        }
+        slope += dot(&self.gather(&constraint_force), &du);
+        let start = quadratic
+            + (0..count)
+                .map(|c| {
+                    let w = self.points[c].weight;
+                    w * (stretch_energy(&*self.points[c].material, &z[c])
+                        + multipliers[c].dot(&(states[c].target - z[c]).component_mul(&d)))
+                })
+                .sum::<f64>();
+        let trial = |alpha: f64| -> ((Vec<f64>, Vec<Vector6<f64>>), f64) {
+            let next_u: Vec<f64> = u.iter().zip(&du).map(|(a, b)| a + alpha * b).collect();
+            let next_z: Vec<Vector6<f64>> = z.iter().zip(&dz).map(|(a, b)| a + alpha * b).collect();
+            let value = self.lagrangian(step, &next_u, &next_z, multipliers);
+            ((next_u, next_z), value)
+        };
+        let (alpha, (next_u, next_z), merit) = backtrack(start, slope, trial);
+        if alpha > 0.0 {
+            u.copy_from_slice(&next_u);
+            z.copy_from_slice(&next_z);
+        }
+        Ok(IterationReport {
+            decrement,
+            step_length: alpha,
+            increment: alpha * self.rms_increment(&du),
+            merit: if alpha > 0.0 { merit } else { start },
+        })
+    }
+}
+
+/// Backtracking from α = 1 until f(α) ≤ f(0) + c α slope (Armijo). When the
+/// slope is not negative (at rounding level near a minimum) or no α passes,
+/// returns α = 0: no step.
+fn backtrack<T: Default>(start: f64, slope: f64, trial: impl Fn(f64) -> (T, f64)) -> (f64, T, f64) {
+    if slope.is_nan() || slope >= 0.0 {
+        return (0.0, T::default(), start);
+    }
+    let mut alpha = 1.0;
+    for _ in 0..MAX_HALVINGS {
+        let (point, value) = trial(alpha);
+        if value.is_finite() && value <= start + ARMIJO * alpha * slope {
+            return (alpha, point, value);
+        }
+        alpha *= SHRINK;
+    }
+    (0.0, T::default(), start)
+}

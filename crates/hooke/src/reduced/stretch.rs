@@ -1,0 +1,168 @@
+//! The stretch of an element: F = R S with R a rotation and S symmetric, S as
+//! a 6-vector z = [S₁₁, S₂₂, S₃₃, S₁₂, S₁₃, S₂₃], its derivative ∂z/∂F, and an
+//! isotropic material's energy written in z (seed 002 §2.3–2.4).
+//!
+//! The mixed formulation carries z as its own unknown at each cubature point;
+//! these are the pieces it is built from.
+
+use crate::linalg::signed_svd3;
+use crate::material::{derivative_matrix, Material, Matrix6, Want};
+use nalgebra::{Matrix3, SMatrix, Vector3, Vector6};
+
+/// ∂z/∂vec(F), vec column-major (F₁₁, F₂₁, F₃₁, F₁₂, …).
+pub type StretchJacobian = SMatrix<f64, 6, 9>;
+
+/// The entries (row, column) of S that z lists, in order.
+const ENTRIES: [(usize, usize); 6] = [(0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)];
+
+/// D = diag(1, 1, 1, 2, 2, 2): zᵀ D y = S : Y, the Frobenius product of the matrices.
+pub const OFF_DIAGONAL_WEIGHT: [f64; 6] = [1.0, 1.0, 1.0, 2.0, 2.0, 2.0];
+
+/// z of a symmetric matrix (its upper triangle is read).
+pub fn to_vector(s: &Matrix3<f64>) -> Vector6<f64> {
+    Vector6::from_fn(|k, _| s[ENTRIES[k]])
+}
+
+/// The symmetric matrix of z.
+pub fn to_matrix(z: &Vector6<f64>) -> Matrix3<f64> {
+    let mut s = Matrix3::zeros();
+    for (k, &(i, j)) in ENTRIES.iter().enumerate() {
+        s[(i, j)] = z[k];
+        s[(j, i)] = z[k];
+    }
+    s
+}
+
+/// vec(∂S/∂zₖ) as the columns of a 9×6 matrix: a diagonal entry moves one
+/// entry of S, an off-diagonal one moves two.
+fn symmetric_embedding() -> SMatrix<f64, 9, 6> {
+    let mut e = SMatrix::<f64, 9, 6>::zeros();
+    for (k, &(i, j)) in ENTRIES.iter().enumerate() {
+        e[(i + 3 * j, k)] = 1.0;
+        e[(j + 3 * i, k)] = 1.0;
+    }
+    e
+}
+
+/// The polar decomposition of one F.
+#[derive(Clone, Copy, Debug)]
+pub struct Stretch {
+    /// R, a proper rotation.
+    pub rotation: Matrix3<f64>,
+    /// S = Rᵀ F, symmetric; indefinite when F is inverted.
+    pub stretch: Matrix3<f64>,
+    /// F = U Σ Vᵀ (U, V rotations, σ₂ < 0 when det F < 0), kept for the Jacobian.
+    u: Matrix3<f64>,
+    sigma: Vector3<f64>,
+    v: Matrix3<f64>,
+}
+
+impl Stretch {
+    /// R = U Vᵀ and S = V Σ Vᵀ from the signed SVD: an inverted F keeps a
+    /// proper rotation and puts the sign on S's smallest singular value, as
+    /// the reference implementation does.
+    pub fn of(f: &Matrix3<f64>) -> Stretch {
+        let (u, sigma, v) = signed_svd3(f);
+        let rotation = u * v.transpose();
+        let stretch = v * Matrix3::from_diagonal(&sigma) * v.transpose();
+        Stretch {
+            rotation,
+            stretch,
+            u,
+            sigma,
+            v,
+        }
+    }
+
+    /// z of S.
+    pub fn vector(&self) -> Vector6<f64> {
+        to_vector(&self.stretch)
+    }
+
+    /// ∂z/∂vec(F). From F = RS: Rᵀ dF = [ω]ₓ S + dS, and the skew part gives
+    /// (tr S I − S) ω = axial(G − Gᵀ) with G = Rᵀ dF. In the basis of V this
+    /// matrix is diagonal, (σⱼ + σₖ); where two singular values cancel (a
+    /// degenerate inverted element) the rotation is undetermined and the
+    /// denominator is held at a small value of its sign, which keeps dS finite.
+    pub fn jacobian(&self) -> StretchJacobian {
+        let s = self.sigma;
+        let floor = 1e-12 * s.amax().max(f64::MIN_POSITIVE);
+        let guarded = |d: f64| match d.abs() < floor {
+            true => floor.copysign(d),
+            false => d,
+        };
+        // (tr Σ − Σ) on the diagonal: σ₁+σ₂, σ₀+σ₂, σ₀+σ₁.
+        let denominators = [guarded(s[1] + s[2]), guarded(s[0] + s[2]), guarded(s[0] + s[1])];
+        let sigma = Matrix3::from_diagonal(&s);
+        let mut jacobian = StretchJacobian::zeros();
+        for column in 0..3 {
+            for row in 0..3 {
+                // dF = e_row e_columnᵀ; Ĝ = Uᵀ dF V.
+                let g = self.u.row(row).transpose() * self.v.row(column);
+                let skew = g - g.transpose();
+                // axial([a]ₓ) = (a₂₁ ... ): [a]ₓ = [[0, −a₃, a₂], [a₃, 0, −a₁], [−a₂, a₁, 0]].
+                let axial = Vector3::new(skew[(2, 1)], skew[(0, 2)], skew[(1, 0)]);
+                let omega = Vector3::new(
+                    axial[0] / denominators[0],
+                    axial[1] / denominators[1],
+                    axial[2] / denominators[2],
+                );
+                let d_stretch_hat = g - omega.cross_matrix() * sigma;
+                let d_stretch = self.v * d_stretch_hat * self.v.transpose();
+                let d_z = to_vector(&(0.5 * (d_stretch + d_stretch.transpose())));
+                jacobian.set_column(row + 3 * column, &d_z);
+            }
+        }
+        jacobian
+    }
+}
+
+/// ψ(S), ∂ψ/∂z and ∂²ψ/∂z² of a rotation-invariant material at the stretch
+/// z: the material is evaluated at F = S (ψ(RS) = ψ(S)), and its P and ∂P/∂F
+/// are carried to z through ∂S/∂z. `project` clamps the 6×6 Hessian's
+/// negative eigenvalues to zero (the condensed solve needs it PSD).
+#[derive(Clone, Copy, Debug)]
+pub struct StretchEvaluation {
+    pub energy: f64,
+    pub gradient: Vector6<f64>,
+    pub hessian: Matrix6,
+}
+
+/// The energy density alone at z (+∞ where the material is undefined).
+pub fn stretch_energy(material: &dyn Material, z: &Vector6<f64>) -> f64 {
+    material.evaluate(&to_matrix(z), Want::Energy).energy_density
+}
+
+/// ψ, ∂ψ/∂z and ∂²ψ/∂z² at z (see [`StretchEvaluation`]); None where the
+/// material is undefined.
+pub fn evaluate_stretch(material: &dyn Material, z: &Vector6<f64>, project: bool) -> Option<StretchEvaluation> {
+    let s = to_matrix(z);
+    let evaluation = material.evaluate(&s, Want::Stress);
+    if !evaluation.energy_density.is_finite() {
+        return None;
+    }
+    let e = symmetric_embedding();
+    let p = evaluation.first_piola;
+    let p_vector = SMatrix::<f64, 9, 1>::from_column_slice(p.as_slice());
+    let gradient = e.transpose() * p_vector;
+    let mut hessian = e.transpose() * derivative_matrix(material, &s, false) * e;
+    hessian = 0.5 * (hessian + hessian.transpose());
+    if project {
+        hessian = project_to_psd6(&hessian);
+    }
+    Some(StretchEvaluation {
+        energy: evaluation.energy_density,
+        gradient,
+        hessian,
+    })
+}
+
+/// The PSD part of a symmetric 6×6 matrix.
+pub fn project_to_psd6(h: &Matrix6) -> Matrix6 {
+    let eigen = nalgebra::SymmetricEigen::new(*h);
+    if eigen.eigenvalues.iter().all(|l| *l >= 0.0) {
+        return *h;
+    }
+    let clamped = eigen.eigenvalues.map(|l| l.max(0.0));
+    eigen.eigenvectors * Matrix6::from_diagonal(&clamped) * eigen.eigenvectors.transpose()
+}

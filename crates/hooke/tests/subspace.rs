@@ -1,0 +1,487 @@
+//! Skinning eigenmodes, cubature and subspace (mixed) FEM: the numerical
+//! checks of seed 002 §7.
+
+mod common;
+
+use common::{bar, parameters, uniform_model, Lcg};
+use hooke::fem::MassKind;
+use hooke::material::{IsotropicMaterial, Material, MaterialModel};
+use hooke::mesh::TetsPerHex;
+use hooke::model::{Model, Motion, State};
+use hooke::reduced::stretch::{evaluate_stretch, to_matrix, to_vector, Stretch, OFF_DIAGONAL_WEIGHT};
+use hooke::reduced::{skinning_eigenmodes, ReducedMethod, ReducedModel, SkinningBasis, SubspaceSettings};
+use nalgebra::{DMatrix, DVector, Matrix3, SMatrix, Vector3, Vector6};
+
+fn material(model: MaterialModel, youngs_modulus: f64) -> std::sync::Arc<dyn Material> {
+    IsotropicMaterial::shared(model, &parameters(youngs_modulus, 0.35))
+}
+
+/// A 3:1:1 bar, soft (E_soft) for x < 1.5 and stiff (E_stiff) beyond.
+fn two_material_bar(soft: f64, stiff: f64, cells: [usize; 3], model: MaterialModel) -> Model {
+    let mesh = bar([3.0, 1.0, 1.0], cells, TetsPerHex::Six);
+    let materials = mesh
+        .tets
+        .iter()
+        .map(|tet| {
+            let x = tet.iter().map(|&v| mesh.vertices[v].x).sum::<f64>() / 4.0;
+            material(model, if x < 1.5 { soft } else { stiff })
+        })
+        .collect();
+    Model::new(mesh, materials, MassKind::Lumped).expect("model")
+}
+
+#[test]
+fn the_polar_decomposition_and_its_jacobian_match_finite_differences() {
+    let mut random = Lcg::new(5);
+    let inverted = Matrix3::from_diagonal(&Vector3::new(1.1, 0.9, -0.4));
+    let nearly_flat = Matrix3::from_diagonal(&Vector3::new(1.0, 1.0, 1e-3));
+    let mut cases = vec![inverted, nearly_flat, Matrix3::identity()];
+    for _ in 0..20 {
+        cases.push(random.rotation() * (Matrix3::identity() + random.matrix(0.4)));
+    }
+    for f in cases {
+        let polar = Stretch::of(&f);
+        assert!((polar.rotation * polar.stretch - f).norm() < 1e-12 * f.norm().max(1.0));
+        assert!((polar.rotation.determinant() - 1.0).abs() < 1e-12);
+        assert!((polar.stretch - polar.stretch.transpose()).norm() < 1e-12);
+        let jacobian = polar.jacobian();
+        let h = 1e-6;
+        for k in 0..9 {
+            let mut plus = f;
+            let mut minus = f;
+            plus[(k % 3, k / 3)] += h;
+            minus[(k % 3, k / 3)] -= h;
+            let numeric = (Stretch::of(&plus).vector() - Stretch::of(&minus).vector()) / (2.0 * h);
+            let error = (numeric - jacobian.column(k)).norm();
+            assert!(
+                error < 1e-6 * (1.0 + numeric.norm()),
+                "∂z/∂F column {k} off by {error} at F = {f}"
+            );
+        }
+    }
+}
+
+#[test]
+fn materials_in_stretch_form_match_finite_differences_and_rest_at_identity() {
+    let mut random = Lcg::new(11);
+    for model in [
+        MaterialModel::FixedCorotational,
+        MaterialModel::Arap,
+        MaterialModel::StableNeoHookean,
+    ] {
+        let m = material(model, 1e5);
+        let rest = evaluate_stretch(&*m, &to_vector(&Matrix3::identity()), false).expect("defined");
+        assert!(
+            rest.energy.abs() < 1e-9 && rest.gradient.norm() < 1e-6,
+            "{model:?} is not at rest at S = I"
+        );
+        for _ in 0..10 {
+            let s = Matrix3::identity() + random.matrix(0.2);
+            let z = to_vector(&(0.5 * (s + s.transpose())));
+            let at = evaluate_stretch(&*m, &z, false).expect("defined");
+            let h = 1e-6;
+            for k in 0..6 {
+                let mut plus = z;
+                let mut minus = z;
+                plus[k] += h;
+                minus[k] -= h;
+                let (p, q) = (
+                    evaluate_stretch(&*m, &plus, false).unwrap(),
+                    evaluate_stretch(&*m, &minus, false).unwrap(),
+                );
+                let gradient = (p.energy - q.energy) / (2.0 * h);
+                assert!(
+                    (gradient - at.gradient[k]).abs() < 1e-5 * (1.0 + at.gradient.norm()),
+                    "{model:?} ∂ψ/∂z{k}"
+                );
+                let column = (p.gradient - q.gradient) / (2.0 * h);
+                assert!(
+                    (column - at.hessian.column(k)).norm() < 1e-4 * (1.0 + at.hessian.norm()),
+                    "{model:?} ∂²ψ/∂z∂z{k}"
+                );
+            }
+            let projected = evaluate_stretch(&*m, &z, true).unwrap();
+            assert!(projected.hessian.symmetric_eigenvalues().min() >= -1e-9 * projected.hessian.norm());
+        }
+        // The Frobenius product: zᵀ D y = S : Y.
+        let (a, b) = (random.matrix(1.0), random.matrix(1.0));
+        let (a, b) = (a + a.transpose(), b + b.transpose());
+        let d = Vector6::from_column_slice(&OFF_DIAGONAL_WEIGHT);
+        assert!((to_vector(&a).component_mul(&d).dot(&to_vector(&b)) - a.dot(&b)).abs() < 1e-12);
+        assert_eq!(to_matrix(&to_vector(&a)), a);
+    }
+}
+
+#[test]
+fn skinning_weights_are_mass_orthonormal_and_start_with_the_constant() {
+    let model = uniform_model(
+        bar([2.0, 0.5, 0.5], [8, 2, 2], TetsPerHex::Six),
+        MaterialModel::FixedCorotational,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    );
+    let modes = skinning_eigenmodes(&model, 6).expect("modes");
+    let masses = DMatrix::from_diagonal(&DVector::from_column_slice(model.mass().lumped()));
+    let gram = modes.weights.transpose() * &masses * &modes.weights;
+    assert!((gram - DMatrix::identity(6, 6)).amax() < 1e-8);
+    assert!(modes.eigenvalues[0].abs() < 1e-6 * modes.eigenvalues[1]);
+    let first = modes.weights.column(0);
+    assert!(
+        first.max() - first.min() < 1e-6 * first.amax(),
+        "the first weight is constant on a free body"
+    );
+    assert!(modes.eigenvalues.windows(2).all(|w| w[0] <= w[1]));
+}
+
+#[test]
+fn skinning_weights_bend_in_the_soft_half_and_not_in_the_stiff_one() {
+    let model = two_material_bar(1e5, 1e9, [12, 3, 3], MaterialModel::FixedCorotational);
+    let modes = skinning_eigenmodes(&model, 5).expect("modes");
+    let vertices = model.mesh().vertices();
+    for j in 1..5 {
+        let spread = |soft: bool| {
+            let values: Vec<f64> = (0..vertices.len())
+                .filter(|&v| (vertices[v].x < 1.4) == soft && (vertices[v].x > 1.6 || soft))
+                .map(|v| modes.weights[(v, j)])
+                .collect();
+            let mean = values.iter().sum::<f64>() / values.len() as f64;
+            values.iter().map(|w| (w - mean).powi(2)).sum::<f64>() / values.len() as f64
+        };
+        assert!(
+            spread(false) < 1e-2 * spread(true),
+            "mode {j} varies as much in the stiff half ({:.3e}) as in the soft half ({:.3e})",
+            spread(false),
+            spread(true)
+        );
+    }
+}
+
+#[test]
+fn the_skinning_basis_reproduces_rigid_and_affine_motion_and_has_full_rank() {
+    let model = uniform_model(
+        bar([2.0, 0.5, 0.5], [6, 2, 2], TetsPerHex::Six),
+        MaterialModel::Arap,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    );
+    let modes = skinning_eigenmodes(&model, 4).expect("modes");
+    let basis = SkinningBasis::new(&modes, model.mesh().vertices());
+    let dense = basis.dense();
+    let singular = dense.clone().svd(false, false).singular_values;
+    assert!(singular.min() > 1e-8 * singular.max(), "B has full column rank 12m");
+    let reduced = ReducedModel::new(&model, &SubspaceSettings::new(4)).expect("reduced");
+    let mut random = Lcg::new(3);
+    for affine in [false, true] {
+        let a = match affine {
+            false => random.rotation(),
+            true => random.rotation() * (Matrix3::identity() + random.matrix(0.3)),
+        };
+        let t = Vector3::new(random.next(), random.next(), random.next());
+        let displacement: Vec<f64> = model
+            .mesh()
+            .vertices()
+            .iter()
+            .flat_map(|x| {
+                let y = a * x + t - x;
+                [y.x, y.y, y.z]
+            })
+            .collect();
+        let u = reduced.project(&model, &displacement).expect("projection");
+        let error = basis
+            .displacement(&u)
+            .iter()
+            .zip(&displacement)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(error < 1e-10, "affine motion reproduced to {error}");
+        // The structured products agree with the dense B.
+        let dense_product = &dense * DVector::from_column_slice(&u);
+        let structured = basis.displacement(&u);
+        assert!(dense_product
+            .iter()
+            .zip(&structured)
+            .all(|(a, b)| (a - b).abs() < 1e-12));
+    }
+}
+
+#[test]
+fn cubature_weights_sum_to_the_volume_and_integrate_affine_states_exactly() {
+    let model = two_material_bar(1e5, 1e8, [12, 4, 4], MaterialModel::FixedCorotational);
+    let settings = SubspaceSettings {
+        modes: 4,
+        cubature_points: Some(40),
+        seed: 1,
+    };
+    let reduced = ReducedModel::new(&model, &settings).expect("reduced");
+    let volume: f64 = reduced.points.iter().map(|p| p.weight).sum();
+    assert!((volume - 3.0).abs() < 1e-10, "Σw = {volume}");
+    assert_eq!(
+        ReducedModel::new(&model, &settings).unwrap().cubature,
+        reduced.cubature,
+        "deterministic"
+    );
+    // Points per unit volume: the soft half gets more.
+    let soft = reduced.points.iter().filter(|p| {
+        let tet = model.mesh().element(p.element);
+        tet.iter().map(|&v| model.mesh().vertices()[v].x).sum::<f64>() / 4.0 < 1.5
+    });
+    let soft_count = soft.count();
+    assert!(
+        soft_count * 2 > reduced.points.len() + 4,
+        "{soft_count} of {} points in the soft half",
+        reduced.points.len()
+    );
+
+    // One material, an affine state: the cubature energy is the exact energy.
+    let uniform = uniform_model(
+        bar([2.0, 0.5, 0.5], [8, 2, 2], TetsPerHex::Six),
+        MaterialModel::StableNeoHookean,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    );
+    let reduced = ReducedModel::new(&uniform, &SubspaceSettings::new(3)).expect("reduced");
+    let f = Matrix3::new(1.1, 0.2, 0.0, -0.1, 0.95, 0.05, 0.0, 0.1, 1.02);
+    let displacement: Vec<f64> = uniform
+        .mesh()
+        .vertices()
+        .iter()
+        .flat_map(|x| {
+            let y = f * x - x;
+            [y.x, y.y, y.z]
+        })
+        .collect();
+    let u = reduced.project(&uniform, &displacement).unwrap();
+    let exact = uniform.elastic_energy(&reduced.positions(&u));
+    let cubature = reduced.elastic_energy(&u);
+    assert!((cubature - exact).abs() < 1e-12 * exact, "{cubature} against {exact}");
+}
+
+#[test]
+fn enough_cubature_points_leave_only_the_rigid_null_space_and_too_few_leave_more() {
+    let model = uniform_model(
+        bar([2.0, 0.5, 0.5], [10, 3, 3], TetsPerHex::Six),
+        MaterialModel::FixedCorotational,
+        parameters(1e5, 0.3),
+        MassKind::Lumped,
+    );
+    let zero_modes = |points: usize| {
+        let settings = SubspaceSettings {
+            modes: 4,
+            cubature_points: Some(points),
+            seed: 0,
+        };
+        let reduced = ReducedModel::new(&model, &settings).expect("reduced");
+        let k = reduced.elastic_hessian(&vec![0.0; reduced.rank()]).unwrap();
+        let eigenvalues = k.symmetric_eigenvalues();
+        let top = eigenvalues.max();
+        eigenvalues.iter().filter(|&&l| l < 1e-9 * top).count()
+    };
+    assert_eq!(zero_modes(80), 6, "the rigid motions only, at |𝒞| = 20 m");
+    assert!(zero_modes(3) > 6, "|𝒞| < 2m leaves spurious zero-energy modes");
+}
+
+/// One step's reduced potential from a bent state of a pinned bar moving
+/// (the prediction ũ bent twice as far), and that state.
+fn bent_problem(model: &Model, reduced: &ReducedModel) -> (hooke::reduced::StepPotential, Vec<f64>) {
+    let vertices = model.mesh().vertices();
+    let displacement: Vec<f64> = vertices
+        .iter()
+        .flat_map(|x| {
+            let s = x.x / 3.0;
+            [0.0, 0.3 * s * s, 0.1 * s * s * s]
+        })
+        .collect();
+    let u = reduced.project(model, &displacement).unwrap();
+    let force = reduced.external_force(model, 0.0).unwrap();
+    let h = 0.02;
+    let velocity: Vec<f64> = u.iter().map(|u| u / h).collect();
+    (reduced.step_potential(&u, &velocity, h, &force), u)
+}
+
+fn pinned_two_material_bar(stiff: f64) -> Model {
+    let mut model = two_material_bar(1e5, stiff, [9, 3, 3], MaterialModel::FixedCorotational);
+    common::clamp_left_end(&mut model, Motion::Fixed {}, None);
+    model
+}
+
+#[test]
+fn the_condensed_step_solves_the_full_kkt_system() {
+    let model = pinned_two_material_bar(1e6);
+    let settings = SubspaceSettings {
+        modes: 2,
+        cubature_points: Some(12),
+        seed: 0,
+    };
+    let reduced = ReducedModel::new(&model, &settings).unwrap();
+    let (step, u0) = bent_problem(&model, &reduced);
+    let r = reduced.rank();
+    let count = reduced.points.len();
+    // z away from z̄(u) so every block of the KKT system is exercised.
+    let z0: Vec<Vector6<f64>> = reduced
+        .stretches(&u0)
+        .iter()
+        .map(|z| z + Vector6::new(0.01, -0.02, 0.0, 0.005, 0.0, -0.01))
+        .collect();
+    // The full system (5): [H_u 0 G_uᵀ; 0 H_z G_zᵀ; G_u G_z 0] [du; dz; μ] = −[f_u; f_z; f_μ].
+    let n = r + 12 * count;
+    let mut kkt = DMatrix::zeros(n, n);
+    let mut rhs = DVector::zeros(n);
+    kkt.view_mut((0, 0), (r, r)).copy_from(&step.inertia);
+    let hu_u = &step.inertia * DVector::from_column_slice(&u0);
+    for i in 0..r {
+        rhs[i] = -(hu_u[i] - step.rhs[i]);
+    }
+    let d = Vector6::from_column_slice(&OFF_DIAGONAL_WEIGHT);
+    for (c, point) in reduced.points.iter().enumerate() {
+        let w = point.weight;
+        let polar = Stretch::of(&reduced.deformation_gradient(c, &u0));
+        let mut a = SMatrix::<f64, 9, 0>::zeros().resize_horizontally(r, 0.0);
+        for k in 0..9 {
+            a.row_mut(k).copy_from_slice(reduced.map_row(c, k));
+        }
+        let j = polar.jacobian() * a; // 6 × r
+        let eval = evaluate_stretch(&*point.material, &z0[c], true).unwrap();
+        let (zi, mi) = (r + 6 * c, r + 6 * count + 6 * c);
+        kkt.view_mut((zi, zi), (6, 6)).copy_from(&(eval.hessian * w));
+        for row in 0..6 {
+            for col in 0..r {
+                kkt[(mi + row, col)] = w * d[row] * j[(row, col)];
+                kkt[(col, mi + row)] = w * d[row] * j[(row, col)];
+            }
+            kkt[(mi + row, zi + row)] = -w * d[row];
+            kkt[(zi + row, mi + row)] = -w * d[row];
+            rhs[zi + row] = -w * eval.gradient[row];
+            rhs[mi + row] = -w * d[row] * (polar.vector() - z0[c])[row];
+        }
+    }
+    let solution = kkt.lu().solve(&rhs).expect("KKT solvable");
+    let mut u = u0.clone();
+    let mut z = z0.clone();
+    let mut multipliers = Vec::new();
+    let report = reduced
+        .mixed_iteration(&step, &mut u, &mut z, &mut multipliers)
+        .unwrap();
+    let alpha = report.step_length;
+    assert!(alpha > 0.0);
+    let scale = solution.rows(0, r).amax();
+    for i in 0..r {
+        let du = (u[i] - u0[i]) / alpha;
+        assert!(
+            (du - solution[i]).abs() < 1e-9 * scale,
+            "du[{i}] {du} against {}",
+            solution[i]
+        );
+    }
+    for c in 0..count {
+        let dz = (z[c] - z0[c]) / alpha;
+        let expected = solution.rows(r + 6 * c, 6);
+        assert!(
+            (dz - expected).amax() < 1e-8 * (1.0 + expected.amax()),
+            "dz at point {c}"
+        );
+        let expected_mu = solution.rows(r + 6 * count + 6 * c, 6);
+        assert!(
+            (multipliers[c] - expected_mu).amax() < 1e-8 * (1.0 + expected_mu.amax()),
+            "μ at point {c}"
+        );
+    }
+}
+
+#[test]
+fn mixed_and_plain_subspace_fem_converge_to_the_same_state() {
+    for stiff in [1e6, 1e9] {
+        let model = pinned_two_material_bar(stiff);
+        let reduced = ReducedModel::new(&model, &SubspaceSettings::new(3)).unwrap();
+        let (step, u0) = bent_problem(&model, &reduced);
+        let mut fem = u0.clone();
+        for _ in 0..60 {
+            if reduced.newton_iteration(&step, &mut fem).unwrap().decrement < 1e-24 {
+                break;
+            }
+        }
+        let mut mixed = u0.clone();
+        let mut z = reduced.stretches(&u0);
+        let mut multipliers = Vec::new();
+        for _ in 0..200 {
+            let report = reduced
+                .mixed_iteration(&step, &mut mixed, &mut z, &mut multipliers)
+                .unwrap();
+            if report.decrement < 1e-24 && report.increment < 1e-14 {
+                break;
+            }
+        }
+        let norm = fem.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let start = u0.iter().map(|x| x * x).sum::<f64>().sqrt();
+        assert!(
+            norm > 0.1 * start,
+            "the step ends away from rest ({norm:.3e} against {start:.3e})"
+        );
+        let difference = fem.iter().zip(&mixed).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt();
+        assert!(
+            difference < 1e-8 * norm,
+            "E_stiff = {stiff:e}: ‖u_MFEM − u_FEM‖/‖u‖ = {:.3e}",
+            difference / norm
+        );
+        // At convergence the stretches are those of the positions.
+        let gap = reduced
+            .stretches(&mixed)
+            .iter()
+            .zip(&z)
+            .map(|(a, b)| (a - b).amax())
+            .fold(0.0, f64::max);
+        assert!(gap < 1e-8, "z − z̄(u) = {gap:.3e}");
+    }
+}
+
+#[test]
+fn pinned_vertices_do_not_move_and_a_free_body_falls_at_g() {
+    let model = pinned_two_material_bar(1e7);
+    let pinned: Vec<usize> = model.pins()[0].vertices.clone();
+    let solver = hooke::solve::SolverSettings {
+        iterations: Some(2),
+        ..Default::default()
+    };
+    for method in [ReducedMethod::MixedSqp, ReducedMethod::Newton] {
+        let mut model = pinned_two_material_bar(1e7);
+        model.set_gravity(Vector3::new(0.0, -9.81, 0.0));
+        let mut integrator =
+            hooke::reduced::SubspaceBackwardEuler::new(&model, &SubspaceSettings::new(4), method, solver).unwrap();
+        let mut state = model.initial_state();
+        for _ in 0..20 {
+            hooke::integrate::Integrator::step(&mut integrator, &model, &mut state, 0.01).unwrap();
+        }
+        let rest = model.rest_positions();
+        for &v in &pinned {
+            for c in 0..3 {
+                assert_eq!(state.positions[3 * v + c], rest[3 * v + c]);
+            }
+        }
+        let tip = state
+            .positions
+            .iter()
+            .skip(1)
+            .step_by(3)
+            .fold(f64::INFINITY, |a, &b| a.min(b));
+        assert!(tip < -0.001, "{method:?}: the bar sags under gravity (lowest y {tip})");
+    }
+    // A free body in free fall: backward Euler's discrete free fall, exactly, and no deformation.
+    let mut free = two_material_bar(1e5, 1e8, [6, 2, 2], MaterialModel::FixedCorotational);
+    free.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+    let mut integrator =
+        hooke::reduced::SubspaceBackwardEuler::new(&free, &SubspaceSettings::new(3), ReducedMethod::MixedSqp, solver)
+            .unwrap();
+    let mut state: State = free.initial_state();
+    let h = 0.01;
+    let mut expected_velocity = 0.0;
+    let mut expected_drop = 0.0;
+    for _ in 0..10 {
+        hooke::integrate::Integrator::step(&mut integrator, &free, &mut state, h).unwrap();
+        expected_velocity -= 9.81 * h;
+        expected_drop += h * expected_velocity;
+    }
+    let rest = free.rest_positions();
+    for (i, (x, x0)) in state.positions.iter().zip(&rest).enumerate() {
+        let expected = if i % 3 == 2 { x0 + expected_drop } else { *x0 };
+        assert!((x - expected).abs() < 1e-9, "DOF {i}: {x} against {expected}");
+    }
+}
