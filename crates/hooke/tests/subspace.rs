@@ -10,7 +10,7 @@ use hooke::mesh::TetsPerHex;
 use hooke::model::{Model, Motion, State};
 use hooke::reduced::stretch::{evaluate_stretch, to_matrix, to_vector, Stretch, OFF_DIAGONAL_WEIGHT};
 use hooke::reduced::{skinning_eigenmodes, ReducedMethod, ReducedModel, SkinningBasis, SubspaceSettings};
-use nalgebra::{DMatrix, DVector, Matrix3, SMatrix, Vector3, Vector6};
+use nalgebra::{DMatrix, DVector, Matrix3, Vector3, Vector6};
 
 fn material(model: MaterialModel, youngs_modulus: f64) -> std::sync::Arc<dyn Material> {
     IsotropicMaterial::shared(model, &parameters(youngs_modulus, 0.35))
@@ -335,10 +335,7 @@ fn the_condensed_step_solves_the_full_kkt_system() {
     for (c, point) in reduced.points.iter().enumerate() {
         let w = point.weight;
         let polar = Stretch::of(&reduced.deformation_gradient(c, &u0));
-        let mut a = SMatrix::<f64, 9, 0>::zeros().resize_horizontally(r, 0.0);
-        for k in 0..9 {
-            a.row_mut(k).copy_from_slice(reduced.map_row(c, k));
-        }
+        let a = reduced.element_map(c);
         let j = polar.jacobian() * a; // 6 × r
         let eval = evaluate_stretch(&*point.material, &z0[c], true).unwrap();
         let (zi, mi) = (r + 6 * c, r + 6 * count + 6 * c);

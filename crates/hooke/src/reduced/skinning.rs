@@ -18,7 +18,7 @@
 use crate::error::{HookeError, Result};
 use crate::linalg::{smallest_eigenpairs, EigenSettings, LowerPattern};
 use crate::model::{HessianTarget, Model};
-use nalgebra::{DMatrix, Matrix3, SMatrix, Vector3};
+use nalgebra::{DMatrix, Matrix3, Vector3};
 
 /// The weights W (one column per mode, one row per vertex, M_w-orthonormal)
 /// and their eigenvalues Γ, increasing.
@@ -143,11 +143,12 @@ fn elastic_laplacian(model: &Model) -> Result<(LowerPattern, Vec<f64>)> {
     Ok((pattern, laplacian))
 }
 
-/// The linear-blend-skinning basis of the weights (seed 002 Eq. 10): x = X̄ + B u
-/// with u holding one 3×4 matrix Tⱼ per weight, row-major, so coordinate c of
-/// vertex i is Σⱼ Wᵢⱼ (row c of Tⱼ)·[X̄ᵢ; 1] and column 12j + 4c + k of B is
-/// Wᵢⱼ [X̄ᵢ; 1]ₖ on the rows of coordinate c. B is never formed: its products
-/// cost |V|·12m.
+/// The linear-blend-skinning basis of the weights (seed 002 Eq. 10, in its
+/// coordinate-major order B = I₃ ⊗ ((1ᵀ ⊗ X̄ₕ) ⊙ (W ⊗ 1₄ᵀ))): x = X̄ + B u with
+/// u = [u₀; u₁; u₂], one block of q = 4m entries per coordinate, and entry
+/// 4j + k of block c is Tⱼ[c, k] for a 3×4 affine map Tⱼ per weight, so
+/// coordinate c of vertex i moves by Σⱼ Wᵢⱼ (row c of Tⱼ)·[X̄ᵢ; 1] = yᵢ·u_c with
+/// yᵢ = Wᵢ ⊗ [X̄ᵢ; 1]. B is never formed: its products cost |V|·12m.
 #[derive(Clone, Debug)]
 pub struct SkinningBasis {
     pub weights: DMatrix<f64>,
@@ -167,58 +168,51 @@ impl SkinningBasis {
         self.weights.ncols()
     }
 
+    /// q = 4m, the reduced coordinates per spatial coordinate.
+    pub fn block(&self) -> usize {
+        4 * self.handles()
+    }
+
     /// r = 12 m.
     pub fn rank(&self) -> usize {
-        12 * self.handles()
+        3 * self.block()
     }
 
     /// yᵢ = Wᵢ ⊗ [X̄ᵢ; 1]: entry 4j + k.
     pub fn vertex_row(&self, i: usize) -> Vec<f64> {
         let x = self.rest[i];
         let homogeneous = [x.x, x.y, x.z, 1.0];
-        (0..4 * self.handles())
+        (0..self.block())
             .map(|jk| self.weights[(i, jk / 4)] * homogeneous[jk % 4])
             .collect()
     }
 
     /// B u over all DOFs (the displacement from rest).
     pub fn displacement(&self, u: &[f64]) -> Vec<f64> {
-        let n = self.rest.len();
-        let mut out = vec![0.0; 3 * n];
-        let m = self.handles();
-        for (i, chunk) in out.chunks_mut(3).enumerate() {
-            let x = self.rest[i];
-            let homogeneous = [x.x, x.y, x.z, 1.0];
-            for j in 0..m {
-                let w = self.weights[(i, j)];
-                if w == 0.0 {
-                    continue;
-                }
-                for (c, value) in chunk.iter_mut().enumerate() {
-                    let t = &u[12 * j + 4 * c..12 * j + 4 * c + 4];
-                    *value += w * (t[0] * homogeneous[0] + t[1] * homogeneous[1] + t[2] * homogeneous[2] + t[3]);
-                }
+        let q = self.block();
+        let mut out = vec![0.0; 3 * self.rest.len()];
+        use rayon::prelude::*;
+        out.par_chunks_mut(3).enumerate().for_each(|(i, chunk)| {
+            let y = self.vertex_row(i);
+            for (c, value) in chunk.iter_mut().enumerate() {
+                *value = y.iter().zip(&u[c * q..(c + 1) * q]).map(|(a, b)| a * b).sum();
             }
-        }
+        });
         out
     }
 
     /// Bᵀ v for v over all DOFs.
     pub fn reduce(&self, v: &[f64]) -> Vec<f64> {
-        let m = self.handles();
-        let mut out = vec![0.0; 12 * m];
+        let q = self.block();
+        let mut out = vec![0.0; 3 * q];
         for (i, chunk) in v.chunks(3).enumerate() {
-            let x = self.rest[i];
-            let homogeneous = [x.x, x.y, x.z, 1.0];
-            for j in 0..m {
-                let w = self.weights[(i, j)];
-                if w == 0.0 {
-                    continue;
-                }
-                for (c, value) in chunk.iter().enumerate() {
-                    for (k, h) in homogeneous.iter().enumerate() {
-                        out[12 * j + 4 * c + k] += w * h * value;
-                    }
+            if chunk.iter().all(|x| *x == 0.0) {
+                continue;
+            }
+            let y = self.vertex_row(i);
+            for (c, value) in chunk.iter().enumerate() {
+                for (o, yv) in out[c * q..(c + 1) * q].iter_mut().zip(&y) {
+                    *o += yv * value;
                 }
             }
         }
@@ -227,14 +221,13 @@ impl SkinningBasis {
 
     /// B as a dense matrix (tests, small models).
     pub fn dense(&self) -> DMatrix<f64> {
+        let q = self.block();
         let n = self.rest.len();
-        let mut b = DMatrix::zeros(3 * n, self.rank());
+        let mut b = DMatrix::zeros(3 * n, 3 * q);
         for i in 0..n {
-            let y = self.vertex_row(i);
-            for (jk, value) in y.iter().enumerate() {
-                let (j, k) = (jk / 4, jk % 4);
+            for (jk, value) in self.vertex_row(i).iter().enumerate() {
                 for c in 0..3 {
-                    b[(3 * i + c, 12 * j + 4 * c + k)] = *value;
+                    b[(3 * i + c, c * q + jk)] = *value;
                 }
             }
         }
@@ -243,16 +236,16 @@ impl SkinningBasis {
 
     /// BᵀNB for a matrix N that acts alike and separately on each coordinate,
     /// given by its scalar entries between vertices (`scalar(visit)` calls
-    /// visit(a, b, value) for each entry of the lower triangle, a ≥ b).
+    /// visit(a, b, value) for each entry of the lower triangle, a ≥ b): three
+    /// copies of the q×q block Yᵀ N Y on the diagonal.
     pub fn reduce_scalar_matrix(&self, scalar: impl Fn(&mut dyn FnMut(usize, usize, f64))) -> DMatrix<f64> {
-        let q = 4 * self.handles();
+        let q = self.block();
         let n = self.rest.len();
         let rows = DMatrix::from_fn(n, q, |i, jk| {
             let x = self.rest[i];
             let homogeneous = [x.x, x.y, x.z, 1.0];
             self.weights[(i, jk / 4)] * homogeneous[jk % 4]
         });
-        // N Y, then Yᵀ (N Y): the per-coordinate q×q block.
         let mut product = DMatrix::zeros(n, q);
         scalar(&mut |a, b, value| {
             for column in 0..q {
@@ -264,43 +257,29 @@ impl SkinningBasis {
         });
         let block = rows.tr_mul(&product);
         let mut reduced = DMatrix::zeros(3 * q, 3 * q);
-        for jk in 0..q {
-            for lq in 0..q {
-                let (j, k, l, p) = (jk / 4, jk % 4, lq / 4, lq % 4);
-                for c in 0..3 {
-                    reduced[(12 * j + 4 * c + k, 12 * l + 4 * c + p)] = block[(jk, lq)];
-                }
-            }
+        for c in 0..3 {
+            reduced.view_mut((c * q, c * q), (q, q)).copy_from(&block);
         }
         reduced
     }
 
-    /// A = ∂vec(F)/∂u of a tetrahedron (9 × 12m): F = I + Σₐ (B u)ₐ ∇φₐᵀ with
-    /// ∇φₐ the rest gradients of its shape functions.
-    pub fn element_map(&self, tet: &[usize], rest_inverse: &Matrix3<f64>) -> DMatrix<f64> {
+    /// The three vectors gₑ = Σₐ ∂ₑφₐ yₐ (each of length q) of a tetrahedron,
+    /// concatenated: F = I + G(u) with F[c, e] = gₑ·u_c, so ∂vec(F)/∂u has row
+    /// c + 3e equal to gₑ on block c and zero elsewhere.
+    pub fn element_gradients(&self, tet: &[usize], rest_inverse: &Matrix3<f64>) -> Vec<f64> {
         let gradients = shape_gradients(rest_inverse);
-        let q = 4 * self.handles();
-        // gₑ[4j+k] = Σₐ ∂ₑφₐ yₐ[4j+k].
-        let mut g = [vec![0.0; q], vec![0.0; q], vec![0.0; q]];
+        let q = self.block();
+        let mut g = vec![0.0; 3 * q];
         for (a, &vertex) in tet.iter().enumerate() {
             let y = self.vertex_row(vertex);
-            for (e, ge) in g.iter_mut().enumerate() {
+            for (e, ge) in g.chunks_mut(q).enumerate() {
                 let slope = gradients[a][e];
                 for (value, yv) in ge.iter_mut().zip(&y) {
                     *value += slope * yv;
                 }
             }
         }
-        let mut map = DMatrix::zeros(9, 3 * q);
-        for (e, ge) in g.iter().enumerate() {
-            for (jk, value) in ge.iter().enumerate() {
-                let (j, k) = (jk / 4, jk % 4);
-                for c in 0..3 {
-                    map[(c + 3 * e, 12 * j + 4 * c + k)] = *value;
-                }
-            }
-        }
-        map
+        g
     }
 }
 
@@ -321,18 +300,4 @@ pub fn rest_frame(vertices: &[Vector3<f64>], tet: &[usize]) -> Option<(Matrix3<f
     dm.try_inverse()
         .filter(|_| volume > 0.0)
         .map(|inverse| (inverse, volume))
-}
-
-/// vec(∂F/∂x) of a tetrahedron: the 9×12 map from its corners' positions.
-pub fn deformation_map(rest_inverse: &Matrix3<f64>) -> SMatrix<f64, 9, 12> {
-    let gradients = shape_gradients(rest_inverse);
-    let mut map = SMatrix::<f64, 9, 12>::zeros();
-    for (a, g) in gradients.iter().enumerate() {
-        for e in 0..3 {
-            for c in 0..3 {
-                map[(c + 3 * e, 3 * a + c)] = g[e];
-            }
-        }
-    }
-    map
 }

@@ -135,17 +135,16 @@ impl ReducedModel {
         out
     }
 
-    /// Writes the columns of P for point c, √w Lᵀ J A_c (`t` = √w Lᵀ J, R×9), into `block` (R·r).
+    /// Writes the columns of P for point c, √w Lᵀ J A_c (`t` = √w Lᵀ J, R×9), into `block` (R·r):
+    /// row i of t A_c has, on block c, Σₑ t[i, c + 3e] gₑ.
     fn write_columns<const R: usize>(&self, c: usize, t: &SMatrix<f64, R, 9>, block: &mut [f64]) {
-        let r = self.rank();
-        block.fill(0.0);
-        for (i, column) in block.chunks_mut(r).enumerate() {
-            for k in 0..9 {
-                let factor = t[(i, k)];
-                if factor != 0.0 {
-                    for (o, a) in column.iter_mut().zip(self.map_row(c, k)) {
-                        *o += factor * a;
-                    }
+        let q = self.basis.block();
+        let g = self.point_gradients(c);
+        for (i, column) in block.chunks_mut(3 * q).enumerate() {
+            for (coordinate, target) in column.chunks_mut(q).enumerate() {
+                let factors = [t[(i, coordinate)], t[(i, coordinate + 3)], t[(i, coordinate + 6)]];
+                for (k, value) in target.iter_mut().enumerate() {
+                    *value = factors[0] * g[k] + factors[1] * g[q + k] + factors[2] * g[2 * q + k];
                 }
             }
         }
@@ -193,7 +192,7 @@ impl ReducedModel {
     fn fem_linearisation(&self, u: &[f64]) -> Result<(f64, Vec<[f64; 9]>, Vec<f64>)> {
         let r = self.rank();
         let count = self.points.len();
-        let mut columns = vec![0.0; 9 * r * count];
+        let mut columns = self.scratch.take(9 * r * count);
         let evaluations: Vec<Result<(f64, [f64; 9])>> = columns
             .par_chunks_mut(9 * r)
             .enumerate()
@@ -249,7 +248,9 @@ impl ReducedModel {
             *g += e;
         }
         let rhs: Vec<f64> = gradient.iter().map(|g| -g).collect();
-        let (du, decrement) = self.condensed_solve(&step.inertia, &columns, &rhs)?;
+        let solved = self.condensed_solve(&step.inertia, &columns, &rhs);
+        self.scratch.put(columns);
+        let (du, decrement) = solved?;
         let start = quadratic + energy;
         let slope = -decrement;
         let trial = |alpha: f64| -> (Vec<f64>, f64) {
@@ -303,9 +304,10 @@ impl ReducedModel {
     ) -> Result<IterationReport> {
         let r = self.rank();
         let count = self.points.len();
-        let mut columns = vec![0.0; 6 * r * count];
+        let mut columns = self.scratch.take(6 * r * count);
         struct PointState {
             target: Vector6<f64>,
+            energy: f64,
             jacobian: SMatrix<f64, 6, 9>,
             gradient: Vector6<f64>,
             hessian: SMatrix<f64, 6, 6>,
@@ -333,6 +335,7 @@ impl ReducedModel {
                 force.copy_from_slice(force_vector.as_slice());
                 Ok(PointState {
                     target,
+                    energy: evaluation.energy,
                     jacobian,
                     gradient: evaluation.gradient,
                     hessian: evaluation.hessian,
@@ -345,7 +348,9 @@ impl ReducedModel {
         let forces: Vec<[f64; 9]> = states.iter().map(|s| s.force).collect();
         let elastic = self.gather(&forces);
         let rhs: Vec<f64> = quadratic_gradient.iter().zip(&elastic).map(|(g, e)| -g - e).collect();
-        let (du, decrement) = self.condensed_solve(&step.inertia, &columns, &rhs)?;
+        let solved = self.condensed_solve(&step.inertia, &columns, &rhs);
+        self.scratch.put(columns);
+        let (du, decrement) = solved?;
         // The local updates: dz_c, and the multipliers μ_c.
         let d = Vector6::from_column_slice(&OFF_DIAGONAL_WEIGHT);
         let mut dz = Vec::with_capacity(count);
@@ -353,10 +358,7 @@ impl ReducedModel {
         let mut slope = dot(&quadratic_gradient, &du);
         let mut constraint_force = vec![[0.0; 9]; count];
         for (c, state) in states.iter().enumerate() {
-            let mut a_du = SMatrix::<f64, 9, 1>::zeros();
-            for (k, value) in a_du.iter_mut().enumerate() {
-                *value = dot(self.map_row(c, k), &du);
-            }
+            let a_du = SMatrix::<f64, 9, 1>::from_column_slice(self.map_product(c, &du).as_slice());
             let change = state.target - z[c] + state.jacobian * a_du;
             let multiplier = (state.gradient + state.hessian * change).component_div(&d);
             let w = self.points[c].weight;
@@ -372,8 +374,7 @@ impl ReducedModel {
             + (0..count)
                 .map(|c| {
                     let w = self.points[c].weight;
-                    w * (stretch_energy(&*self.points[c].material, &z[c])
-                        + multipliers[c].dot(&(states[c].target - z[c]).component_mul(&d)))
+                    w * (states[c].energy + multipliers[c].dot(&(states[c].target - z[c]).component_mul(&d)))
                 })
                 .sum::<f64>();
         let trial = |alpha: f64| -> ((Vec<f64>, Vec<Vector6<f64>>), f64) {

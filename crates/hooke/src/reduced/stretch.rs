@@ -5,8 +5,8 @@
 //! The mixed formulation carries z as its own unknown at each cubature point;
 //! these are the pieces it is built from.
 
-use crate::linalg::signed_svd3;
-use crate::material::{derivative_matrix, Material, Matrix6, Want};
+use crate::linalg::{polar_rotation, signed_svd3, symmetric_eigen3};
+use crate::material::{Material, Matrix6, Matrix9, StressDerivative, Want};
 use nalgebra::{Matrix3, SMatrix, Vector3, Vector6};
 
 /// ∂z/∂vec(F), vec column-major (F₁₁, F₂₁, F₃₁, F₁₂, …).
@@ -51,26 +51,25 @@ pub struct Stretch {
     pub rotation: Matrix3<f64>,
     /// S = Rᵀ F, symmetric; indefinite when F is inverted.
     pub stretch: Matrix3<f64>,
-    /// F = U Σ Vᵀ (U, V rotations, σ₂ < 0 when det F < 0), kept for the Jacobian.
-    u: Matrix3<f64>,
-    sigma: Vector3<f64>,
-    v: Matrix3<f64>,
 }
 
 impl Stretch {
-    /// R = U Vᵀ and S = V Σ Vᵀ from the signed SVD: an inverted F keeps a
-    /// proper rotation and puts the sign on S's smallest singular value, as
-    /// the reference implementation does.
+    /// R and S = RᵀF: by the polar iteration where det F > 0 (several times
+    /// cheaper), else from the signed SVD F = U Σ Vᵀ as R = U Vᵀ, S = V Σ Vᵀ,
+    /// so an inverted F keeps a proper rotation and puts the sign on S's
+    /// smallest singular value, as the reference implementation does.
     pub fn of(f: &Matrix3<f64>) -> Stretch {
+        if let Some(rotation) = polar_rotation(f) {
+            let s = rotation.transpose() * f;
+            return Stretch {
+                rotation,
+                stretch: 0.5 * (s + s.transpose()),
+            };
+        }
         let (u, sigma, v) = signed_svd3(f);
-        let rotation = u * v.transpose();
-        let stretch = v * Matrix3::from_diagonal(&sigma) * v.transpose();
         Stretch {
-            rotation,
-            stretch,
-            u,
-            sigma,
-            v,
+            rotation: u * v.transpose(),
+            stretch: v * Matrix3::from_diagonal(&sigma) * v.transpose(),
         }
     }
 
@@ -80,35 +79,44 @@ impl Stretch {
     }
 
     /// ∂z/∂vec(F). From F = RS: Rᵀ dF = [ω]ₓ S + dS, and the skew part gives
-    /// (tr S I − S) ω = axial(G − Gᵀ) with G = Rᵀ dF. In the basis of V this
-    /// matrix is diagonal, (σⱼ + σₖ); where two singular values cancel (a
-    /// degenerate inverted element) the rotation is undetermined and the
-    /// denominator is held at a small value of its sign, which keeps dS finite.
+    /// (tr S I − S) ω = axial(G − Gᵀ) with G = Rᵀ dF. That matrix has the
+    /// eigenvalues σⱼ + σₖ; where two singular values nearly cancel (a
+    /// degenerate inverted element) the rotation is undetermined, and in S's
+    /// eigenbasis each such denominator is held at a small value of its sign,
+    /// which keeps dS finite.
     pub fn jacobian(&self) -> StretchJacobian {
-        let s = self.sigma;
-        let floor = 1e-12 * s.amax().max(f64::MIN_POSITIVE);
-        let guarded = |d: f64| match d.abs() < floor {
-            true => floor.copysign(d),
-            false => d,
+        let s = self.stretch;
+        let spin = Matrix3::identity() * s.trace() - s;
+        let scale = s.norm().max(f64::MIN_POSITIVE);
+        let inverse = match spin.determinant().abs() > 1e-9 * scale * scale * scale {
+            true => spin.try_inverse(),
+            false => None,
         };
-        // (tr Σ − Σ) on the diagonal: σ₁+σ₂, σ₀+σ₂, σ₀+σ₁.
-        let denominators = [guarded(s[1] + s[2]), guarded(s[0] + s[2]), guarded(s[0] + s[1])];
-        let sigma = Matrix3::from_diagonal(&s);
+        let inverse = inverse.unwrap_or_else(|| {
+            let (sigma, v) = symmetric_eigen3(&s);
+            let floor = 1e-12 * scale;
+            let guarded = |d: f64| match d.abs() < floor {
+                true => 1.0 / floor.copysign(d),
+                false => 1.0 / d,
+            };
+            let diagonal = Vector3::new(
+                guarded(sigma[1] + sigma[2]),
+                guarded(sigma[0] + sigma[2]),
+                guarded(sigma[0] + sigma[1]),
+            );
+            v * Matrix3::from_diagonal(&diagonal) * v.transpose()
+        });
         let mut jacobian = StretchJacobian::zeros();
         for column in 0..3 {
             for row in 0..3 {
-                // dF = e_row e_columnᵀ; Ĝ = Uᵀ dF V.
-                let g = self.u.row(row).transpose() * self.v.row(column);
+                // dF = e_row e_columnᵀ, so G = Rᵀ dF has row `row` of R in column `column`.
+                let mut g = Matrix3::zeros();
+                g.set_column(column, &self.rotation.row(row).transpose());
                 let skew = g - g.transpose();
-                // axial([a]ₓ) = (a₂₁ ... ): [a]ₓ = [[0, −a₃, a₂], [a₃, 0, −a₁], [−a₂, a₁, 0]].
+                // [a]ₓ = [[0, −a₃, a₂], [a₃, 0, −a₁], [−a₂, a₁, 0]].
                 let axial = Vector3::new(skew[(2, 1)], skew[(0, 2)], skew[(1, 0)]);
-                let omega = Vector3::new(
-                    axial[0] / denominators[0],
-                    axial[1] / denominators[1],
-                    axial[2] / denominators[2],
-                );
-                let d_stretch_hat = g - omega.cross_matrix() * sigma;
-                let d_stretch = self.v * d_stretch_hat * self.v.transpose();
+                let omega = inverse * axial;
+                let d_stretch = g - omega.cross_matrix() * s;
                 let d_z = to_vector(&(0.5 * (d_stretch + d_stretch.transpose())));
                 jacobian.set_column(row + 3 * column, &d_z);
             }
@@ -137,15 +145,20 @@ pub fn stretch_energy(material: &dyn Material, z: &Vector6<f64>) -> f64 {
 /// material is undefined.
 pub fn evaluate_stretch(material: &dyn Material, z: &Vector6<f64>, project: bool) -> Option<StretchEvaluation> {
     let s = to_matrix(z);
-    let evaluation = material.evaluate(&s, Want::Stress);
+    let evaluation = material.evaluate(&s, Want::Derivative { project: false });
     if !evaluation.energy_density.is_finite() {
         return None;
     }
+    let derivative = match evaluation.first_piola_derivative {
+        Some(StressDerivative::Matrix(m)) => m,
+        Some(StressDerivative::Eigensystem(system)) => system.to_matrix(),
+        None => Matrix9::zeros(),
+    };
     let e = symmetric_embedding();
     let p = evaluation.first_piola;
     let p_vector = SMatrix::<f64, 9, 1>::from_column_slice(p.as_slice());
     let gradient = e.transpose() * p_vector;
-    let mut hessian = e.transpose() * derivative_matrix(material, &s, false) * e;
+    let mut hessian = e.transpose() * derivative * e;
     hessian = 0.5 * (hessian + hessian.transpose());
     if project {
         hessian = project_to_psd6(&hessian);
@@ -159,6 +172,11 @@ pub fn evaluate_stretch(material: &dyn Material, z: &Vector6<f64>, project: bool
 
 /// The PSD part of a symmetric 6×6 matrix.
 pub fn project_to_psd6(h: &Matrix6) -> Matrix6 {
+    // Positive definite (the common case): a Cholesky factorisation says so
+    // at a fraction of an eigen-decomposition's cost.
+    if nalgebra::Cholesky::new(*h).is_some() {
+        return *h;
+    }
     let eigen = nalgebra::SymmetricEigen::new(*h);
     if eigen.eigenvalues.iter().all(|l| *l >= 0.0) {
         return *h;
