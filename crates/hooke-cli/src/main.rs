@@ -90,6 +90,15 @@ enum Command {
         /// and velocity error against the fine run, on the fine mesh).
         #[arg(long, conflicts_with_all = ["integrators", "solvers"])]
         eigenfit: bool,
+        /// Compare subspace solvers instead (the scene needs a [subspace] table): subspace mixed FEM
+        /// and subspace FEM at the scene's iterations per step, and converged subspace FEM, into
+        /// subfolders; writes subspace.csv and angular_momentum.png (angular momentum per block
+        /// about the long axis), decrements.csv and decrements.png (the first step's Newton decrements).
+        #[arg(long, conflicts_with_all = ["integrators", "solvers", "eigenfit"])]
+        subspace: bool,
+        /// With --subspace: the slabs across the body's longest axis whose angular momenta are recorded.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+        blocks: u32,
         /// With --solvers: how many frames (steps) to compare on.
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         frames: u32,
@@ -398,6 +407,30 @@ fn progress_bar(quiet: bool) -> ProgressBar {
         bar.set_style(style);
     }
     bar
+}
+
+/// `hooke compare --subspace`: subspace mixed FEM, subspace FEM and the converged reference.
+fn compare_subspace(scene: &Path, blocks: usize, output: Option<&Path>, quiet: bool) -> Result<(), HookeError> {
+    let scene = scene_from_file(scene)?;
+    let directory = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-subspace", scene.name())));
+    let bar = progress_bar(quiet);
+    let stop = StopRequest::install();
+    let progress = &mut named_progress(&bar);
+    let comparison =
+        hooke::subspace_comparison::compare_subspace(&scene, &directory, blocks, progress, Some(&stop.requested))?;
+    bar.finish_and_clear();
+    say!("largest |angular momentum| of block {} of {blocks}:", comparison.block);
+    for (name, seconds, peak) in &comparison.runs {
+        say!("{name:<10} {peak:>12.4e} kg m²/s   {seconds:>8.2} s");
+    }
+    for (name, decrements) in ["mixed_fem", "fem"].iter().zip(&comparison.decrements) {
+        let shown: Vec<String> = decrements.iter().take(6).map(|d| format!("{d:.1e}")).collect();
+        say!("{name:<10} first-step decrements: {} …", shown.join(", "));
+    }
+    say!("written to {}", directory.display());
+    Ok(())
 }
 
 /// `hooke compare --eigenfit`: fine, coarse, DAC and EigenFit runs, and the coarse ones' errors.
@@ -879,6 +912,14 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             quiet,
             ..
         } => done(compare_resolutions(scene, output.as_deref(), *quiet)),
+        Command::Compare {
+            scene,
+            subspace: true,
+            blocks,
+            output,
+            quiet,
+            ..
+        } => done(compare_subspace(scene, *blocks as usize, output.as_deref(), *quiet)),
         Command::Compare {
             scene,
             integrators,

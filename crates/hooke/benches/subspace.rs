@@ -7,6 +7,10 @@
 //! Each mesh and subspace is precomputed only when a benchmark that needs it
 //! runs (`cargo bench --bench subspace -- 9216` runs the smallest mesh alone);
 //! the precomputation's time is printed, and measured by `precompute/…`.
+//!
+//! `HOOKE_WRITE_MESHES=DIR` writes the three bars as MEDIT files (label 1
+//! soft, 2 stiff) for the same measurement with simkit
+//! (scripts/simkit_subspace.py), and exits.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use hooke::fem::MassKind;
@@ -100,12 +104,41 @@ fn prepare(model: &Model, modes: usize, points: usize) -> Prepared {
     let start = reduced.project(model, &displacement).expect("projection");
     let h = 1.0 / 60.0;
     let velocity: Vec<f64> = start.iter().map(|u| 0.5 * u / h).collect();
-    let force = reduced.external_force(model, 0.0).expect("force");
-    let step = reduced.step_potential(&start, &velocity, h, &force);
+    let loads = reduced.loads(model, 0.0).expect("loads");
+    let step = reduced.step_potential(&start, &velocity, h, &loads);
     Prepared { reduced, step, start }
 }
 
+/// The bars as MEDIT files, for the peer measurement.
+fn write_meshes(directory: &std::path::Path) {
+    std::fs::create_dir_all(directory).expect("mesh folder");
+    for cells in MESHES {
+        let model = heterogeneous_bar(cells);
+        let hooke::mesh::Mesh::Tetrahedra(mesh) = model.mesh() else {
+            unreachable!("a box of tetrahedra")
+        };
+        let mut labelled = mesh.clone();
+        labelled.labels = mesh
+            .tets
+            .iter()
+            .map(
+                |tet| match tet.iter().map(|&v| mesh.vertices[v].x).sum::<f64>() / 4.0 < 1.5 {
+                    true => 1,
+                    false => 2,
+                },
+            )
+            .collect();
+        let path = directory.join(format!("bar_{}.mesh", mesh.tets.len()));
+        hooke::io::medit::write_medit(&path, &labelled).expect("mesh written");
+        eprintln!("wrote {}", path.display());
+    }
+}
+
 fn iteration(c: &mut Criterion) {
+    if let Some(directory) = std::env::var_os("HOOKE_WRITE_MESHES") {
+        write_meshes(std::path::Path::new(&directory));
+        std::process::exit(0);
+    }
     let models: RefCell<HashMap<usize, Rc<Model>>> = RefCell::default();
     let prepared: RefCell<HashMap<(usize, usize, usize), Rc<Prepared>>> = RefCell::default();
     let model_of = |cells: [usize; 3]| {

@@ -43,5 +43,6 @@ pub mod scene;
 pub mod simulation;
 pub mod solve;
 pub mod solver_comparison;
+pub mod subspace_comparison;
 
 pub use error::{HookeError, Result};

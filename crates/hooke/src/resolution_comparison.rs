@@ -101,7 +101,7 @@ pub fn compare_resolutions(
 }
 
 /// The frames of a run folder with their times, from its `frame.pvd`.
-fn frames(directory: &Path) -> Result<Vec<(f64, PathBuf)>> {
+pub(crate) fn frames(directory: &Path) -> Result<Vec<(f64, PathBuf)>> {
     let index = directory.join("frame.pvd");
     let text = std::fs::read_to_string(&index).map_err(|e| HookeError::io(&index, e))?;
     let mut frames = Vec::new();

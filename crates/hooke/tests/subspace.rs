@@ -292,10 +292,10 @@ fn bent_problem(model: &Model, reduced: &ReducedModel) -> (hooke::reduced::StepP
         })
         .collect();
     let u = reduced.project(model, &displacement).unwrap();
-    let force = reduced.external_force(model, 0.0).unwrap();
+    let loads = reduced.loads(model, 0.0).unwrap();
     let h = 0.02;
     let velocity: Vec<f64> = u.iter().map(|u| u / h).collect();
-    (reduced.step_potential(&u, &velocity, h, &force), u)
+    (reduced.step_potential(&u, &velocity, h, &loads), u)
 }
 
 fn pinned_two_material_bar(stiff: f64) -> Model {
@@ -481,4 +481,177 @@ fn pinned_vertices_do_not_move_and_a_free_body_falls_at_g() {
         let expected = if i % 3 == 2 { x0 + expected_drop } else { *x0 };
         assert!((x - expected).abs() < 1e-9, "DOF {i}: {x} against {expected}");
     }
+}
+
+#[test]
+fn reduced_soft_pins_and_loads_equal_the_full_terms_on_the_subspace() {
+    use hooke::model::Attachment;
+    let mut model = two_material_bar(1e5, 1e7, [6, 2, 2], MaterialModel::FixedCorotational);
+    model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+    let vertices: Vec<usize> = (0..model.mesh().vertex_count())
+        .filter(|&v| model.mesh().vertices()[v].x > 2.9)
+        .collect();
+    let masses: Vec<f64> = vertices.iter().map(|&v| model.mass().lumped()[v]).collect();
+    let rest = vertices.iter().map(|&v| model.mesh().vertices()[v]).collect();
+    let motion = Motion::Rotation {
+        axis: [1.0, 0.0, 0.0],
+        center: [0.0, 0.5, 0.5],
+        angular_velocity: 1.0,
+    };
+    model
+        .add_term(Box::new(Attachment::new(
+            vertices,
+            rest,
+            &masses,
+            1e4,
+            motion,
+            Some(5.0),
+            [true; 3],
+            3,
+        )))
+        .unwrap();
+    let reduced = ReducedModel::new(&model, &SubspaceSettings::new(3)).unwrap();
+    let mut random = Lcg::new(9);
+    let u: Vec<f64> = (0..reduced.rank()).map(|_| 0.01 * random.next()).collect();
+    let x = reduced.positions(&u);
+    let rest = model.rest_positions();
+    for time in [0.0, 0.7, 6.0] {
+        let loads = reduced.loads(&model, time).unwrap();
+        let full = |x: &[f64]| {
+            model.energy(x, time) - model.elastic_energy(x) + {
+                // The attachment is elastic in the energies table; count it here.
+                model
+                    .terms()
+                    .iter()
+                    .filter(|t| t.as_elasticity().is_none())
+                    .map(|t| t.energy(x, time))
+                    .sum::<f64>()
+                    - model
+                        .terms()
+                        .iter()
+                        .filter(|t| t.as_elasticity().is_none())
+                        .map(|t| t.energy(x, time))
+                        .sum::<f64>()
+            }
+        };
+        let non_elastic = |x: &[f64]| -> f64 {
+            model
+                .terms()
+                .iter()
+                .filter(|t| t.as_elasticity().is_none())
+                .map(|t| t.energy(x, time))
+                .sum()
+        };
+        let _ = full;
+        let qu = &loads.stiffness * DVector::from_column_slice(&u);
+        let reduced_energy = non_elastic(&rest) - loads.force.iter().zip(&u).map(|(f, u)| f * u).sum::<f64>()
+            + 0.5 * u.iter().zip(qu.iter()).map(|(a, b)| a * b).sum::<f64>();
+        let exact = non_elastic(&x);
+        assert!(
+            (reduced_energy - exact).abs() < 1e-9 * exact.abs().max(1.0),
+            "t = {time}: reduced {reduced_energy} against {exact}"
+        );
+    }
+}
+
+/// A small scene: a bar held at x = 0, its far end turned by a soft pin.
+fn turned_bar_scene(solver: &str, extra: &str) -> String {
+    format!(
+        r#"
+name = "turned_bar"
+gravity = [0.0, 0.0, -9.81]
+[simulation]
+duration = 0.5
+time_step = 0.02
+[[bodies]]
+mesh = {{ box = {{ size = [1.0, 0.2, 0.2], cells = [10, 2, 2], origin = [0.0, -0.1, -0.1] }} }}
+material = {{ model = "fixed_corotational", youngs_modulus = 1e5, poisson_ratio = 0.4, density = 1000.0 }}
+[[pins]]
+select = {{ plane = {{ point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] }} }}
+[[pins]]
+select = {{ plane = {{ point = [1.0, 0.0, 0.0], normal = [1.0, 0.0, 0.0] }} }}
+motion = {{ kind = "rotation", axis = [1.0, 0.0, 0.0], center = [1.0, 0.0, 0.0], angular_velocity = 1.0 }}
+soft = {{ stiffness = 1e6 }}
+[subspace]
+modes = 6
+[solver]
+{solver}
+{extra}
+"#
+    )
+}
+
+#[test]
+fn a_scene_turns_a_subspace_body_with_a_moving_soft_pin() {
+    // Building a scene replaces its gravity term after the subspace is made
+    // (the terms change places): the soft pin must still be found and act.
+    for solver in ["kind = \"mixed_sqp\"\niterations = 2", "kind = \"newton\""] {
+        let scene = hooke::scene::Scene::from_text(&turned_bar_scene(solver, ""), "test.toml", ".".into()).unwrap();
+        let mut built = scene.build().unwrap();
+        assert!(
+            built.notes.iter().any(|n| n.contains("skinning eigenmodes")),
+            "{:?}",
+            built.notes
+        );
+        let mut state = built.initial_state.clone();
+        for _ in 0..25 {
+            built.integrator.step(&built.model, &mut state, 0.02).unwrap();
+        }
+        // The far end has turned about 0.5 rad with its pin.
+        let rest = built.model.rest_positions();
+        let (mut turned, mut count) = (0.0, 0);
+        for (v, p) in rest.chunks(3).enumerate() {
+            if p[0] > 0.99 && (p[1].abs() > 0.05 || p[2].abs() > 0.05) {
+                let before = p[2].atan2(p[1]);
+                let after = state.positions[3 * v + 2].atan2(state.positions[3 * v + 1]);
+                let pi = std::f64::consts::PI;
+                turned += (after - before + pi).rem_euclid(2.0 * pi) - pi;
+                count += 1;
+            }
+        }
+        let angle = turned / count as f64;
+        assert!(
+            (angle - 0.5).abs() < 0.05,
+            "{solver}: the end turned {angle} rad, not 0.5"
+        );
+    }
+}
+
+#[test]
+fn subspace_scenes_refuse_what_they_cannot_do() {
+    let cases = [
+        ("kind = \"lbfgs\"", "", "solver.kind"),
+        (
+            "kind = \"newton\"",
+            "[integrator]\nkind = \"implicit_midpoint\"",
+            "subspace",
+        ),
+        (
+            "kind = \"newton\"",
+            "[coordinates]\nkind = \"modal\"\nmodes = 4",
+            "subspace",
+        ),
+    ];
+    for (solver, extra, key) in cases {
+        let text = turned_bar_scene(solver, extra);
+        let error = hooke::scene::Scene::from_text(&text, "test.toml", ".".into())
+            .and_then(|s| s.build())
+            .err()
+            .unwrap_or_else(|| panic!("{solver} {extra} was accepted"));
+        assert!(error.to_string().contains(key), "{error}");
+    }
+    // mixed_sqp without a subspace is refused, not run as something else.
+    let text = turned_bar_scene("kind = \"mixed_sqp\"", "").replace("[subspace]\nmodes = 6\n", "");
+    let error = hooke::scene::Scene::from_text(&text, "test.toml", ".".into())
+        .and_then(|s| s.build())
+        .err()
+        .expect("refused");
+    assert!(error.to_string().contains("mixed_sqp"), "{error}");
+    // A hard pin that moves cannot be followed by a skinning subspace.
+    let text = turned_bar_scene("kind = \"newton\"", "").replace("soft = { stiffness = 1e6 }\n", "");
+    let error = hooke::scene::Scene::from_text(&text, "test.toml", ".".into())
+        .and_then(|s| s.build())
+        .err()
+        .expect("refused");
+    assert!(error.to_string().contains("hold still"), "{error}");
 }

@@ -38,14 +38,16 @@ pub struct SubspaceBackwardEuler {
     last_iterations: Vec<IterationReport>,
 }
 
-/// What the subspace steps handle: gravity, loads and soft pins; pins that hold still.
+/// What the subspace steps handle: gravity, loads, soft pins that move or
+/// are released (reduced again each step), hard pins that hold still (the
+/// reduced model refuses others: a skinning subspace cannot follow them).
 const SUBSPACE: Capabilities = Capabilities {
     viscoelastic_damping: false,
     rayleigh_damping: false,
     obstacles: false,
     surface_constraints: false,
     loads: true,
-    moving_pins: false,
+    moving_pins: true,
     element_terms: true,
     two_dimensional: false,
     reduced_coordinates: false,
@@ -123,8 +125,8 @@ impl Integrator for SubspaceBackwardEuler {
         let (method, settings, length_scale) = (self.method, self.settings, self.length_scale);
         let mut finished: Option<(ReducedHistory, Vec<IterationReport>)> = None;
         let report = commit_step(model, state, dt, |state| {
-            let force = reduced.external_force(model, state.time + dt)?;
-            let step = reduced.step_potential(&start.u, &start.velocity, dt, &force);
+            let loads = reduced.loads(model, state.time + dt)?;
+            let step = reduced.step_potential(&start.u, &start.velocity, dt, &loads);
             let mut u = start.u.clone();
             let mut z: Vec<Vector6<f64>> = start.stretches.iter().map(|s| Vector6::from_column_slice(s)).collect();
             let mut multipliers = Vec::new();
@@ -169,7 +171,8 @@ impl Integrator for SubspaceBackwardEuler {
                     .sum(),
                 solve_seconds: started.elapsed().as_secs_f64(),
                 relative_increment: iterations.last().map_or(0.0, |r| r.increment / length_scale),
-                short_of_tolerance: !converged,
+                // A fixed budget (real-time use) is not meant to reach the tolerance.
+                short_of_tolerance: !converged && settings.iterations.is_none(),
                 ..StepReport::default()
             };
             finished = Some((

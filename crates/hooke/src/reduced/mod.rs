@@ -15,6 +15,6 @@ pub mod stretch;
 
 pub use cubature::{spectral_cubature, Cubature};
 pub use integrator::SubspaceBackwardEuler;
-pub use problem::{CubaturePoint, ReducedModel, SubspaceSettings};
+pub use problem::{CubaturePoint, ReducedLoads, ReducedModel, SubspaceSettings};
 pub use skinning::{skinning_eigenmodes, SkinningBasis, SkinningEigenmodes};
 pub use solver::{IterationReport, ReducedMethod, StepPotential};

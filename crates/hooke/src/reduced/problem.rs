@@ -47,6 +47,15 @@ impl SubspaceSettings {
     }
 }
 
+/// The reduced quadratic part of the potential at some time: Q = BᵀKB of the
+/// soft pins and f = −Bᵀ∇E(X̄) of soft pins, gravity and loads, so that
+/// E(X̄ + Bu) = E(X̄) − fᵀu + ½ uᵀQu.
+#[derive(Clone, Debug)]
+pub struct ReducedLoads {
+    pub stiffness: DMatrix<f64>,
+    pub force: Vec<f64>,
+}
+
 /// One cubature point: an element standing for its cluster.
 #[derive(Clone, Debug)]
 pub struct CubaturePoint {
@@ -69,13 +78,15 @@ pub struct ReducedModel {
     gradients: Vec<f64>,
     /// M_u = BᵀMB.
     pub mass: DMatrix<f64>,
-    /// Q = BᵀKB of the soft pins (zero without them).
-    pub stiffness: DMatrix<f64>,
-    /// The constant reduced force: −Bᵀ∇E(X̄) of the soft pins, gravity and
-    /// loads that do not change with time.
-    constant_force: Vec<f64>,
-    /// Indices (in the model) of the terms whose force changes with time.
-    varying_terms: Vec<usize>,
+    /// The soft pins, gravity and loads that do not change with time, reduced once.
+    constant_loads: ReducedLoads,
+    /// Whether some do change (a ramped or periodic load, a soft pin released
+    /// or moving): those are reduced again at each step.
+    has_varying_terms: bool,
+    /// The names of the model's terms, sorted: the reduced model stands for
+    /// these terms, found again by what they are, not by their place (a scene
+    /// replaces its gravity term after building, which moves it to the end).
+    signature: Vec<String>,
     /// The body's mass (for the RMS size of an increment).
     pub total_mass: f64,
     /// The buffer of P's columns, kept between iterations: 2.7 MB at m = 16,
@@ -140,25 +151,22 @@ impl ReducedModel {
         }
         let rest = model.rest_positions();
         let mut elements = 0;
-        let mut quadratic_terms = Vec::new();
         let mut constant_terms = Vec::new();
         let mut varying_terms = Vec::new();
         for (index, term) in model.terms().iter().enumerate() {
             let capabilities = term.capabilities();
             if term.as_elasticity().is_some() {
                 elements += 1;
-            } else if capabilities.linear {
+            } else if capabilities.linear || (capabilities.hessian && is_quadratic(model, index, &rest)?) {
                 match term.varies_in_time() {
                     true => varying_terms.push(index),
                     false => constant_terms.push(index),
                 }
-            } else if capabilities.hessian && !term.varies_in_time() && is_quadratic(model, index, &rest)? {
-                quadratic_terms.push(index);
             } else {
                 return Err(HookeError::scene(
                     "subspace",
                     format!(
-                        "{} cannot be reduced to the subspace (only elements, soft pins that hold still, gravity and loads can)",
+                        "{} cannot be reduced to the subspace (only elements, soft pins, gravity and loads can)",
                         term.name()
                     ),
                 ));
@@ -216,7 +224,6 @@ impl ReducedModel {
                 material: materials[element].clone(),
             })
             .collect();
-        let r = basis.rank();
         let gradients: Vec<f64> = points
             .iter()
             .flat_map(|point| basis.element_gradients(&mesh.tets[point.element], &frames[point.element].0))
@@ -234,23 +241,9 @@ impl ReducedModel {
                 }
             }
         });
-        // Soft pins: BᵀKB and the pull −Bᵀ∇E(X̄); gravity and loads: −Bᵀ∇E.
-        let mut stiffness = DMatrix::zeros(r, r);
-        let mut gradient = vec![0.0; rest.len()];
-        for &index in &quadratic_terms {
-            let mut values = vec![0.0; pattern.nonzeros()];
-            let mut low_rank: Vec<LowRank> = Vec::new();
-            let mut target = HessianTarget {
-                values: &mut values,
-                low_rank: &mut low_rank,
-            };
-            model.terms()[index].hessian(&rest, 0.0, false, &mut gradient, &mut target, false)?;
-            add_reduced_sparse(&basis, pattern, &values, &mut stiffness);
-        }
-        for &index in &constant_terms {
-            model.terms()[index].gradient(&rest, 0.0, &mut gradient, false)?;
-        }
-        let constant_force: Vec<f64> = basis.reduce(&gradient).iter().map(|g| -g).collect();
+        let constant_loads = reduce_terms(model, &basis, &constant_terms, 0.0)?;
+        let has_varying_terms = !varying_terms.is_empty();
+        let signature = term_signature(model);
         let total_mass = model.mass().lumped().iter().sum();
         Ok(ReducedModel {
             modes,
@@ -259,9 +252,9 @@ impl ReducedModel {
             points,
             gradients,
             mass,
-            stiffness,
-            constant_force,
-            varying_terms,
+            constant_loads,
+            has_varying_terms,
+            signature,
             total_mass,
             scratch: Scratch::default(),
         })
@@ -328,23 +321,36 @@ impl ReducedModel {
         map
     }
 
-    /// The reduced external force at `time`: −Bᵀ∇E of soft pins, gravity and loads.
-    pub fn external_force(&self, model: &Model, time: f64) -> Result<Vec<f64>> {
-        if self.varying_terms.is_empty() {
-            return Ok(self.constant_force.clone());
+    /// The reduced soft pins, gravity and loads at `time` (the varying ones
+    /// cost O(|V|·12m) to reduce; the others were reduced once).
+    pub fn loads(&self, model: &Model, time: f64) -> Result<ReducedLoads> {
+        if term_signature(model) != self.signature {
+            return Err(HookeError::Solver {
+                reason: "the model's terms changed since its subspace was computed: compute the reduced model again"
+                    .to_string(),
+            });
         }
-        let rest = model.rest_positions();
-        let mut gradient = vec![0.0; rest.len()];
-        for &index in &self.varying_terms {
-            model.terms()[index].gradient(&rest, time, &mut gradient, false)?;
+        if !self.has_varying_terms {
+            return Ok(self.constant_loads.clone());
         }
-        Ok(self
-            .basis
-            .reduce(&gradient)
+        let varying_terms: Vec<usize> = model
+            .terms()
             .iter()
-            .zip(&self.constant_force)
-            .map(|(g, f)| f - g)
-            .collect())
+            .enumerate()
+            .filter(|(_, t)| t.as_elasticity().is_none() && t.varies_in_time())
+            .map(|(index, _)| index)
+            .collect();
+        let varying = reduce_terms(model, &self.basis, &varying_terms, time)?;
+        Ok(ReducedLoads {
+            stiffness: &self.constant_loads.stiffness + varying.stiffness,
+            force: self
+                .constant_loads
+                .force
+                .iter()
+                .zip(&varying.force)
+                .map(|(a, b)| a + b)
+                .collect(),
+        })
     }
 
     /// x = X̄ + B u.
@@ -384,6 +390,42 @@ impl ReducedModel {
         let displacement: Vec<f64> = positions.iter().zip(&rest).map(|(x, r)| x - r).collect();
         Ok((self.project(model, &displacement)?, self.project(model, velocities)?))
     }
+}
+
+/// The sorted names of a model's terms.
+fn term_signature(model: &Model) -> Vec<String> {
+    let mut names: Vec<String> = model.terms().iter().map(|t| t.name()).collect();
+    names.sort();
+    names
+}
+
+/// The reduced Hessian and force of some terms at `time`, from their
+/// Hessian and gradient at rest (exact: they are quadratic or linear).
+fn reduce_terms(model: &Model, basis: &SkinningBasis, terms: &[usize], time: f64) -> Result<ReducedLoads> {
+    let r = basis.rank();
+    let rest = model.rest_positions();
+    let pattern = model.pattern();
+    let mut stiffness = DMatrix::zeros(r, r);
+    let mut gradient = vec![0.0; rest.len()];
+    for &index in terms {
+        let term = &model.terms()[index];
+        if term.capabilities().linear {
+            term.gradient(&rest, time, &mut gradient, false)?;
+            continue;
+        }
+        let mut values = vec![0.0; pattern.nonzeros()];
+        let mut low_rank: Vec<LowRank> = Vec::new();
+        let mut target = HessianTarget {
+            values: &mut values,
+            low_rank: &mut low_rank,
+        };
+        term.hessian(&rest, time, false, &mut gradient, &mut target, false)?;
+        add_reduced_sparse(basis, pattern, &values, &mut stiffness);
+    }
+    Ok(ReducedLoads {
+        stiffness,
+        force: basis.reduce(&gradient).iter().map(|g| -g).collect(),
+    })
 }
 
 /// Whether term `index`'s Hessian is the same at rest and at a displaced

@@ -19,7 +19,7 @@
 //! Hessian, J the identity or ∂z̄/∂F), one r × r product over 9|𝒞| (FEM) or
 //! 6|𝒞| (mixed) columns: the dominant cost, O(r²|𝒞|), whatever the mesh size.
 
-use super::problem::ReducedModel;
+use super::problem::{ReducedLoads, ReducedModel};
 use super::stretch::{evaluate_stretch, stretch_energy, Stretch, OFF_DIAGONAL_WEIGHT};
 use crate::error::{HookeError, Result};
 use crate::material::{StressDerivative, Want};
@@ -99,9 +99,10 @@ fn semidefinite_factor<const N: usize>(a: &SMatrix<f64, N, N>) -> SMatrix<f64, N
 }
 
 impl ReducedModel {
-    /// The step's potential from uₙ, u̇ₙ, the step h and the reduced force f(t + h).
-    pub fn step_potential(&self, u: &[f64], velocity: &[f64], h: f64, force: &[f64]) -> StepPotential {
-        let inertia = &self.mass / (h * h) + &self.stiffness;
+    /// The step's potential from uₙ, u̇ₙ, the step h and the reduced loads at t + h.
+    pub fn step_potential(&self, u: &[f64], velocity: &[f64], h: f64, loads: &ReducedLoads) -> StepPotential {
+        let force = &loads.force;
+        let inertia = &self.mass / (h * h) + &loads.stiffness;
         let predicted: Vec<f64> = u.iter().zip(velocity).map(|(a, v)| a + h * v).collect();
         let mu = &self.mass * nalgebra::DVector::from_vec(predicted);
         let rhs = mu.iter().zip(force).map(|(m, f)| m / (h * h) + f).collect();

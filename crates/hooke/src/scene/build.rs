@@ -195,7 +195,7 @@ impl Scene {
         for obstacle in &file.obstacles {
             model.add_obstacle(obstacle.clone());
         }
-        let integrator = file.integrator.build(&file.solver)?;
+        let mut integrator = file.integrator.build(&file.solver)?;
         if let Some(section) = &file.eigenfit {
             self.add_eigenfit(&mut model, section, integrator.name(), &mut notes)?;
         }
@@ -221,9 +221,17 @@ impl Scene {
             let subspace = reduced_coordinates(&model, coordinates)?;
             model.set_subspace(Some(subspace))?;
         }
-        // Whether the integrator handles what the model holds: a scene error naming the key.
-        integrator.check(&model)?;
-        file.solver.check_model(&model, "solver")?;
+        match &file.subspace {
+            Some(section) => {
+                integrator = self.subspace_integrator(&model, section, integrator.name(), &mut notes)?;
+                integrator.check(&model)?;
+            }
+            None => {
+                // Whether the integrator handles what the model holds: a scene error naming the key.
+                integrator.check(&model)?;
+                file.solver.check_model(&model, "solver")?;
+            }
+        }
         if let Some([low, high]) = file.solver.laplacian_stretches {
             model.set_laplacian_stretches(crate::material::laplacian_weight::StretchSamples {
                 low,
@@ -398,6 +406,71 @@ const EIGENFIT_INTEGRATORS: &[&str] = &[
 ];
 
 impl Scene {
+    /// The `[subspace]` table: the skinning eigenmodes and cubature of the
+    /// model (seed 002), and backward Euler in them with the `[solver]` kind.
+    fn subspace_integrator(
+        &self,
+        model: &Model,
+        section: &super::SubspaceSection,
+        integrator: &str,
+        notes: &mut Vec<String>,
+    ) -> Result<Box<dyn Integrator>> {
+        use crate::reduced::{ReducedMethod, SubspaceBackwardEuler, SubspaceSettings};
+        let file = &self.file;
+        if integrator != "backward_euler" {
+            return Err(HookeError::scene(
+                "subspace",
+                format!("a subspace is stepped by backward_euler (seed 002's implicit Euler), not {integrator}"),
+            ));
+        }
+        for (present, other) in [
+            (file.coordinates.is_some(), "coordinates"),
+            (file.eigenfit.is_some(), "eigenfit"),
+        ] {
+            if present {
+                return Err(HookeError::scene(
+                    "subspace",
+                    format!("[subspace] and [{other}] cannot be combined"),
+                ));
+            }
+        }
+        let method = match file.solver.kind {
+            crate::solve::MinimizerKind::MixedSqp => ReducedMethod::MixedSqp,
+            crate::solve::MinimizerKind::Newton => ReducedMethod::Newton,
+            other => return Err(HookeError::scene(
+                "solver.kind",
+                format!(
+                    "a subspace takes \"mixed_sqp\" (subspace mixed FEM) or \"newton\" (subspace FEM), not {other:?}"
+                ),
+            )),
+        };
+        let settings = SubspaceSettings {
+            modes: section.modes,
+            cubature_points: section.cubature_points,
+            seed: section.seed,
+        };
+        let started = std::time::Instant::now();
+        let stepper = SubspaceBackwardEuler::new(model, &settings, method, file.solver)?;
+        let reduced = stepper.reduced();
+        notes.push(format!(
+            "subspace: {} skinning eigenmodes ({} coordinates), {} cubature points, computed in {:.2} s; solver {}",
+            settings.modes,
+            reduced.rank(),
+            reduced.points.len(),
+            started.elapsed().as_secs_f64(),
+            match method {
+                ReducedMethod::MixedSqp => "mixed_sqp (subspace mixed FEM)",
+                ReducedMethod::Newton => "newton (subspace FEM)",
+            }
+        ));
+        if let Some(points) = section.cubature_points.filter(|&p| p < 2 * settings.modes) {
+            notes.push(format!(
+                "subspace.cubature_points = {points} is below 2 × modes: the elastic stiffness has spurious zero-energy modes (seed 002 keeps about 20 × modes)"
+            ));
+        }
+        Ok(Box::new(stepper))
+    }
+
     /// The `[eigenfit]` table: the fine reference built from this scene with
     /// its one body re-meshed, then the correction (EigenFit) or the
     /// rescale (DAC) of `model`.

@@ -97,6 +97,8 @@ pub struct SceneFile {
     pub solver: SolverSettings,
     /// Reduced coordinates x = x₀ + B u (absent: every free DOF is an unknown).
     pub coordinates: Option<CoordinatesSection>,
+    /// Real-time subspace simulation: skinning eigenmodes and cubature (seed 002).
+    pub subspace: Option<SubspaceSection>,
     /// Where the run starts, when not at rest: a frame of an earlier run.
     pub initial: Option<InitialSection>,
     #[serde(default)]
@@ -145,6 +147,21 @@ pub enum CoordinatesSection {
     /// The lowest `modes` vibration modes of (K, M) at rest, with the pins held:
     /// linear modal reduction, for small deformations about the rest shape.
     Modal { modes: usize },
+}
+
+/// The `[subspace]` table: x = X̄ + B u with B the linear-blend skinning of
+/// `modes` skinning eigenmodes, elastic forces integrated by `cubature_points`
+/// elements (seed 002); `[solver] kind` = "mixed_sqp" or "newton".
+#[derive(Clone, Copy, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubspaceSection {
+    /// m: the subspace has 12 m coordinates.
+    pub modes: usize,
+    /// |𝒞|; default 20 m (fewer than 2 m leaves spurious zero-energy modes).
+    pub cubature_points: Option<usize>,
+    /// The seed of the k-means clustering.
+    #[serde(default)]
+    pub seed: u64,
 }
 
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
@@ -797,6 +814,14 @@ impl SceneFile {
         if let Some(CoordinatesSection::Modal { modes }) = &self.coordinates {
             if *modes == 0 {
                 return Err(HookeError::scene("coordinates.modes", "must be at least 1"));
+            }
+        }
+        if let Some(subspace) = &self.subspace {
+            if subspace.modes == 0 {
+                return Err(HookeError::scene("subspace.modes", "must be at least 1"));
+            }
+            if subspace.cubature_points == Some(0) {
+                return Err(HookeError::scene("subspace.cubature_points", "must be at least 1"));
             }
         }
         // Building checks the integrator's own settings.

@@ -10,7 +10,7 @@ pub use build::BuiltScene;
 pub use format::{
     BodySection, BoxMeshSection, ConstraintSection, CoordinatesSection, EigenFitMethod, EigenFitSection, ForceSection,
     MaterialSection, MembraneSection, MeshSource, NetworkSection, NetworkShape, OutputSection, PinSection,
-    RegionSection, SceneFile, SimulationSection,
+    RegionSection, SceneFile, SimulationSection, SubspaceSection,
 };
 pub use materials::BodyMaterials;
 

@@ -103,6 +103,10 @@ pub enum MinimizerKind {
     /// steps, which for projective energies (springs, ARAP, soft pins,
     /// gravity and loads) decrease Φ at every iteration; other energies are refused.
     LocalGlobal,
+    /// Sequential quadratic programming on the mixed formulation (positions,
+    /// per-element stretches and their multipliers; seed 002): in a
+    /// `[subspace]` only, where the subspace integrator runs it.
+    MixedSqp,
 }
 
 /// The `[solver]` table: which minimiser, and its settings.
@@ -222,6 +226,7 @@ impl SolverSettings {
         self.iterations.or(self.max_iterations).unwrap_or(match self.kind {
             MinimizerKind::Newton => 50,
             MinimizerKind::Lbfgs | MinimizerKind::LocalGlobal => 1000,
+            MinimizerKind::MixedSqp => 50,
         })
     }
 
@@ -229,6 +234,9 @@ impl SolverSettings {
     /// solver needs every energy projective and damping that is a multiple of
     /// the mass. `key` names the table in errors.
     pub fn check_model(&self, model: &crate::model::Model, key: &str) -> Result<()> {
+        if self.kind == MinimizerKind::MixedSqp {
+            return Err(mixed_needs_subspace(key));
+        }
         if self.kind != MinimizerKind::LocalGlobal {
             return Ok(());
         }
@@ -261,6 +269,29 @@ impl SolverSettings {
             MinimizerKind::Newton => Box::new(Newton::new(*self)),
             MinimizerKind::Lbfgs => Box::new(Lbfgs::new(*self)),
             MinimizerKind::LocalGlobal => Box::new(Lbfgs::local_global(*self)),
+            MinimizerKind::MixedSqp => Box::new(SubspaceOnly),
         }
+    }
+}
+
+/// The refusal of `mixed_sqp` outside a subspace.
+fn mixed_needs_subspace(key: &str) -> HookeError {
+    HookeError::scene(
+        format!("{key}.kind"),
+        "mixed_sqp runs in a [subspace] table (subspace mixed FEM); full-space mixed FEM is not built yet: use \"newton\", \"lbfgs\" or \"local_global\" here",
+    )
+}
+
+/// What `mixed_sqp` gives a full-space step: an error, never a silent stand-in
+/// (scenes refuse the combination when they are built).
+struct SubspaceOnly;
+
+impl Minimizer for SubspaceOnly {
+    fn name(&self) -> &'static str {
+        "mixed_sqp"
+    }
+
+    fn minimize(&mut self, _objective: &dyn Objective, _u: &mut [f64]) -> Result<MinimizerReport> {
+        Err(mixed_needs_subspace("solver"))
     }
 }
