@@ -655,3 +655,80 @@ fn subspace_scenes_refuse_what_they_cannot_do() {
         .expect("refused");
     assert!(error.to_string().contains("hold still"), "{error}");
 }
+
+/// The decrements of 30 iterations of one step of a soft/stiff bar yanked at
+/// its stiff end, for mixed FEM and FEM (seed 002 Fig. 9).
+fn yanked_bar_decrements(stiff: f64) -> [Vec<f64>; 2] {
+    use hooke::model::Attachment;
+    let mut model = two_material_bar(1e5, stiff, [12, 4, 4], MaterialModel::FixedCorotational);
+    common::clamp_left_end(&mut model, Motion::Fixed {}, None);
+    let end: Vec<usize> = (0..model.mesh().vertex_count())
+        .filter(|&v| model.mesh().vertices()[v].x > 2.99)
+        .collect();
+    let masses: Vec<f64> = end.iter().map(|&v| model.mass().lumped()[v]).collect();
+    let targets = end
+        .iter()
+        .map(|&v| model.mesh().vertices()[v] + Vector3::new(0.0, 0.0, 1.0))
+        .collect();
+    model
+        .add_term(Box::new(Attachment::new(
+            end,
+            targets,
+            &masses,
+            1e7,
+            Motion::Fixed {},
+            None,
+            [true; 3],
+            3,
+        )))
+        .unwrap();
+    let reduced = ReducedModel::new(&model, &SubspaceSettings::new(6)).unwrap();
+    let zero = vec![0.0; reduced.rank()];
+    let step = reduced.step_potential(&zero, &zero, 1.0 / 60.0, &reduced.loads(&model, 0.0).unwrap());
+    let mut fem = zero.clone();
+    let fem_decrements = (0..30)
+        .map(|_| reduced.newton_iteration(&step, &mut fem).unwrap().decrement)
+        .collect();
+    let (mut u, mut z, mut multipliers) = (zero.clone(), reduced.stretches(&zero), Vec::new());
+    let mixed_decrements = (0..30)
+        .map(|_| {
+            reduced
+                .mixed_iteration(&step, &mut u, &mut z, &mut multipliers)
+                .unwrap()
+                .decrement
+        })
+        .collect();
+    [mixed_decrements, fem_decrements]
+}
+
+#[test]
+fn mixed_fem_keeps_converging_where_stiffness_contrast_stalls_fem() {
+    let iterations_to = |decrements: &[f64]| {
+        let first = decrements[0];
+        decrements.iter().position(|d| *d < 1e-10 * first).unwrap_or(usize::MAX)
+    };
+    let [mixed, fem] = yanked_bar_decrements(1e10);
+    eprintln!(
+        "1e10 mixed {:?}",
+        mixed.iter().map(|d| format!("{d:.0e}")).collect::<Vec<_>>()
+    );
+    eprintln!(
+        "1e10 fem {:?}",
+        fem.iter().map(|d| format!("{d:.0e}")).collect::<Vec<_>>()
+    );
+    let [mixed_mild, fem_mild] = yanked_bar_decrements(1e6);
+    eprintln!(
+        "1e6 mixed {:?}",
+        mixed_mild.iter().map(|d| format!("{d:.0e}")).collect::<Vec<_>>()
+    );
+    eprintln!(
+        "1e6 fem {:?}",
+        fem_mild.iter().map(|d| format!("{d:.0e}")).collect::<Vec<_>>()
+    );
+    assert!(iterations_to(&mixed) < 30, "mixed FEM converges at a contrast of 1e5");
+    assert!(iterations_to(&fem) > iterations_to(&mixed), "FEM is slower there");
+    assert!(
+        iterations_to(&mixed_mild) < 30 && iterations_to(&fem_mild) < 30,
+        "both converge at a contrast of 10"
+    );
+}

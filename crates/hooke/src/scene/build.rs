@@ -437,12 +437,14 @@ impl Scene {
         let method = match file.solver.kind {
             crate::solve::MinimizerKind::MixedSqp => ReducedMethod::MixedSqp,
             crate::solve::MinimizerKind::Newton => ReducedMethod::Newton,
-            other => return Err(HookeError::scene(
-                "solver.kind",
-                format!(
+            other => {
+                return Err(HookeError::scene(
+                    "solver.kind",
+                    format!(
                     "a subspace takes \"mixed_sqp\" (subspace mixed FEM) or \"newton\" (subspace FEM), not {other:?}"
                 ),
-            )),
+                ))
+            }
         };
         let settings = SubspaceSettings {
             modes: section.modes,
