@@ -71,7 +71,12 @@ impl DivergenceWatch {
                 let speed = pin.motion.velocity(rest, 0.0).norm();
                 0.5 * masses[v] * speed * speed
             })
-            .sum();
+            .sum::<f64>()
+            + model
+                .terms()
+                .iter()
+                .map(|t| t.driven_kinetic_energy(masses))
+                .sum::<f64>();
         // A floor for a scene at rest with nothing acting: rounding-level energy
         // must not count as growth (a speed of 1 µm/s over the whole mass).
         let floor = 0.5 * total_mass * 1e-12;

@@ -732,3 +732,26 @@ fn mixed_fem_keeps_converging_where_stiffness_contrast_stalls_fem() {
         "both converge at a contrast of 10"
     );
 }
+
+#[test]
+fn a_soft_pin_that_spins_a_body_from_rest_is_not_taken_for_divergence() {
+    // No gravity, nothing else acting: the kinetic energy the turning soft pin
+    // gives its vertices at once is energy the scene accounts for, in the
+    // full space as in a subspace.
+    let fast = turned_bar_scene("kind = \"newton\"", "")
+        .replace("gravity = [0.0, 0.0, -9.81]", "")
+        .replace("angular_velocity = 1.0", "angular_velocity = 6.0");
+    for text in [fast.clone(), fast.replace("[subspace]\nmodes = 6\n", "")] {
+        let scene = hooke::scene::Scene::from_text(&text, "test.toml", ".".into()).unwrap();
+        let mut built = scene.build().unwrap();
+        let outcome = common::run_quietly(
+            &built.model,
+            built.integrator.as_mut(),
+            built.initial_state.clone(),
+            0.1,
+            0.02,
+            "spun_by_soft_pin",
+        );
+        assert_eq!(outcome.summary.statistics.steps, 5);
+    }
+}

@@ -91,6 +91,14 @@ impl EnergyTerm for Attachment {
         }
     }
 
+    fn driven_kinetic_energy(&self, masses: &[f64]) -> f64 {
+        self.vertices
+            .iter()
+            .zip(&self.rest)
+            .map(|(&v, rest)| 0.5 * masses[v] * self.motion.velocity(rest, 0.0).norm_squared())
+            .sum()
+    }
+
     fn bind(&mut self, pattern: &LowerPattern, dimension: usize) {
         self.diagonal = self
             .vertices

@@ -159,6 +159,14 @@ pub trait EnergyTerm: Send + Sync {
         Ok(())
     }
 
+    /// The kinetic energy the term gives the body by moving it (a soft pin
+    /// that turns or translates drags its vertices along at its speed), with
+    /// `masses` the lumped vertex masses: divergence checks count it as
+    /// energy the scene accounts for.
+    fn driven_kinetic_energy(&self, _masses: &[f64]) -> f64 {
+        0.0
+    }
+
     /// The term's elements can tear (springs, finite elements).
     fn as_tearable(&self) -> Option<&dyn super::tearing::Tearable> {
         None
