@@ -96,9 +96,12 @@ enum Command {
         /// about the long axis), decrements.csv and decrements.png (the first step's Newton decrements).
         #[arg(long, conflicts_with_all = ["integrators", "solvers", "eigenfit"])]
         subspace: bool,
-        /// With --subspace: the slabs across the body's longest axis whose angular momenta are recorded.
+        /// With --subspace: the slabs across the axis whose angular momenta about it are recorded.
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
         blocks: u32,
+        /// With --subspace: that axis, x, y or z (default: the body's longest at rest).
+        #[arg(long, value_parser = ["x", "y", "z"])]
+        axis: Option<String>,
         /// With --solvers: how many frames (steps) to compare on.
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         frames: u32,
@@ -410,7 +413,18 @@ fn progress_bar(quiet: bool) -> ProgressBar {
 }
 
 /// `hooke compare --subspace`: subspace mixed FEM, subspace FEM and the converged reference.
-fn compare_subspace(scene: &Path, blocks: usize, output: Option<&Path>, quiet: bool) -> Result<(), HookeError> {
+fn compare_subspace(
+    scene: &Path,
+    blocks: usize,
+    axis: Option<&str>,
+    output: Option<&Path>,
+    quiet: bool,
+) -> Result<(), HookeError> {
+    let axis = axis.map(|a| match a {
+        "x" => 0,
+        "y" => 1,
+        _ => 2,
+    });
     let scene = scene_from_file(scene)?;
     let directory = output
         .map(Path::to_path_buf)
@@ -418,8 +432,14 @@ fn compare_subspace(scene: &Path, blocks: usize, output: Option<&Path>, quiet: b
     let bar = progress_bar(quiet);
     let stop = StopRequest::install();
     let progress = &mut named_progress(&bar);
-    let comparison =
-        hooke::subspace_comparison::compare_subspace(&scene, &directory, blocks, progress, Some(&stop.requested))?;
+    let comparison = hooke::subspace_comparison::compare_subspace(
+        &scene,
+        &directory,
+        blocks,
+        axis,
+        progress,
+        Some(&stop.requested),
+    )?;
     bar.finish_and_clear();
     say!("largest |angular momentum| of block {} of {blocks}:", comparison.block);
     for (name, seconds, peak) in &comparison.runs {
@@ -916,10 +936,17 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             scene,
             subspace: true,
             blocks,
+            axis,
             output,
             quiet,
             ..
-        } => done(compare_subspace(scene, *blocks as usize, output.as_deref(), *quiet)),
+        } => done(compare_subspace(
+            scene,
+            *blocks as usize,
+            axis.as_deref(),
+            output.as_deref(),
+            *quiet,
+        )),
         Command::Compare {
             scene,
             integrators,

@@ -2,8 +2,8 @@
 //! mixed FEM and subspace FEM at the scene's iteration budget, and subspace
 //! FEM iterated to convergence as the reference (seed 002 Figs. 7, 13 and 16),
 //! each run into a subfolder of its name. The body is cut into slabs
-//! ("blocks") across its longest rest axis, and each block's angular momentum
-//! about that axis through the rest centroid, Σ mᵢ ((xᵢ − c) × vᵢ)·a, goes into
+//! ("blocks") across an axis (by default its longest at rest), and each
+//! block's angular momentum about that axis through the rest centroid, Σ mᵢ ((xᵢ − c) × vᵢ)·a, goes into
 //! `subspace.csv` and `angular_momentum.png` (the block that turns most):
 //! damped rotations show as a shrinking curve. The first step is also iterated
 //! 30 times by each solver, and the Newton decrement of every iteration goes
@@ -66,8 +66,9 @@ fn variant(scene: &Scene, name: &str) -> Result<Scene> {
     Ok(scene)
 }
 
-/// The block of each vertex (slabs across the longest axis), the axis and the rest centroid.
-fn blocks_of(rest: &[Vector3<f64>], count: usize) -> (Vec<usize>, Vector3<f64>, Vector3<f64>) {
+/// The block of each vertex (slabs across `axis`, or the longest axis of the
+/// rest shape), the axis and the rest centroid.
+fn blocks_of(rest: &[Vector3<f64>], count: usize, axis: Option<usize>) -> (Vec<usize>, Vector3<f64>, Vector3<f64>) {
     let mut low = Vector3::repeat(f64::INFINITY);
     let mut high = Vector3::repeat(f64::NEG_INFINITY);
     for p in rest {
@@ -75,7 +76,7 @@ fn blocks_of(rest: &[Vector3<f64>], count: usize) -> (Vec<usize>, Vector3<f64>, 
         high = high.sup(p);
     }
     let extent = high - low;
-    let axis_index = extent.imax();
+    let axis_index = axis.unwrap_or_else(|| extent.imax());
     let mut axis = Vector3::zeros();
     axis[axis_index] = 1.0;
     let centroid = rest.iter().sum::<Vector3<f64>>() / rest.len() as f64;
@@ -95,6 +96,7 @@ pub fn compare_subspace(
     scene: &Scene,
     output: &Path,
     block_count: usize,
+    axis: Option<usize>,
     progress: &mut dyn FnMut(&str, usize, usize),
     stop: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<SubspaceComparison> {
@@ -127,7 +129,7 @@ pub fn compare_subspace(
         }
         let rest = built.model.mesh().vertices().to_vec();
         let masses = built.model.mass().lumped().to_vec();
-        let (blocks, axis, centroid) = blocks_of(&rest, block_count);
+        let (blocks, axis, centroid) = blocks_of(&rest, block_count, axis);
         let mut per_block = vec![Vec::new(); block_count];
         for (time, path) in crate::resolution_comparison::frames(&directory)? {
             let frame = read_frame(&path)?;
@@ -159,7 +161,10 @@ pub fn compare_subspace(
         .collect();
     plot_lines(
         &output.join("angular_momentum.png"),
-        &format!("angular momentum of block {block} of {block_count} about the long axis"),
+        &format!(
+            "angular momentum of block {block} of {block_count} about the {} axis",
+            axis.map_or("longest", |a| ["x", "y", "z"][a])
+        ),
         ("time (s)", "L (kg m²/s)"),
         &lines,
     )?;
