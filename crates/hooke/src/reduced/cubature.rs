@@ -6,8 +6,16 @@
 //! deformed affinely gets its exact energy.
 //!
 //! Stiff regions have nearly constant weights (the eigenmodes do not bend
-//! there), so they fall into few clusters and soft regions get the points:
-//! the point count follows the stiffness without a separate rule.
+//! there), so they fall into few clusters and soft regions get the points.
+//!
+//! Hooke clusters each material apart. Seed 002 clusters all elements at once
+//! and relies on material-aware weights to keep clusters from straddling
+//! materials; a thin stiff bone inside muscle has nearly the weights of the
+//! muscle around it, and a cluster holding both is integrated with one of
+//! the two materials: the bone then counts as muscle (or the muscle as bone).
+//! Each material instead gets points in proportion to the spread of its
+//! elements in weight space (the one-cluster k-means objective, so the
+//! stiffness-aware counts of a joint clustering are kept), and at least one.
 //!
 //! k-means here is k-means++ seeding and Lloyd iterations with Hamerly's
 //! bounds (one upper bound to the own centre and one lower bound to the
@@ -36,14 +44,16 @@ pub fn default_point_count(modes: usize) -> usize {
 
 /// The cubature of `count` points for elements with `volumes`, whose
 /// per-element features (the mean weights of their vertices, `features[e]`
-/// of length m) come with the eigenvalues Γ. Modes with Γ near zero (the
-/// constant weight of a free body) say nothing and are dropped; if none is
-/// left, the `positions` (element centroids) are clustered instead.
+/// of length m) come with the eigenvalues Γ, and whose materials are
+/// `groups[e]` (clustered apart). Modes with Γ near zero (the constant weight
+/// of a free body) say nothing and are dropped; if none is left, the
+/// `positions` (element centroids) are clustered instead.
 pub fn spectral_cubature(
     features: &[Vec<f64>],
     eigenvalues: &[f64],
     volumes: &[f64],
     positions: &[[f64; 3]],
+    groups: &[usize],
     count: usize,
     seed: u64,
 ) -> Result<Cubature> {
@@ -69,27 +79,101 @@ pub fn spectral_cubature(
             .collect(),
     };
     let dimension = if kept.is_empty() { 3 } else { kept.len() };
-    let clustering = kmeans(&points, dimension, count, seed, 100);
-    let mut weights = vec![0.0; count];
-    for (e, &c) in clustering.labels.iter().enumerate() {
-        weights[c] += volumes[e];
+    let point = |e: usize| &points[e * dimension..(e + 1) * dimension];
+    // The members of each group, in order of first appearance.
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    let mut slot_of = std::collections::HashMap::new();
+    for (e, &g) in groups.iter().enumerate() {
+        let slot = *slot_of.entry(g).or_insert_with(|| {
+            members.push(Vec::new());
+            members.len() - 1
+        });
+        members[slot].push(e);
     }
-    // The representative: the member nearest the centroid (lowest index on ties).
-    let mut best = vec![(f64::INFINITY, usize::MAX); count];
-    for (e, &c) in clustering.labels.iter().enumerate() {
-        let distance = squared_distance(
-            &points[e * dimension..(e + 1) * dimension],
-            &clustering.centroids[c * dimension..(c + 1) * dimension],
-        );
-        if distance < best[c].0 {
-            best[c] = (distance, e);
+    if members.len() > count {
+        return Err(HookeError::scene(
+            "subspace.cubature_points",
+            format!(
+                "{count} cubature points for {} materials: each material needs one at least",
+                members.len()
+            ),
+        ));
+    }
+    let counts = allocate(&members, count, dimension, &point);
+    let mut cubature = Cubature {
+        elements: Vec::with_capacity(count),
+        weights: Vec::with_capacity(count),
+        clusters: vec![0; volumes.len()],
+    };
+    for (g, (group, &k)) in members.iter().zip(&counts).enumerate() {
+        let local: Vec<f64> = group.iter().flat_map(|&e| point(e).iter().copied()).collect();
+        let clustering = kmeans(&local, dimension, k, seed.wrapping_add(g as u64), 100);
+        let offset = cubature.elements.len();
+        let mut weights = vec![0.0; k];
+        // The representative: the member nearest the centroid (lowest index on ties).
+        let mut best = vec![(f64::INFINITY, usize::MAX); k];
+        for (i, (&e, &c)) in group.iter().zip(&clustering.labels).enumerate() {
+            weights[c] += volumes[e];
+            cubature.clusters[e] = offset + c;
+            let distance = squared_distance(
+                &local[i * dimension..(i + 1) * dimension],
+                &clustering.centroids[c * dimension..(c + 1) * dimension],
+            );
+            if distance < best[c].0 {
+                best[c] = (distance, e);
+            }
         }
+        cubature.elements.extend(best.iter().map(|&(_, e)| e));
+        cubature.weights.extend(weights);
     }
-    Ok(Cubature {
-        elements: best.iter().map(|&(_, e)| e).collect(),
-        weights,
-        clusters: clustering.labels,
-    })
+    Ok(cubature)
+}
+
+/// Points per group: in proportion to each group's spread Σ‖fₑ − f̄‖² (the
+/// one-cluster k-means objective), at least one and at most its size, summing
+/// to `count` (largest remainders first, then the largest groups).
+fn allocate<'a>(
+    members: &[Vec<usize>],
+    count: usize,
+    dimension: usize,
+    point: &impl Fn(usize) -> &'a [f64],
+) -> Vec<usize> {
+    let spreads: Vec<f64> = members
+        .iter()
+        .map(|group| {
+            let mut mean = vec![0.0; dimension];
+            for &e in group {
+                for (m, x) in mean.iter_mut().zip(point(e)) {
+                    *m += x / group.len() as f64;
+                }
+            }
+            group.iter().map(|&e| squared_distance(point(e), &mean)).sum()
+        })
+        .collect();
+    let total: f64 = spreads.iter().sum();
+    let share = |g: usize| match total > 0.0 {
+        true => count as f64 * spreads[g] / total,
+        false => count as f64 * members[g].len() as f64 / members.iter().map(Vec::len).sum::<usize>() as f64,
+    };
+    let mut counts: Vec<usize> = (0..members.len())
+        .map(|g| (share(g).floor() as usize).clamp(1, members[g].len()))
+        .collect();
+    // Too many: take from the groups with the most points; too few: give by largest remainder.
+    while counts.iter().sum::<usize>() > count {
+        let g = (0..counts.len()).max_by_key(|&g| counts[g]).expect("a group");
+        counts[g] -= 1;
+    }
+    let mut order: Vec<usize> = (0..members.len()).collect();
+    order.sort_by(|&a, &b| (share(b) - share(b).floor()).total_cmp(&(share(a) - share(a).floor())));
+    let mut i = 0;
+    while counts.iter().sum::<usize>() < count {
+        let g = order[i % order.len()];
+        if counts[g] < members[g].len() {
+            counts[g] += 1;
+        }
+        i += 1;
+    }
+    counts
 }
 
 /// A k-means clustering: a label per point, centroids row by row.

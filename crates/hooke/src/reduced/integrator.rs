@@ -156,6 +156,7 @@ impl Integrator for SubspaceBackwardEuler {
                     ),
                 });
             }
+            let solve_seconds = started.elapsed().as_secs_f64();
             let velocity: Vec<f64> = u.iter().zip(&start.u).map(|(a, b)| (a - b) / dt).collect();
             let next = State {
                 positions: reduced.positions(&u),
@@ -169,7 +170,7 @@ impl Integrator for SubspaceBackwardEuler {
                     .iter()
                     .map(|r| (-r.step_length.max(f64::MIN_POSITIVE).log2()).round() as usize)
                     .sum(),
-                solve_seconds: started.elapsed().as_secs_f64(),
+                solve_seconds,
                 relative_increment: iterations.last().map_or(0.0, |r| r.increment / length_scale),
                 // A fixed budget (real-time use) is not meant to reach the tolerance.
                 short_of_tolerance: !converged && settings.iterations.is_none(),

@@ -206,11 +206,26 @@ impl ReducedModel {
             })
             .collect();
         let count = settings.point_count(mesh.tets.len());
+        // Materials by value (model and parameters, as they print), however shared.
+        let mut material_ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        let mut printed: std::collections::HashMap<*const (), usize> = std::collections::HashMap::new();
+        let groups: Vec<usize> = materials
+            .iter()
+            .map(|m| {
+                *printed
+                    .entry(std::sync::Arc::as_ptr(m) as *const ())
+                    .or_insert_with(|| {
+                        let next = material_ids.len();
+                        *material_ids.entry(format!("{m:?}")).or_insert(next)
+                    })
+            })
+            .collect();
         let cubature = spectral_cubature(
             &features,
             &modes.eigenvalues,
             &volumes,
             &centroids,
+            &groups,
             count,
             settings.seed,
         )?;

@@ -187,15 +187,24 @@ impl SkinningBasis {
             .collect()
     }
 
-    /// B u over all DOFs (the displacement from rest).
+    /// B u over all DOFs (the displacement from rest): for each vertex,
+    /// Σⱼ Wᵢⱼ (Tⱼ [X̄ᵢ; 1]), with no allocation per vertex.
     pub fn displacement(&self, u: &[f64]) -> Vec<f64> {
         let q = self.block();
+        let m = self.handles();
         let mut out = vec![0.0; 3 * self.rest.len()];
         use rayon::prelude::*;
         out.par_chunks_mut(3).enumerate().for_each(|(i, chunk)| {
-            let y = self.vertex_row(i);
-            for (c, value) in chunk.iter_mut().enumerate() {
-                *value = y.iter().zip(&u[c * q..(c + 1) * q]).map(|(a, b)| a * b).sum();
+            let x = self.rest[i];
+            for j in 0..m {
+                let w = self.weights[(i, j)];
+                if w == 0.0 {
+                    continue;
+                }
+                for (c, value) in chunk.iter_mut().enumerate() {
+                    let t = &u[c * q + 4 * j..c * q + 4 * j + 4];
+                    *value += w * (t[0] * x.x + t[1] * x.y + t[2] * x.z + t[3]);
+                }
             }
         });
         out
