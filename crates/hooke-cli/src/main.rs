@@ -35,8 +35,8 @@ const DEMO_SCENE: &str = include_str!("../../../scenes/twisting_bar.toml");
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Where scenes with [eigenfit] keep the fine mesh's rest eigenvalues between runs
-    /// (default: .hooke-cache beside the scene file).
+    /// Where scenes keep precomputations between runs: [eigenfit]'s fine-mesh rest eigenvalues,
+    /// [subspace]'s eigenmodes and cubature (default: .hooke-cache beside the scene file).
     #[arg(long, global = true, value_name = "DIR")]
     cache: Option<PathBuf>,
 }

@@ -245,7 +245,7 @@ pub fn write_frequency_table(scene: &Scene, count: usize, output: &Path) -> Resu
     let coarse = variant(scene, "coarse")?.build()?.model;
     let fine = variant(scene, "fine")?.build()?.model;
     let fit = crate::model::EigenFit::new(fine, count)?
-        .with_cache(scene.eigenfit_cache())
+        .with_cache(scene.cache_folder())
         .rest_fit(&coarse, 0.0)?;
     let dac = fit.ratios.iter().find(|r| **r != 1.0).copied().unwrap_or(1.0);
     let hertz = |eigenvalue: f64| eigenvalue.max(0.0).sqrt() / (2.0 * std::f64::consts::PI);

@@ -807,3 +807,37 @@ fn every_material_gets_its_own_cubature_points() {
     };
     assert!(ReducedModel::new(&model, &settings).is_err());
 }
+
+#[test]
+fn a_subspace_is_read_back_from_the_cache_and_recomputed_when_the_scene_changes() {
+    let cache = std::env::temp_dir().join(format!("hooke-subspace-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let build = |text: &str| {
+        let mut scene = hooke::scene::Scene::from_text(text, "test.toml", ".".into()).unwrap();
+        scene.cache_directory = Some(cache.clone());
+        scene.build().unwrap()
+    };
+    let note = |built: &hooke::scene::BuiltScene| built.notes.iter().find(|n| n.contains("skinning")).cloned().unwrap();
+    let text = turned_bar_scene("kind = \"newton\"", "");
+    let first = build(&text);
+    assert!(note(&first).contains("computed"), "{}", note(&first));
+    let second = build(&text);
+    assert!(note(&second).contains("read from the cache"), "{}", note(&second));
+    // The same steps from the cached subspace as from the computed one.
+    let step = |mut built: hooke::scene::BuiltScene| {
+        let mut state = built.initial_state.clone();
+        for _ in 0..3 {
+            built.integrator.step(&built.model, &mut state, 0.02).unwrap();
+        }
+        state.positions
+    };
+    assert_eq!(step(first), step(second));
+    // Another material: computed again. A damaged file: computed again.
+    let stiffer = build(&text.replace("youngs_modulus = 1e5", "youngs_modulus = 2e5"));
+    assert!(note(&stiffer).contains("computed"));
+    for entry in std::fs::read_dir(&cache).unwrap() {
+        std::fs::write(entry.unwrap().path(), b"{ not json").unwrap();
+    }
+    assert!(note(&build(&text)).contains("computed"));
+    let _ = std::fs::remove_dir_all(&cache);
+}

@@ -26,6 +26,7 @@
 //! gravity, loads, contact and soft pins are not.
 
 use super::{DofMap, EnergyTerm, HessianTarget, Model, State, TermCapabilities, TermKind};
+use crate::disk_cache::{self, Fingerprint};
 use crate::error::{HookeError, Result};
 use crate::linalg::{smallest_eigenpairs, EigenSettings, LowRank};
 use nalgebra::DMatrix;
@@ -278,11 +279,14 @@ impl EigenFit {
 /// cache that cannot be read or written is only a cost: it is recomputed.
 fn fine_eigenvalues(fine: &Model, time: f64, count: usize, cache: Option<&std::path::Path>) -> Result<Vec<f64>> {
     let dofs = fine.dof_map(time);
-    let path = cache.map(|directory| directory.join(format!("eigenfit-{:016x}.json", cache_key(fine, &dofs, count))));
+    let path = cache.map(|directory| {
+        let mut key = Fingerprint::of_model(fine, &dofs);
+        key.feed_number(count as u64);
+        key.path(directory, "eigenfit")
+    });
     if let Some(values) = path
-        .as_ref()
-        .and_then(|p| std::fs::read(p).ok())
-        .and_then(|bytes| serde_json::from_slice::<Vec<f64>>(&bytes).ok())
+        .as_deref()
+        .and_then(disk_cache::load::<Vec<f64>>)
         .filter(|values| values.len() == count.min(dofs.free_count()) && values.iter().all(|v| v.is_finite()))
     {
         return Ok(values);
@@ -290,49 +294,9 @@ fn fine_eigenvalues(fine: &Model, time: f64, count: usize, cache: Option<&std::p
     let (stiffness, _) = elastic_stiffness(fine, &fine.rest_positions(), &dofs, time)?;
     let values = modes_of(fine, &stiffness, &dofs, count, &[])?.values;
     if let Some(path) = path {
-        if let Some(directory) = path.parent() {
-            let _ = std::fs::create_dir_all(directory);
-        }
-        // Written beside and renamed, so that a reader never sees half a file.
-        let partial = path.with_extension("json.partial");
-        if let Ok(text) = serde_json::to_vec(&values) {
-            if std::fs::write(&partial, text).is_ok() {
-                let _ = std::fs::rename(&partial, &path);
-            }
-        }
+        disk_cache::store(&path, &values);
     }
     Ok(values)
-}
-
-/// FNV-1a over what the rest eigenvalues depend on: rest positions,
-/// elements, materials (their parameters), mass, free DOFs and the count.
-fn cache_key(model: &Model, dofs: &DofMap, count: usize) -> u64 {
-    let mut hash = 0xcbf29ce484222325_u64;
-    let mut feed = |bytes: &[u8]| {
-        for byte in bytes {
-            hash ^= u64::from(*byte);
-            hash = hash.wrapping_mul(0x100000001b3);
-        }
-    };
-    for value in model.rest_positions() {
-        feed(&value.to_bits().to_le_bytes());
-    }
-    for e in 0..model.mesh().element_count() {
-        for v in model.mesh().element(e) {
-            feed(&v.to_le_bytes());
-        }
-    }
-    for material in model.materials() {
-        feed(format!("{material:?}").as_bytes());
-    }
-    for value in model.mass().values() {
-        feed(&value.to_bits().to_le_bytes());
-    }
-    for dof in &dofs.free_dofs {
-        feed(&dof.to_le_bytes());
-    }
-    feed(&count.to_le_bytes());
-    hash
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {

@@ -13,6 +13,7 @@
 
 use super::cubature::{default_point_count, spectral_cubature, Cubature};
 use super::skinning::{rest_frame, skinning_eigenmodes, SkinningBasis, SkinningEigenmodes};
+use crate::disk_cache::{self, Fingerprint};
 use crate::error::{HookeError, Result};
 use crate::linalg::LowRank;
 use crate::material::MaterialRef;
@@ -92,6 +93,8 @@ pub struct ReducedModel {
     /// The buffer of P's columns, kept between iterations: 2.7 MB at m = 16,
     /// |𝒞| = 581, whose fresh allocation and zeroing cost 5% of an iteration.
     pub(crate) scratch: Scratch,
+    /// The eigenmodes and cubature were read from the disk cache.
+    pub from_cache: bool,
 }
 
 /// A reusable buffer (a clone starts empty).
@@ -125,6 +128,17 @@ impl ReducedModel {
     /// with terms it cannot reduce (springs, contact, moving or released
     /// pins), naming them.
     pub fn new(model: &Model, settings: &SubspaceSettings) -> Result<ReducedModel> {
+        ReducedModel::with_cache(model, settings, None)
+    }
+
+    /// As [`ReducedModel::new`], reading the eigenmodes and cubature from
+    /// `cache` (a folder) when it holds them for this mesh, these materials,
+    /// pins and settings, and storing them there otherwise.
+    pub fn with_cache(
+        model: &Model,
+        settings: &SubspaceSettings,
+        cache: Option<&std::path::Path>,
+    ) -> Result<ReducedModel> {
         let Mesh::Tetrahedra(mesh) = model.mesh() else {
             return Err(HookeError::scene(
                 "subspace",
@@ -175,8 +189,6 @@ impl ReducedModel {
         if elements != 1 {
             return Err(HookeError::scene("subspace", "a subspace needs one body of tetrahedra"));
         }
-        let modes = skinning_eigenmodes(model, settings.modes)?;
-        let basis = SkinningBasis::new(&modes, &mesh.vertices);
         let frames: Vec<(Matrix3<f64>, f64)> = mesh
             .tets
             .iter()
@@ -186,49 +198,31 @@ impl ReducedModel {
                     .ok_or_else(|| HookeError::scene("mesh", format!("element {e} is flat at rest")))
             })
             .collect::<Result<_>>()?;
-        let m = settings.modes;
-        let features: Vec<Vec<f64>> = mesh
-            .tets
-            .iter()
-            .map(|tet| {
-                (0..m)
-                    .map(|j| tet.iter().map(|&v| modes.weights[(v, j)]).sum::<f64>() / 4.0)
-                    .collect()
-            })
-            .collect();
-        let volumes: Vec<f64> = frames.iter().map(|f| f.1).collect();
-        let centroids: Vec<[f64; 3]> = mesh
-            .tets
-            .iter()
-            .map(|tet| {
-                let c = tet.iter().map(|&v| mesh.vertices[v]).sum::<nalgebra::Vector3<f64>>() / 4.0;
-                [c.x, c.y, c.z]
-            })
-            .collect();
         let count = settings.point_count(mesh.tets.len());
-        // Materials by value (model and parameters, as they print), however shared.
-        let mut material_ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        let mut printed: std::collections::HashMap<*const (), usize> = std::collections::HashMap::new();
-        let groups: Vec<usize> = materials
-            .iter()
-            .map(|m| {
-                *printed
-                    .entry(std::sync::Arc::as_ptr(m) as *const ())
-                    .or_insert_with(|| {
-                        let next = material_ids.len();
-                        *material_ids.entry(format!("{m:?}")).or_insert(next)
-                    })
-            })
-            .collect();
-        let cubature = spectral_cubature(
-            &features,
-            &modes.eigenvalues,
-            &volumes,
-            &centroids,
-            &groups,
-            count,
-            settings.seed,
-        )?;
+        let path = cache.map(|directory| {
+            let mut key = Fingerprint::of_model(model, &model.dof_map(0.0));
+            for number in [settings.modes, count, settings.seed as usize] {
+                key.feed_number(number as u64);
+            }
+            key.path(directory, "subspace")
+        });
+        let stored = path
+            .as_deref()
+            .and_then(disk_cache::load::<Precomputed>)
+            .filter(|p| p.fits(mesh.vertices.len(), mesh.tets.len(), settings.modes, count));
+        let from_cache = stored.is_some();
+        let (modes, cubature) = match stored {
+            Some(stored) => stored.into_parts(),
+            None => {
+                let modes = skinning_eigenmodes(model, settings.modes)?;
+                let cubature = material_cubature(mesh, &materials, &modes, &frames, count, settings.seed)?;
+                if let Some(path) = &path {
+                    disk_cache::store(path, &Precomputed::of(&modes, &cubature));
+                }
+                (modes, cubature)
+            }
+        };
+        let basis = SkinningBasis::new(&modes, &mesh.vertices);
         let points: Vec<CubaturePoint> = cubature
             .elements
             .iter()
@@ -272,6 +266,7 @@ impl ReducedModel {
             signature,
             total_mass,
             scratch: Scratch::default(),
+            from_cache,
         })
     }
 
@@ -404,6 +399,109 @@ impl ReducedModel {
         let rest = model.rest_positions();
         let displacement: Vec<f64> = positions.iter().zip(&rest).map(|(x, r)| x - r).collect();
         Ok((self.project(model, &displacement)?, self.project(model, velocities)?))
+    }
+}
+
+/// The cubature of a mesh for its skinning eigenmodes, each material apart.
+fn material_cubature(
+    mesh: &crate::mesh::TetMesh,
+    materials: &[MaterialRef],
+    modes: &SkinningEigenmodes,
+    frames: &[(Matrix3<f64>, f64)],
+    count: usize,
+    seed: u64,
+) -> Result<Cubature> {
+    let m = modes.weights.ncols();
+    let features: Vec<Vec<f64>> = mesh
+        .tets
+        .iter()
+        .map(|tet| {
+            (0..m)
+                .map(|j| tet.iter().map(|&v| modes.weights[(v, j)]).sum::<f64>() / 4.0)
+                .collect()
+        })
+        .collect();
+    let volumes: Vec<f64> = frames.iter().map(|f| f.1).collect();
+    let centroids: Vec<[f64; 3]> = mesh
+        .tets
+        .iter()
+        .map(|tet| {
+            let c = tet.iter().map(|&v| mesh.vertices[v]).sum::<nalgebra::Vector3<f64>>() / 4.0;
+            [c.x, c.y, c.z]
+        })
+        .collect();
+    // Materials by value (model and parameters, as they print), however shared.
+    let mut material_ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut printed: std::collections::HashMap<*const (), usize> = std::collections::HashMap::new();
+    let groups: Vec<usize> = materials
+        .iter()
+        .map(|m| {
+            *printed
+                .entry(std::sync::Arc::as_ptr(m) as *const ())
+                .or_insert_with(|| {
+                    let next = material_ids.len();
+                    *material_ids.entry(format!("{m:?}")).or_insert(next)
+                })
+        })
+        .collect();
+    spectral_cubature(
+        &features,
+        &modes.eigenvalues,
+        &volumes,
+        &centroids,
+        &groups,
+        count,
+        seed,
+    )
+}
+
+/// The eigenmodes and cubature as the disk cache keeps them.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Precomputed {
+    eigenvalues: Vec<f64>,
+    /// W column by column.
+    weights: Vec<f64>,
+    vertices: usize,
+    elements: Vec<usize>,
+    element_weights: Vec<f64>,
+    clusters: Vec<usize>,
+}
+
+impl Precomputed {
+    fn of(modes: &SkinningEigenmodes, cubature: &Cubature) -> Precomputed {
+        Precomputed {
+            eigenvalues: modes.eigenvalues.clone(),
+            weights: modes.weights.as_slice().to_vec(),
+            vertices: modes.weights.nrows(),
+            elements: cubature.elements.clone(),
+            element_weights: cubature.weights.clone(),
+            clusters: cubature.clusters.clone(),
+        }
+    }
+
+    /// Whether it is whole and of this mesh's sizes.
+    fn fits(&self, vertices: usize, elements: usize, modes: usize, count: usize) -> bool {
+        self.vertices == vertices
+            && self.eigenvalues.len() == modes
+            && self.weights.len() == vertices * modes
+            && self.elements.len() == count
+            && self.element_weights.len() == count
+            && self.clusters.len() == elements
+            && self.elements.iter().all(|&e| e < elements)
+            && self.weights.iter().chain(&self.eigenvalues).all(|v| v.is_finite())
+    }
+
+    fn into_parts(self) -> (SkinningEigenmodes, Cubature) {
+        let modes = SkinningEigenmodes {
+            weights: DMatrix::from_vec(self.vertices, self.eigenvalues.len(), self.weights),
+            eigenvalues: self.eigenvalues,
+        };
+        let cubature = Cubature {
+            elements: self.elements,
+            weights: self.element_weights,
+            clusters: self.clusters,
+        };
+        (modes, cubature)
     }
 }
 

@@ -452,13 +452,18 @@ impl Scene {
             seed: section.seed,
         };
         let started = std::time::Instant::now();
-        let stepper = SubspaceBackwardEuler::new(model, &settings, method, file.solver)?;
+        let reduced = crate::reduced::ReducedModel::with_cache(model, &settings, Some(&self.cache_folder()))?;
+        let stepper = SubspaceBackwardEuler::with_reduced(model, std::sync::Arc::new(reduced), method, file.solver);
         let reduced = stepper.reduced();
         notes.push(format!(
-            "subspace: {} skinning eigenmodes ({} coordinates), {} cubature points, computed in {:.2} s; solver {}",
+            "subspace: {} skinning eigenmodes ({} coordinates), {} cubature points, {} in {:.2} s; solver {}",
             settings.modes,
             reduced.rank(),
             reduced.points.len(),
+            match reduced.from_cache {
+                true => "read from the cache",
+                false => "computed",
+            },
             started.elapsed().as_secs_f64(),
             match method {
                 ReducedMethod::MixedSqp => "mixed_sqp (subspace mixed FEM)",
@@ -519,7 +524,7 @@ impl Scene {
         ));
         match section.method {
             EigenFitMethod::Eigenfit => {
-                let fit = crate::model::EigenFit::new(fine, section.modes)?.with_cache(self.eigenfit_cache());
+                let fit = crate::model::EigenFit::new(fine, section.modes)?.with_cache(self.cache_folder());
                 let rest = fit.rest_fit(model, 0.0)?;
                 notes.push(format!(
                     "eigenfit: ratios λ_fine/λ_coarse of the {} lowest modes at rest: {}",
@@ -533,7 +538,7 @@ impl Scene {
                 model.add_term(Box::new(fit))?;
             }
             EigenFitMethod::Dac => {
-                let factor = crate::model::eigenfit::dac_factor(model, fine, 0.0, Some(self.eigenfit_cache()))?;
+                let factor = crate::model::eigenfit::dac_factor(model, fine, 0.0, Some(self.cache_folder()))?;
                 notes.push(format!(
                     "eigenfit (DAC): every material's stiffness scaled by {factor:.4}"
                 ));

@@ -28,14 +28,15 @@ pub struct Scene {
     pub base_directory: PathBuf,
     /// The materials of each body and its regions, read from the material tables.
     pub materials: Vec<BodyMaterials>,
-    /// Where `[eigenfit]` keeps the fine mesh's rest eigenvalues between runs
-    /// (None: `.hooke-cache` beside the scene file; `hooke … --cache DIR`).
+    /// Where precomputations are kept between runs, `[eigenfit]`'s fine-mesh
+    /// eigenvalues and `[subspace]`'s eigenmodes and cubature (None:
+    /// `.hooke-cache` beside the scene file; `hooke … --cache DIR`).
     pub cache_directory: Option<PathBuf>,
 }
 
 impl Scene {
-    /// The folder `[eigenfit]` caches its fine-mesh eigenvalues in.
-    pub fn eigenfit_cache(&self) -> PathBuf {
+    /// The folder precomputations are cached in (see `cache_directory`).
+    pub fn cache_folder(&self) -> PathBuf {
         self.cache_directory
             .clone()
             .unwrap_or_else(|| self.base_directory.join(".hooke-cache"))
