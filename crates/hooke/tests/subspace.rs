@@ -841,3 +841,106 @@ fn a_subspace_is_read_back_from_the_cache_and_recomputed_when_the_scene_changes(
     assert!(note(&build(&text)).contains("computed"));
     let _ = std::fs::remove_dir_all(&cache);
 }
+
+/// Subspace FEM iterated to convergence on one step of `model` from `start`
+/// (positions), at rest velocity; returns the full positions x = X̄ + B u*.
+fn converged_step(model: &Model, settings: &SubspaceSettings, start: &[f64], h: f64) -> Vec<f64> {
+    let reduced = ReducedModel::new(model, settings).unwrap();
+    let rest = model.rest_positions();
+    let displacement: Vec<f64> = start.iter().zip(&rest).map(|(x, r)| x - r).collect();
+    let u0 = reduced.project(model, &displacement).unwrap();
+    let zero = vec![0.0; reduced.rank()];
+    let step = reduced.step_potential(&u0, &zero, h, &reduced.loads(model, 0.0).unwrap());
+    let mut u = u0;
+    for _ in 0..100 {
+        let report = reduced.newton_iteration(&step, &mut u).unwrap();
+        if report.step_length == 0.0 || report.increment < 1e-13 {
+            break;
+        }
+    }
+    reduced.positions(&u)
+}
+
+#[test]
+fn the_full_space_residual_falls_as_the_subspace_grows_and_rises_when_under_integrated() {
+    // Seed 002 Fig. 11: a homogeneous bar bent and let go for one step; the
+    // full-space gradient of the step's potential at x = X̄ + B u*.
+    let mut model = uniform_model(
+        bar([3.0, 1.0, 1.0], [12, 4, 4], TetsPerHex::Six),
+        MaterialModel::FixedCorotational,
+        parameters(1e5, 0.4),
+        MassKind::Lumped,
+    );
+    common::clamp_left_end(&mut model, Motion::Fixed {}, None);
+    let rest = model.rest_positions();
+    let start: Vec<f64> = rest
+        .chunks(3)
+        .flat_map(|p| {
+            let s = p[0] / 3.0;
+            [p[0], p[1] + 0.4 * s * s, p[2]]
+        })
+        .collect();
+    let h = 1.0 / 60.0;
+    let free = model.dof_map(0.0);
+    let residual = |modes: usize, points: usize| {
+        let settings = SubspaceSettings {
+            modes,
+            cubature_points: Some(points),
+            seed: 0,
+        };
+        let x = converged_step(&model, &settings, &start, h);
+        let mut gradient = vec![0.0; x.len()];
+        model.gradient(&x, 0.0, &mut gradient).unwrap();
+        let offset: Vec<f64> = x.iter().zip(&start).map(|(a, b)| a - b).collect();
+        let mut inertia = vec![0.0; x.len()];
+        model.mass_multiply(&offset, &mut inertia);
+        free.free_dofs
+            .iter()
+            .map(|&i| (gradient[i] + inertia[i] / (h * h)).powi(2))
+            .sum::<f64>()
+            .sqrt()
+    };
+    // The grid of Fig. 11: m against |𝒞| = m, 5 m, 20 m and every element.
+    let elements = model.mesh().element_count();
+    let grid: Vec<[f64; 4]> = [2, 4, 8, 16]
+        .iter()
+        .map(|&m| [m, 5 * m, 20 * m, elements].map(|c| residual(m, c.min(elements))))
+        .collect();
+    eprintln!("‖∇Φ‖ for m = 2, 4, 8, 16 (rows) at |𝒞| = m, 5m, 20m, all: {grid:?}");
+    // Exact integration: a larger subspace is a better one.
+    assert!(grid[3][3] < 0.2 * grid[0][3], "{grid:?}");
+    // Under-integration: |𝒞| = m is the worst at every m, and grows with m.
+    for row in &grid {
+        assert!(row[0] > row[2] && row[0] > row[3], "{row:?}");
+    }
+    assert!(grid[3][0] > 10.0 * grid[3][3] && grid[3][0] > grid[0][0], "{grid:?}");
+}
+
+#[test]
+fn too_few_cubature_points_soften_a_heterogeneous_cantilever() {
+    // Seed 002 Fig. 14: the tip of a cantilever (soft 1e5 near the clamp,
+    // stiff 1e7 beyond) under gravity, m = 5, nearly static (h = 10 s).
+    let mut model = two_material_bar(1e5, 1e7, [12, 4, 4], MaterialModel::FixedCorotational);
+    common::clamp_left_end(&mut model, Motion::Fixed {}, None);
+    model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+    let rest = model.rest_positions();
+    let tip = |points: usize| {
+        let settings = SubspaceSettings {
+            modes: 5,
+            cubature_points: Some(points),
+            seed: 0,
+        };
+        let x = converged_step(&model, &settings, &rest, 10.0);
+        x.chunks(3)
+            .zip(rest.chunks(3))
+            .map(|(a, b)| b[2] - a[2])
+            .fold(0.0, f64::max)
+    };
+    let deflections: Vec<f64> = [12, 25, 50, 100, 200].iter().map(|&c| tip(c)).collect();
+    let last = deflections[4];
+    assert!(deflections[0] > last, "{deflections:?}");
+    assert!(
+        (deflections[3] - last).abs() < 0.25 * (deflections[0] - last).abs(),
+        "the deflection settles as |𝒞| grows: {deflections:?}"
+    );
+}

@@ -107,7 +107,8 @@ pub fn spectral_cubature(
     };
     for (g, (group, &k)) in members.iter().zip(&counts).enumerate() {
         let local: Vec<f64> = group.iter().flat_map(|&e| point(e).iter().copied()).collect();
-        let clustering = kmeans(&local, dimension, k, seed.wrapping_add(g as u64), 100);
+        let mut clustering = kmeans(&local, dimension, k, seed.wrapping_add(g as u64), 100);
+        fill_empty_clusters(&mut clustering, &local, dimension, k);
         let offset = cubature.elements.len();
         let mut weights = vec![0.0; k];
         // The representative: the member nearest the centroid (lowest index on ties).
@@ -127,6 +128,36 @@ pub fn spectral_cubature(
         cubature.weights.extend(weights);
     }
     Ok(cubature)
+}
+
+/// Gives every empty cluster a member: repeatedly, the member farthest from
+/// its centre in the cluster with the most members (points that coincide,
+/// such as elements at pinned vertices whose weights are all zero, can leave
+/// k-means with empty clusters). Needs k ≤ the number of points.
+fn fill_empty_clusters(clustering: &mut Clustering, points: &[f64], dimension: usize, k: usize) {
+    let mut sizes = vec![0usize; k];
+    for &c in &clustering.labels {
+        sizes[c] += 1;
+    }
+    while let Some(empty) = sizes.iter().position(|&n| n == 0) {
+        let largest = (0..k).max_by_key(|&c| (sizes[c], std::cmp::Reverse(c))).expect("k > 0");
+        let centre = &clustering.centroids[largest * dimension..(largest + 1) * dimension];
+        let (_, moved) = clustering
+            .labels
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c == largest)
+            .map(|(i, _)| (squared_distance(&points[i * dimension..(i + 1) * dimension], centre), i))
+            .fold(
+                (-1.0, 0),
+                |best, candidate| if candidate.0 > best.0 { candidate } else { best },
+            );
+        clustering.labels[moved] = empty;
+        clustering.centroids[empty * dimension..(empty + 1) * dimension]
+            .copy_from_slice(&points[moved * dimension..(moved + 1) * dimension]);
+        sizes[largest] -= 1;
+        sizes[empty] += 1;
+    }
 }
 
 /// Points per group: in proportion to each group's spread Σ‖fₑ − f̄‖² (the
