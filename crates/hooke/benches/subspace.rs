@@ -184,6 +184,32 @@ fn iteration(c: &mut Criterion) {
         }
     }
     group.finish();
+    // Full-space mixed FEM (Trusty 2022): one iteration a step, from the bent state.
+    let mut group = c.benchmark_group("full_mixed_iteration");
+    group.sample_size(10);
+    for cells in MESHES {
+        let tets = 6 * cells.iter().product::<usize>();
+        group.bench_function(BenchmarkId::new("mixed_fem", format!("{tets}_tets")), |b| {
+            let model = model_of(cells);
+            let settings = hooke::solve::SolverSettings {
+                kind: hooke::solve::MinimizerKind::MixedSqp,
+                iterations: Some(1),
+                ..Default::default()
+            };
+            let mut integrator = hooke::reduced::FullMixedBackwardEuler::new(&model, settings).expect("integrator");
+            let mut start = model.initial_state();
+            for (x, p) in start.positions.chunks_mut(3).zip(model.mesh().vertices()) {
+                let s = p.x / 3.0;
+                x[1] -= 0.3 * s * s;
+                x[2] += 0.1 * s * s * s;
+            }
+            b.iter(|| {
+                let mut state = start.clone();
+                hooke::integrate::Integrator::step(&mut integrator, &model, &mut state, 1.0 / 60.0).expect("step")
+            })
+        });
+    }
+    group.finish();
     let mut group = c.benchmark_group("subspace_precompute");
     group.sample_size(10);
     for cells in MESHES {

@@ -642,8 +642,9 @@ fn subspace_scenes_refuse_what_they_cannot_do() {
             .unwrap_or_else(|| panic!("{solver} {extra} was accepted"));
         assert!(error.to_string().contains(key), "{error}");
     }
-    // mixed_sqp without a subspace is refused, not run as something else.
-    let text = turned_bar_scene("kind = \"mixed_sqp\"", "").replace("[subspace]\nmodes = 6\n", "");
+    // mixed_sqp without a subspace is full-space mixed FEM, by backward Euler only.
+    let text = turned_bar_scene("kind = \"mixed_sqp\"", "[integrator]\nkind = \"implicit_midpoint\"")
+        .replace("[subspace]\nmodes = 6\n", "");
     let error = hooke::scene::Scene::from_text(&text, "test.toml", ".".into())
         .and_then(|s| s.build())
         .err()
@@ -942,5 +943,42 @@ fn too_few_cubature_points_soften_a_heterogeneous_cantilever() {
     assert!(
         (deflections[3] - last).abs() < 0.25 * (deflections[0] - last).abs(),
         "the deflection settles as |𝒞| grows: {deflections:?}"
+    );
+}
+
+#[test]
+fn full_space_mixed_fem_converges_to_the_backward_euler_step() {
+    // Trusty 2022 without reduction: the same step as Newton on the
+    // incremental potential, once both have converged.
+    let text = turned_bar_scene("kind = \"mixed_sqp\"\ntolerance = 1e-12\nmax_iterations = 100", "")
+        .replace("[subspace]\nmodes = 6\n", "")
+        .replace("youngs_modulus = 1e5", "youngs_modulus = 1e6");
+    let newton_text = text.replace("kind = \"mixed_sqp\"", "kind = \"newton\"");
+    let run = |text: &str| {
+        let scene = hooke::scene::Scene::from_text(text, "test.toml", ".".into()).unwrap();
+        let mut built = scene.build().unwrap();
+        let mut state = built.initial_state.clone();
+        for _ in 0..3 {
+            built.integrator.step(&built.model, &mut state, 0.02).unwrap();
+        }
+        state.positions
+    };
+    let (mixed, newton) = (run(&text), run(&newton_text));
+    let rest = hooke::scene::Scene::from_text(&text, "test.toml", ".".into())
+        .unwrap()
+        .build()
+        .unwrap()
+        .model
+        .rest_positions();
+    let moved = newton.iter().zip(&rest).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let difference = mixed
+        .iter()
+        .zip(&newton)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(moved > 1e-3, "the steps do something ({moved})");
+    assert!(
+        difference < 1e-8 * moved.max(1.0),
+        "mixed FEM and Newton differ by {difference:.3e} (moved {moved:.3e})"
     );
 }

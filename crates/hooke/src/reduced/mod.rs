@@ -4,9 +4,11 @@
 //! they give ([`problem`]), and its two solvers, subspace FEM (Newton) and
 //! subspace mixed FEM (SQP on stretches and multipliers, [`solver`], built
 //! on [`stretch`]), stepped by backward Euler ([`integrator`]). The cost of an
-//! iteration is O(m²|𝒞|) whatever the mesh size.
+//! iteration is O(m²|𝒞|) whatever the mesh size. [`full_mixed`] is the same
+//! mixed formulation without reduction, the baseline whose cost grows with the mesh.
 
 pub mod cubature;
+pub mod full_mixed;
 pub mod integrator;
 pub mod problem;
 pub mod skinning;
@@ -14,6 +16,7 @@ pub mod solver;
 pub mod stretch;
 
 pub use cubature::{spectral_cubature, Cubature};
+pub use full_mixed::FullMixedBackwardEuler;
 pub use integrator::SubspaceBackwardEuler;
 pub use problem::{CubaturePoint, ReducedLoads, ReducedModel, SubspaceSettings};
 pub use skinning::{skinning_eigenmodes, SkinningBasis, SkinningEigenmodes};

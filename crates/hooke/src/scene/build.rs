@@ -226,6 +226,19 @@ impl Scene {
                 integrator = self.subspace_integrator(&model, section, integrator.name(), &mut notes)?;
                 integrator.check(&model)?;
             }
+            None if file.solver.kind == crate::solve::MinimizerKind::MixedSqp => {
+                if integrator.name() != "backward_euler" {
+                    return Err(HookeError::scene(
+                        "solver.kind",
+                        format!(
+                            "mixed_sqp steps by backward Euler; {} cannot take it",
+                            integrator.name()
+                        ),
+                    ));
+                }
+                integrator = Box::new(crate::reduced::FullMixedBackwardEuler::new(&model, file.solver)?);
+                integrator.check(&model)?;
+            }
             None => {
                 // Whether the integrator handles what the model holds: a scene error naming the key.
                 integrator.check(&model)?;

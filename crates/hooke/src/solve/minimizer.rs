@@ -235,7 +235,7 @@ impl SolverSettings {
     /// the mass. `key` names the table in errors.
     pub fn check_model(&self, model: &crate::model::Model, key: &str) -> Result<()> {
         if self.kind == MinimizerKind::MixedSqp {
-            return Err(mixed_needs_subspace(key));
+            return Err(mixed_needs_its_integrator(key));
         }
         if self.kind != MinimizerKind::LocalGlobal {
             return Ok(());
@@ -275,15 +275,15 @@ impl SolverSettings {
 }
 
 /// The refusal of `mixed_sqp` outside a subspace.
-fn mixed_needs_subspace(key: &str) -> HookeError {
+fn mixed_needs_its_integrator(key: &str) -> HookeError {
     HookeError::scene(
         format!("{key}.kind"),
-        "mixed_sqp runs in a [subspace] table (subspace mixed FEM); full-space mixed FEM is not built yet: use \"newton\", \"lbfgs\" or \"local_global\" here",
+        "mixed_sqp is stepped by its own integrators (a scene's backward_euler with [solver] kind = \"mixed_sqp\", with or without [subspace]), not by a minimiser of the incremental potential",
     )
 }
 
-/// What `mixed_sqp` gives a full-space step: an error, never a silent stand-in
-/// (scenes refuse the combination when they are built).
+/// What `mixed_sqp` gives a step of the incremental potential: an error,
+/// never a silent stand-in (scenes build the mixed-FEM integrators instead).
 struct SubspaceOnly;
 
 impl Minimizer for SubspaceOnly {
@@ -292,6 +292,6 @@ impl Minimizer for SubspaceOnly {
     }
 
     fn minimize(&mut self, _objective: &dyn Objective, _u: &mut [f64]) -> Result<MinimizerReport> {
-        Err(mixed_needs_subspace("solver"))
+        Err(mixed_needs_its_integrator("solver"))
     }
 }
