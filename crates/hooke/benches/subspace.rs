@@ -12,11 +12,13 @@
 //! soft, 2 stiff) for the same measurement with simkit
 //! (scripts/simkit_subspace.py), and exits.
 
+mod common;
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use hooke::fem::MassKind;
 use hooke::material::{IsotropicMaterial, MaterialModel, MaterialParameters};
 use hooke::mesh::{box_mesh, BoxMeshOptions, TetsPerHex};
-use hooke::model::{Model, Motion, Pin, Selection};
+use hooke::model::Model;
 use hooke::reduced::{ReducedModel, StepPotential, SubspaceSettings};
 use nalgebra::Vector3;
 use std::cell::RefCell;
@@ -60,14 +62,7 @@ pub fn heterogeneous_bar(cells: [usize; 3]) -> Model {
         })
         .collect();
     let mut model = Model::new(mesh, materials, MassKind::Lumped).expect("valid model");
-    let clamped = Selection::Plane {
-        point: [0.0; 3],
-        normal: [-1.0, 0.0, 0.0],
-        tolerance: None,
-    }
-    .vertices(model.mesh(), "clamp")
-    .expect("clamp");
-    model.add_pin(Pin::new(clamped, Motion::Fixed {}, None));
+    common::clamp_at_origin(&mut model);
     model.set_gravity(Vector3::new(0.0, -9.81, 0.0));
     model
 }

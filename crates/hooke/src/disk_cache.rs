@@ -3,9 +3,9 @@
 //! eigenvalues, a subspace's eigenmodes and cubature. A file is named by a
 //! hash of everything its result depends on, so a changed mesh, material or
 //! pin reads nothing stale; a file that cannot be read or written is only a
-//! cost: the result is computed again.
+//! cost: the result is computed again. A model's fingerprint is
+//! [`crate::model::Model::fingerprint`].
 
-use crate::model::{DofMap, Model};
 use std::path::{Path, PathBuf};
 
 /// FNV-1a, fed piece by piece.
@@ -27,31 +27,6 @@ impl Fingerprint {
 
     pub fn feed_number(&mut self, value: u64) {
         self.feed(&value.to_le_bytes());
-    }
-
-    /// What a model's rest-state results depend on: rest positions,
-    /// elements, materials (their parameters as they print), mass and the
-    /// free DOFs.
-    pub fn of_model(model: &Model, dofs: &DofMap) -> Fingerprint {
-        let mut hash = Fingerprint::default();
-        for value in model.rest_positions() {
-            hash.feed_number(value.to_bits());
-        }
-        for e in 0..model.mesh().element_count() {
-            for &v in model.mesh().element(e) {
-                hash.feed_number(v as u64);
-            }
-        }
-        for material in model.materials() {
-            hash.feed(format!("{material:?}").as_bytes());
-        }
-        for value in model.mass().values() {
-            hash.feed_number(value.to_bits());
-        }
-        for &dof in &dofs.free_dofs {
-            hash.feed_number(dof as u64);
-        }
-        hash
     }
 
     /// `<directory>/<kind>-<hash>.json`.

@@ -66,27 +66,8 @@ pub fn compare_resolutions(
     for name in VARIANTS {
         let scene = variant(scene, name)?;
         let directory = output.join(name);
-        let mut settings = scene.run_settings(Some(&directory));
-        if settings.vtk_every == 0 {
-            settings.vtk_every = 1;
-        }
-        let mut built = scene.build()?;
-        let started = std::time::Instant::now();
-        let mut simulation_progress = |step: usize, total: usize| progress(name, step, total);
-        let mut simulation = Simulation::new(&built.model, built.integrator.as_mut(), &settings)
-            .notes(built.notes.clone())
-            .scene_text(scene.text.clone())
-            .progress(&mut simulation_progress);
-        if let Some(stop) = stop {
-            simulation = simulation.stop_when(stop);
-        }
-        let outcome = simulation.run(built.initial_state.clone())?;
-        seconds.push((name.to_string(), started.elapsed().as_secs_f64()));
-        if let Some(failure) = outcome.failure {
-            return Err(HookeError::Solver {
-                reason: format!("the {name} run stopped: {failure}"),
-            });
-        }
+        let (built, elapsed) = run_variant(&scene, name, &directory, None, progress, stop)?;
+        seconds.push((name.to_string(), elapsed));
         let tets = built
             .model
             .mesh()
@@ -98,6 +79,40 @@ pub fn compare_resolutions(
     let rows = frame_errors(&meshes)?;
     write_errors(output, &rows)?;
     Ok(ResolutionComparison { rows, seconds })
+}
+
+/// Runs one variant of a comparison into `directory`, writing a frame every
+/// `frame_every` steps (None: the scene's own, or every step if it writes
+/// none, since the comparison reads them); returns the built scene and the
+/// run's seconds. A run that stops early is an error naming the variant.
+pub(crate) fn run_variant(
+    scene: &Scene,
+    name: &str,
+    directory: &Path,
+    frame_every: Option<usize>,
+    progress: &mut dyn FnMut(&str, usize, usize),
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<(crate::scene::BuiltScene, f64)> {
+    let mut settings = scene.run_settings(Some(directory));
+    settings.vtk_every = frame_every.unwrap_or(settings.vtk_every).max(1);
+    let mut built = scene.build()?;
+    let started = std::time::Instant::now();
+    let mut simulation_progress = |step: usize, total: usize| progress(name, step, total);
+    let mut simulation = Simulation::new(&built.model, built.integrator.as_mut(), &settings)
+        .notes(built.notes.clone())
+        .scene_text(scene.text.clone())
+        .progress(&mut simulation_progress);
+    if let Some(stop) = stop {
+        simulation = simulation.stop_when(stop);
+    }
+    let outcome = simulation.run(built.initial_state.clone())?;
+    let elapsed = started.elapsed().as_secs_f64();
+    if let Some(failure) = outcome.failure {
+        return Err(HookeError::Solver {
+            reason: format!("the {name} run stopped: {failure}"),
+        });
+    }
+    Ok((built, elapsed))
 }
 
 /// The frames of a run folder with their times, from its `frame.pvd`.

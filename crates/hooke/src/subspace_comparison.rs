@@ -13,7 +13,6 @@ use crate::error::{HookeError, Result};
 use crate::output::{plot_lines, read_frame};
 use crate::reduced::{ReducedMethod, SubspaceBackwardEuler, SubspaceSettings};
 use crate::scene::Scene;
-use crate::simulation::Simulation;
 use crate::solve::MinimizerKind;
 use nalgebra::Vector3;
 use std::fmt::Write as _;
@@ -108,25 +107,9 @@ pub fn compare_subspace(
     for name in VARIANTS {
         let scene = variant(scene, name)?;
         let directory = output.join(name);
-        let mut settings = scene.run_settings(Some(&directory));
-        settings.vtk_every = 1;
-        let mut built = scene.build()?;
-        let started = std::time::Instant::now();
-        let mut simulation_progress = |step: usize, total: usize| progress(name, step, total);
-        let mut simulation = Simulation::new(&built.model, built.integrator.as_mut(), &settings)
-            .notes(built.notes.clone())
-            .scene_text(scene.text.clone())
-            .progress(&mut simulation_progress);
-        if let Some(stop) = stop {
-            simulation = simulation.stop_when(stop);
-        }
-        let outcome = simulation.run(built.initial_state.clone())?;
-        seconds.push(started.elapsed().as_secs_f64());
-        if let Some(failure) = outcome.failure {
-            return Err(HookeError::Solver {
-                reason: format!("the {name} run stopped: {failure}"),
-            });
-        }
+        let (built, elapsed) =
+            crate::resolution_comparison::run_variant(&scene, name, &directory, Some(1), progress, stop)?;
+        seconds.push(elapsed);
         let rest = built.model.mesh().vertices().to_vec();
         let masses = built.model.mass().lumped().to_vec();
         let (blocks, axis, centroid) = blocks_of(&rest, block_count, axis);

@@ -199,6 +199,25 @@ pub(crate) fn history_from_json<T: serde::de::DeserializeOwned>(name: &str, hist
     })
 }
 
+/// [`Integrator::history`] of an integrator whose history may be absent (before its first step).
+pub(crate) fn optional_history_to_json<T: serde::Serialize>(history: &Option<T>) -> Result<serde_json::Value> {
+    match history {
+        Some(history) => history_to_json(history),
+        None => Ok(serde_json::Value::Null),
+    }
+}
+
+/// [`Integrator::restore_history`] for the same.
+pub(crate) fn optional_history_from_json<T: serde::de::DeserializeOwned>(
+    name: &str,
+    history: &serde_json::Value,
+) -> Result<Option<T>> {
+    match history {
+        serde_json::Value::Null => Ok(None),
+        value => history_from_json(name, value).map(Some),
+    }
+}
+
 /// Whether two times are the same instant. Integrators key their history (previous
 /// positions, momentum, acceleration) by the time of the state it belongs to; the
 /// run loop may round that time (to step × h), so equality is up to rounding.

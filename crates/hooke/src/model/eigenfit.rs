@@ -26,7 +26,7 @@
 //! gravity, loads, contact and soft pins are not.
 
 use super::{DofMap, EnergyTerm, HessianTarget, Model, State, TermCapabilities, TermKind};
-use crate::disk_cache::{self, Fingerprint};
+use crate::disk_cache;
 use crate::error::{HookeError, Result};
 use crate::linalg::{smallest_eigenpairs, EigenSettings, LowRank};
 use nalgebra::DMatrix;
@@ -280,7 +280,7 @@ impl EigenFit {
 fn fine_eigenvalues(fine: &Model, time: f64, count: usize, cache: Option<&std::path::Path>) -> Result<Vec<f64>> {
     let dofs = fine.dof_map(time);
     let path = cache.map(|directory| {
-        let mut key = Fingerprint::of_model(fine, &dofs);
+        let mut key = fine.fingerprint(&dofs);
         key.feed_number(count as u64);
         key.path(directory, "eigenfit")
     });

@@ -382,6 +382,31 @@ impl Model {
         Ok(values)
     }
 
+    /// What the model's rest-state results depend on, for the disk cache:
+    /// rest positions, elements, materials (their parameters as they print),
+    /// mass and the free DOFs.
+    pub fn fingerprint(&self, dofs: &DofMap) -> crate::disk_cache::Fingerprint {
+        let mut hash = crate::disk_cache::Fingerprint::default();
+        for value in self.rest_positions() {
+            hash.feed_number(value.to_bits());
+        }
+        for e in 0..self.mesh().element_count() {
+            for &v in self.mesh().element(e) {
+                hash.feed_number(v as u64);
+            }
+        }
+        for material in self.materials() {
+            hash.feed(format!("{material:?}").as_bytes());
+        }
+        for value in self.mass().values() {
+            hash.feed_number(value.to_bits());
+        }
+        for &dof in &dofs.free_dofs {
+            hash.feed_number(dof as u64);
+        }
+        hash
+    }
+
     /// The energies of the state by kind.
     pub fn energies(&self, x: &[f64], time: f64) -> EnergyParts {
         let mut parts = EnergyParts::default();

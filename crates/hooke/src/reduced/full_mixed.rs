@@ -15,7 +15,7 @@ use super::stretch::{evaluate_stretch, stretch_energy, Stretch, OFF_DIAGONAL_WEI
 use crate::error::{HookeError, Result};
 use crate::fem::{ElementGather, ElementKind, LinearTetrahedron, TetrahedronGeometry, PACKED_HESSIAN_LEN};
 use crate::integrate::{
-    commit_step, history_from_json, history_to_json, same_time, Capabilities, Integrator, StepReport,
+    commit_step, optional_history_from_json, optional_history_to_json, same_time, Capabilities, Integrator, StepReport,
 };
 use crate::linalg::{LowRank, SparseCholesky};
 use crate::material::{MaterialRef, StressDerivative};
@@ -427,17 +427,11 @@ impl Integrator for FullMixedBackwardEuler {
     }
 
     fn history(&self) -> Result<serde_json::Value> {
-        match &self.history {
-            Some(history) => history_to_json(history),
-            None => Ok(serde_json::Value::Null),
-        }
+        optional_history_to_json(&self.history)
     }
 
     fn restore_history(&mut self, history: &serde_json::Value) -> Result<()> {
-        self.history = match history {
-            serde_json::Value::Null => None,
-            value => Some(history_from_json("mixed FEM", value)?),
-        };
+        self.history = optional_history_from_json("mixed FEM", history)?;
         Ok(())
     }
 }

@@ -11,7 +11,7 @@ use super::problem::{ReducedModel, SubspaceSettings};
 use super::solver::{IterationReport, ReducedMethod};
 use crate::error::{HookeError, Result};
 use crate::integrate::{
-    commit_step, history_from_json, history_to_json, same_time, Capabilities, Integrator, StepReport,
+    commit_step, optional_history_from_json, optional_history_to_json, same_time, Capabilities, Integrator, StepReport,
 };
 use crate::model::{Model, State};
 use crate::solve::SolverSettings;
@@ -197,17 +197,11 @@ impl Integrator for SubspaceBackwardEuler {
     }
 
     fn history(&self) -> Result<serde_json::Value> {
-        match &self.history {
-            Some(history) => history_to_json(history),
-            None => Ok(serde_json::Value::Null),
-        }
+        optional_history_to_json(&self.history)
     }
 
     fn restore_history(&mut self, history: &serde_json::Value) -> Result<()> {
-        self.history = match history {
-            serde_json::Value::Null => None,
-            value => Some(history_from_json("subspace", value)?),
-        };
+        self.history = optional_history_from_json("subspace", history)?;
         Ok(())
     }
 }

@@ -13,7 +13,7 @@
 
 use super::cubature::{default_point_count, spectral_cubature, Cubature};
 use super::skinning::{rest_frame, skinning_eigenmodes, SkinningBasis, SkinningEigenmodes};
-use crate::disk_cache::{self, Fingerprint};
+use crate::disk_cache;
 use crate::error::{HookeError, Result};
 use crate::linalg::LowRank;
 use crate::material::MaterialRef;
@@ -200,7 +200,7 @@ impl ReducedModel {
             .collect::<Result<_>>()?;
         let count = settings.point_count(mesh.tets.len());
         let path = cache.map(|directory| {
-            let mut key = Fingerprint::of_model(model, &model.dof_map(0.0));
+            let mut key = model.fingerprint(&model.dof_map(0.0));
             for number in [settings.modes, count, settings.seed as usize] {
                 key.feed_number(number as u64);
             }
