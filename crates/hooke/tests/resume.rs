@@ -310,3 +310,18 @@ fn a_torn_run_resumes_with_its_tears() {
         assert_resume_is_exact(&text, "backward_euler (tearing)", stop_after);
     }
 }
+
+/// A subspace run (mixed FEM, its u, u̇ and stretches in the checkpoint)
+/// resumes to the same files as the run that was never stopped.
+#[test]
+fn a_subspace_run_resumes_byte_for_byte() {
+    let text = bar_scene("backward_euler", "fixed_corotational", true)
+        .replace("release_time = 0.07", "release_time = 0.07\nsoft = { stiffness = 1e3 }")
+        .replace(
+            "[output]",
+            "[subspace]\nmodes = 3\n[solver]\nkind = \"mixed_sqp\"\niterations = 2\n[output]",
+        );
+    for stop_after in [4, 9] {
+        assert_resume_is_exact(&text, "backward_euler (subspace mixed FEM)", stop_after);
+    }
+}
