@@ -1030,3 +1030,28 @@ fn one_iteration_a_step_stays_stable_for_ten_thousand_steps() {
         "energy after the release peaks at {peak:.3e} against {at_release:.3e}"
     );
 }
+
+#[test]
+fn the_pinned_end_of_a_pendulum_gets_few_cubature_points() {
+    // Seed 002 Fig. 16: weights vanish at the pin, so the elements there sit
+    // close together in weight space and share few clusters (the seed shows
+    // one; here the first slab gets 3 of the 5 its volume would).
+    let mut model = uniform_model(
+        bar([3.0, 1.0, 1.0], [24, 4, 4], TetsPerHex::Six),
+        MaterialModel::FixedCorotational,
+        parameters(1e5, 0.4),
+        MassKind::Lumped,
+    );
+    common::clamp_left_end(&mut model, Motion::Fixed {}, None);
+    let reduced = ReducedModel::new(&model, &SubspaceSettings::new(6)).unwrap();
+    let near_pin = reduced
+        .points
+        .iter()
+        .filter(|p| {
+            let tet = model.mesh().element(p.element);
+            tet.iter().map(|&v| model.mesh().vertices()[v].x).sum::<f64>() / 4.0 < 0.125
+        })
+        .count();
+    // The first slab of cells holds 1/24 of the elements: 5 of 120 points by volume.
+    assert!(near_pin < 5, "{near_pin} cubature points in the slab at the pin");
+}
