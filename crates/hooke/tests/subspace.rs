@@ -1055,3 +1055,27 @@ fn the_pinned_end_of_a_pendulum_gets_few_cubature_points() {
     // The first slab of cells holds 1/24 of the elements: 5 of 120 points by volume.
     assert!(near_pin < 5, "{near_pin} cubature points in the slab at the pin");
 }
+
+#[test]
+fn a_rank_deficient_skinning_basis_is_refused_with_the_key() {
+    // Three thin beams and 30 modes: the skinning columns become dependent.
+    let beam = |y: f64, model: &str| {
+        format!(
+            "[[bodies]]\nmesh = {{ box = {{ size = [1.0, 0.1, 0.1], cells = [20, 2, 2], origin = [0.0, {y}, 0.0] }} }}\nmaterial = {{ model = \"{model}\", youngs_modulus = 5e6, poisson_ratio = 0.4, density = 1000.0 }}\n"
+        )
+    };
+    let text = format!(
+        "name = \"beams\"\n[simulation]\nduration = 0.1\ntime_step = 0.05\n{}{}{}[[pins]]\nselect = {{ plane = {{ point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] }} }}\n[subspace]\nmodes = 30\ncubature_points = 1440\n",
+        beam(0.0, "arap"),
+        beam(0.3, "fixed_corotational"),
+        beam(0.6, "stable_neo_hookean")
+    );
+    let error = hooke::scene::Scene::from_text(&text, "test.toml", ".".into())
+        .and_then(|s| s.build())
+        .err()
+        .expect("a rank-deficient basis is refused when the scene is built");
+    assert!(
+        error.to_string().contains("subspace.modes") && error.to_string().contains("fewer modes"),
+        "{error}"
+    );
+}

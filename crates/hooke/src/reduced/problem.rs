@@ -253,6 +253,17 @@ impl ReducedModel {
         let constant_loads = reduce_terms(model, &basis, &constant_terms, 0.0)?;
         let has_varying_terms = !varying_terms.is_empty();
         let signature = term_signature(model);
+        // Many weights on a thin body can make the skinning columns dependent:
+        // a singular BᵀMB, which no step could solve with.
+        if mass.clone().cholesky().is_none() {
+            return Err(HookeError::scene(
+                "subspace.modes",
+                format!(
+                    "the linear-blend skinning basis of {} modes is rank-deficient on this mesh (BᵀMB is singular): use fewer modes",
+                    settings.modes
+                ),
+            ));
+        }
         let total_mass = model.mass().lumped().iter().sum();
         Ok(ReducedModel {
             modes,
