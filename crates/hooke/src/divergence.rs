@@ -22,7 +22,6 @@
 
 use crate::model::{Model, Motion, State, TermKind};
 use crate::output::EnergyRecord;
-use crate::run_record::energy_record;
 
 /// Energy created beyond this many times the accountable scale, with no work
 /// done on the body, is divergence.
@@ -46,8 +45,8 @@ pub struct DivergenceWatch {
 }
 
 impl DivergenceWatch {
-    pub fn new(model: &Model, start: &State) -> DivergenceWatch {
-        let record = energy_record(model, start);
+    /// The watch of a run from `start`, whose energies are `record`.
+    pub fn new(model: &Model, start: &State, record: &EnergyRecord) -> DivergenceWatch {
         let masses = model.mass().lumped();
         let total_mass: f64 = masses.iter().sum();
         let dimension = model.dimension();
@@ -93,7 +92,7 @@ impl DivergenceWatch {
             .fold(0.0, f64::max);
         let scale = (total_mass * model.gravity().norm() * size
             + load_work
-            + motion_energy(&record, record.gravitational)
+            + motion_energy(record, record.gravitational)
             + pin_kinetic)
             .max(floor);
         let work_input = model.pins().iter().any(|p| p.motion != Motion::Fixed {})

@@ -308,6 +308,9 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
     let progress = progress.unwrap_or(&mut nothing);
     let started = Instant::now();
     integrator.check(model)?;
+    // The full state is needed only for frames, checkpoints and the end: an
+    // integrator in a subspace need not expand it at every step.
+    integrator.defer_full_state(true);
     let directory = &settings.output_directory;
     crate::output::run_files::create_output_directory(directory)?;
     let steps = settings.step_count();
@@ -369,13 +372,14 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
                 false => None,
             };
             let state = initial_state;
+            let record = integrator.energy_record(model, &state)?;
             let ledger = Ledger {
                 step: 0,
                 statistics: StepStatistics::default(),
                 dissipated: 0.0,
-                watch: DivergenceWatch::new(model, &state),
+                watch: DivergenceWatch::new(model, &state, &record),
                 render_frames: Vec::new(),
-                records: vec![energy_record(model, &state)],
+                records: vec![record],
                 notes,
                 wall_before: 0.0,
             };
@@ -459,7 +463,13 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
             if (state.time - nominal).abs() <= 1e-9 * settings.time_step {
                 state.time = nominal;
             }
-            let mut record = energy_record(model, &state);
+            let mut record = match integrator.energy_record(model, &state) {
+                Ok(record) => record,
+                Err(error) => {
+                    failure = Some(error);
+                    break;
+                }
+            };
             record.dissipated = ledger.dissipated;
             if let Some(reason) = ledger.watch.check(&record) {
                 // A diverged state is not a result: the run ends at the state before it.
@@ -474,14 +484,20 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
             let due = |every: usize| every > 0 && (step % every == 0 || step == steps);
             let render_due = due(settings.render_every);
             let frame_due = due(settings.vtk_every) || render_due;
-            let mut written =
-                write_step_outputs(csv.as_mut(), vtk.as_mut().filter(|_| frame_due), model, &state, &record);
+            let checkpoint_due = step < steps && step % interval == 0;
+            let mut written = match frame_due || checkpoint_due {
+                true => integrator.expand_state(model, &mut state),
+                false => Ok(()),
+            };
+            if written.is_ok() {
+                written = write_step_outputs(csv.as_mut(), vtk.as_mut().filter(|_| frame_due), model, &state, &record);
+            }
             if let (true, true, Some(writer)) = (render_due, written.is_ok(), &vtk) {
                 ledger.render_frames.extend(writer.frames().len().checked_sub(1));
             }
             ledger.records.push(record);
             ledger.step = step;
-            if written.is_ok() && step < steps && step % interval == 0 {
+            if written.is_ok() && checkpoint_due {
                 written = write_checkpoint(&state, &ledger, &*integrator, &vtk, &csv);
             }
             if let Err(error) = written {
@@ -498,6 +514,11 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
             }
         }
     }
+    // The state the run ends with is returned, checkpointed and drawn in full.
+    if let Err(error) = integrator.expand_state(model, &mut state) {
+        failure.get_or_insert(error);
+    }
+    integrator.defer_full_state(false);
     let mut notes = std::mem::take(&mut ledger.notes);
     match &failure {
         // A completed run needs no checkpoint.

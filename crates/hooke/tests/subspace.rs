@@ -519,23 +519,6 @@ fn reduced_soft_pins_and_loads_equal_the_full_terms_on_the_subspace() {
     let rest = model.rest_positions();
     for time in [0.0, 0.7, 6.0] {
         let loads = reduced.loads(&model, time).unwrap();
-        let full = |x: &[f64]| {
-            model.energy(x, time) - model.elastic_energy(x) + {
-                // The attachment is elastic in the energies table; count it here.
-                model
-                    .terms()
-                    .iter()
-                    .filter(|t| t.as_elasticity().is_none())
-                    .map(|t| t.energy(x, time))
-                    .sum::<f64>()
-                    - model
-                        .terms()
-                        .iter()
-                        .filter(|t| t.as_elasticity().is_none())
-                        .map(|t| t.energy(x, time))
-                        .sum::<f64>()
-            }
-        };
         let non_elastic = |x: &[f64]| -> f64 {
             model
                 .terms()
@@ -544,7 +527,6 @@ fn reduced_soft_pins_and_loads_equal_the_full_terms_on_the_subspace() {
                 .map(|t| t.energy(x, time))
                 .sum()
         };
-        let _ = full;
         let qu = &loads.stiffness * DVector::from_column_slice(&u);
         let reduced_energy = non_elastic(&rest) - loads.force.iter().zip(&u).map(|(f, u)| f * u).sum::<f64>()
             + 0.5 * u.iter().zip(qu.iter()).map(|(a, b)| a * b).sum::<f64>();
@@ -554,6 +536,166 @@ fn reduced_soft_pins_and_loads_equal_the_full_terms_on_the_subspace() {
             "t = {time}: reduced {reduced_energy} against {exact}"
         );
     }
+}
+
+/// The bar of the soft-pin test: gravity, and a soft pin turning its far end
+/// until it is released at t = 5.
+fn bar_with_turning_soft_pin(mass: MassKind) -> Model {
+    use hooke::model::Attachment;
+    let mesh = bar([3.0, 1.0, 1.0], [6, 2, 2], TetsPerHex::Six);
+    let materials = mesh
+        .tets
+        .iter()
+        .map(|tet| {
+            let x = tet.iter().map(|&v| mesh.vertices[v].x).sum::<f64>() / 4.0;
+            material(MaterialModel::StableNeoHookean, if x < 1.5 { 1e5 } else { 1e7 })
+        })
+        .collect();
+    let mut model = Model::new(mesh, materials, mass).expect("model");
+    model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+    let vertices: Vec<usize> = (0..model.mesh().vertex_count())
+        .filter(|&v| model.mesh().vertices()[v].x > 2.9)
+        .collect();
+    let masses: Vec<f64> = vertices.iter().map(|&v| model.mass().lumped()[v]).collect();
+    let rest = vertices.iter().map(|&v| model.mesh().vertices()[v]).collect();
+    let motion = Motion::Rotation {
+        axis: [1.0, 0.0, 0.0],
+        center: [0.0, 0.5, 0.5],
+        angular_velocity: 1.0,
+    };
+    let pin = Attachment::new(vertices, rest, &masses, 1e4, motion, Some(5.0), [true; 3], 3);
+    model.add_term(Box::new(pin)).unwrap();
+    model
+}
+
+#[test]
+fn energies_and_momenta_recorded_in_the_subspace_equal_those_of_the_expanded_state() {
+    // With every element a cubature point the elastic energy is exact too;
+    // the rest (kinetic, momenta, gravity, soft pins) is exact at any |𝒞|.
+    for mass in [MassKind::Lumped, MassKind::Consistent] {
+        let model = bar_with_turning_soft_pin(mass);
+        let elements = model.mesh().element_count();
+        for points in [elements, 12] {
+            let settings = SubspaceSettings {
+                cubature_points: Some(points),
+                ..SubspaceSettings::new(3)
+            };
+            let reduced = ReducedModel::new(&model, &settings).unwrap();
+            let mut random = Lcg::new(4);
+            let u: Vec<f64> = (0..reduced.rank()).map(|_| 0.02 * random.next()).collect();
+            let velocity: Vec<f64> = (0..reduced.rank()).map(|_| random.next()).collect();
+            for time in [0.0, 0.7, 6.0] {
+                let state = reduced.full_state(time, &u, &velocity);
+                let full = hooke::simulation::energy_record(&model, &state);
+                let loads = reduced.loads(&model, time).unwrap();
+                let sub = reduced.energy_record(&u, &velocity, &loads, time);
+                let close = |a: f64, b: f64, scale: f64| (a - b).abs() <= 1e-9 * scale.max(1e-12);
+                let what = format!("{mass:?}, |𝒞| = {points}, t = {time}");
+                let momentum_scale = full
+                    .linear_momentum
+                    .iter()
+                    .chain(&full.angular_momentum)
+                    .fold(0.0, |m, x| x.abs().max(m));
+                assert!(
+                    close(sub.kinetic, full.kinetic, full.kinetic),
+                    "{what}: kinetic {} against {}",
+                    sub.kinetic,
+                    full.kinetic
+                );
+                assert!(
+                    close(sub.gravitational, full.gravitational, full.gravitational.abs()),
+                    "{what}: gravity"
+                );
+                for k in 0..3 {
+                    assert!(
+                        close(sub.linear_momentum[k], full.linear_momentum[k], momentum_scale),
+                        "{what}: p[{k}]"
+                    );
+                    assert!(
+                        close(sub.angular_momentum[k], full.angular_momentum[k], momentum_scale),
+                        "{what}: L[{k}] {} against {}",
+                        sub.angular_momentum[k],
+                        full.angular_momentum[k]
+                    );
+                }
+                let pin_energy: f64 = model
+                    .terms()
+                    .iter()
+                    .filter(|t| t.as_elasticity().is_none() && t.kind() == hooke::model::TermKind::Elastic)
+                    .map(|t| t.energy(&state.positions, time))
+                    .sum();
+                assert!(pin_energy > 0.0 || time > 5.0, "{what}: the soft pin holds energy");
+                let cubature = sub.elastic - pin_energy;
+                assert!(
+                    close(cubature, reduced.elastic_energy(&u), full.elastic),
+                    "{what}: soft pin energy"
+                );
+                if points == elements {
+                    assert!(
+                        close(sub.elastic, full.elastic, full.elastic),
+                        "{what}: elastic {} against {}",
+                        sub.elastic,
+                        full.elastic
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_run_expands_the_subspace_state_only_for_its_frames_and_records_the_same_energies() {
+    let text = turned_bar_scene("kind = \"mixed_sqp\"\niterations = 2", "");
+    let scene = hooke::scene::Scene::from_text(&text, "test.toml", ".".into()).unwrap();
+    // By hand, with the full state at every step.
+    let mut by_hand = scene.build().unwrap();
+    let mut state = by_hand.initial_state.clone();
+    let mut states = Vec::new();
+    for _ in 0..10 {
+        by_hand.integrator.step(&by_hand.model, &mut state, 0.02).unwrap();
+        states.push(state.clone());
+    }
+    // Through the run loop, which defers the full state.
+    let mut built = scene.build().unwrap();
+    let outcome = common::run_quietly(
+        &built.model,
+        built.integrator.as_mut(),
+        built.initial_state.clone(),
+        0.2,
+        0.02,
+        "deferred_subspace_state",
+    );
+    assert_eq!(
+        outcome.state.positions, states[9].positions,
+        "the final state is expanded"
+    );
+    assert_eq!(outcome.state.velocities, states[9].velocities);
+    for (record, state) in outcome.records[1..].iter().zip(&states) {
+        let full = hooke::simulation::energy_record(&built.model, state);
+        assert!(
+            (record.kinetic - full.kinetic).abs() <= 1e-9 * full.kinetic,
+            "t = {}",
+            record.time
+        );
+        assert!(
+            (record.angular_momentum[0] - full.angular_momentum[0]).abs()
+                <= 1e-9 * full.angular_momentum[0].abs().max(1e-9)
+        );
+    }
+    // A run that goes back one step (a rejected result) expands the step before.
+    let mut deferred = scene.build().unwrap();
+    deferred.integrator.defer_full_state(true);
+    let mut state = deferred.initial_state.clone();
+    for _ in 0..2 {
+        deferred.integrator.step(&deferred.model, &mut state, 0.02).unwrap();
+    }
+    assert_eq!(
+        state.positions, deferred.initial_state.positions,
+        "a deferred step leaves the positions"
+    );
+    state.time = states[0].time;
+    deferred.integrator.expand_state(&deferred.model, &mut state).unwrap();
+    assert_eq!(state.positions, states[0].positions);
 }
 
 /// A small scene: a bar held at x = 0, its far end turned by a soft pin.
@@ -633,6 +775,8 @@ fn subspace_scenes_refuse_what_they_cannot_do() {
             "[coordinates]\nkind = \"modal\"\nmodes = 4",
             "subspace",
         ),
+        ("kind = \"newton\"", "[tearing]\nstretch = 1.5", "tearing"),
+        ("kind = \"newton\"", "[damping]\nether_drag = 0.1", "damping.ether_drag"),
     ];
     for (solver, extra, key) in cases {
         let text = turned_bar_scene(solver, extra);
@@ -1079,3 +1223,4 @@ fn a_rank_deficient_skinning_basis_is_refused_with_the_key() {
         "{error}"
     );
 }
+

@@ -164,6 +164,27 @@ pub trait Integrator {
     /// Advances `state` by `dt`. On failure the state is left as it was.
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport>;
 
+    /// The energies and momenta of `state`, the state the last step produced
+    /// (or the initial one). Integrators in their own coordinates (a
+    /// subspace) compute them there, without the full state.
+    fn energy_record(&self, model: &Model, state: &State) -> Result<crate::output::EnergyRecord> {
+        Ok(crate::run_record::energy_record(model, state))
+    }
+
+    /// Lets later steps advance only `state.time`, keeping positions and
+    /// velocities in the integrator's own coordinates, for a caller that calls
+    /// [`Integrator::expand_state`] before it reads a state (the run loop,
+    /// which needs the full state only for frames, checkpoints and the end).
+    /// Integrators without coordinates of their own ignore it. `false` goes
+    /// back to writing the full state at every step.
+    fn defer_full_state(&mut self, _defer: bool) {}
+
+    /// Writes the full state into `state` after steps that deferred it (a
+    /// no-op otherwise).
+    fn expand_state(&self, _model: &Model, _state: &mut State) -> Result<()> {
+        Ok(())
+    }
+
     /// What the integrator carries from one step into the next (a previous
     /// state, an acceleration, a momentum, a step size, a basis), for a
     /// checkpoint; `Null` when nothing. Caches rebuilt identically from the
@@ -285,13 +306,42 @@ fn commit_step_on_worker(
             report.total_seconds = started.elapsed().as_secs_f64();
             Ok(report)
         }
-        // A step that failed already says where; a scene error is the input's fault, not the step's.
-        Err(error @ HookeError::StepFailed { .. }) => Err(error),
-        Err(error) if error.is_user_error() => Err(error),
-        Err(other) => Err(HookeError::StepFailed {
+        Err(error) => Err(step_failure(error, state, dt)),
+    }
+}
+
+/// [`commit_step`] for an integrator that keeps the state in its own
+/// coordinates: `attempt` advances those, and only `state.time` moves (see
+/// [`Integrator::defer_full_state`]). It has no ether drag or tearing to
+/// apply: such integrators refuse models with them.
+pub(crate) fn commit_deferred_step(
+    model: &Model,
+    state: &mut State,
+    dt: f64,
+    attempt: impl FnOnce() -> Result<StepReport> + Send,
+) -> Result<StepReport> {
+    let started = std::time::Instant::now();
+    let outcome = rayon::scope(|_| model.begin_step(state, state.time + dt).and_then(|_| attempt()));
+    match outcome {
+        Ok(mut report) => {
+            state.time += dt;
+            report.total_seconds = started.elapsed().as_secs_f64();
+            Ok(report)
+        }
+        Err(error) => Err(step_failure(error, state, dt)),
+    }
+}
+
+/// A step's error as the run reports it: where it happened, unless it says so
+/// already or is the input's fault.
+fn step_failure(error: HookeError, state: &State, dt: f64) -> HookeError {
+    match error {
+        error @ HookeError::StepFailed { .. } => error,
+        error if error.is_user_error() => error,
+        other => HookeError::StepFailed {
             step: (state.time / dt).round() as usize + 1,
             time: state.time + dt,
             reason: other.to_string(),
-        }),
+        },
     }
 }

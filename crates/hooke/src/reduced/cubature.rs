@@ -64,6 +64,14 @@ pub fn spectral_cubature(
             format!("{count} cubature points asked of a body of {elements} elements (1 to {elements})"),
         ));
     }
+    // Every element a point: exact integration, with no clustering to do.
+    if count == elements {
+        return Ok(Cubature {
+            elements: (0..elements).collect(),
+            weights: volumes.to_vec(),
+            clusters: (0..elements).collect(),
+        });
+    }
     let top = eigenvalues.iter().fold(0.0f64, |a, b| a.max(b.abs()));
     let kept: Vec<(usize, f64)> = eigenvalues
         .iter()

@@ -3,17 +3,22 @@
 //! subspace mixed FEM (SQP), from the previous step's u (and stretches z),
 //! then writes x = X̄ + B u and v = B u̇ with u̇ = (u_{n+1} − uₙ)/h.
 //!
-//! Iterations never touch full-space quantities. The step's end does, once:
-//! the state the run loop records and writes is over all vertices
-//! (|V|·12m operations), and a load that changes with time is reduced again.
+//! Iterations never touch full-space quantities. A step expands the state
+//! over all vertices (|V|·12m operations) only when its caller needs it: the
+//! run loop defers it ([`Integrator::defer_full_state`]), records energies in
+//! the subspace ([`ReducedModel::energy_record`]) and expands the state for
+//! frames, checkpoints and the end (seed 002 §2.12). A load that changes
+//! with time is reduced again each step.
 
-use super::problem::{ReducedModel, SubspaceSettings};
+use super::problem::{ReducedLoads, ReducedModel, SubspaceSettings};
 use super::solver::{IterationReport, ReducedMethod};
 use crate::error::{HookeError, Result};
 use crate::integrate::{
-    commit_step, optional_history_from_json, optional_history_to_json, same_time, Capabilities, Integrator, StepReport,
+    commit_deferred_step, commit_step, optional_history_from_json, optional_history_to_json, same_time, Capabilities,
+    Integrator, StepReport,
 };
 use crate::model::{Model, State};
+use crate::output::EnergyRecord;
 use crate::solve::SolverSettings;
 use nalgebra::Vector6;
 use std::sync::Arc;
@@ -35,6 +40,13 @@ pub struct SubspaceBackwardEuler {
     settings: SolverSettings,
     length_scale: f64,
     history: Option<ReducedHistory>,
+    /// The history before the last step (a run that rejects a step's result
+    /// goes back to that state, and may need it expanded).
+    previous: Option<ReducedHistory>,
+    /// The loads of the last step's end, for its energy record.
+    loads: Option<(f64, ReducedLoads)>,
+    /// Steps leave the full state behind (see [`Integrator::defer_full_state`]).
+    deferred: bool,
     last_iterations: Vec<IterationReport>,
 }
 
@@ -80,6 +92,9 @@ impl SubspaceBackwardEuler {
             settings,
             length_scale: model.length_scale(),
             history: None,
+            previous: None,
+            loads: None,
+            deferred: false,
             last_iterations: Vec::new(),
         }
     }
@@ -123,9 +138,11 @@ impl Integrator for SubspaceBackwardEuler {
         let start = self.history_for(model, state)?;
         let reduced = self.reduced.clone();
         let (method, settings, length_scale) = (self.method, self.settings, self.length_scale);
-        let mut finished: Option<(ReducedHistory, Vec<IterationReport>)> = None;
-        let report = commit_step(model, state, dt, |state| {
-            let loads = reduced.loads(model, state.time + dt)?;
+        let end_time = state.time + dt;
+        type Finished = (ReducedHistory, ReducedLoads, Vec<IterationReport>);
+        let mut finished: Option<Finished> = None;
+        let attempt = || -> Result<(Finished, StepReport)> {
+            let loads = reduced.loads(model, end_time)?;
             let step = reduced.step_potential(&start.u, &start.velocity, dt, &loads);
             let mut u = start.u.clone();
             let mut z: Vec<Vector6<f64>> = start.stretches.iter().map(|s| Vector6::from_column_slice(s)).collect();
@@ -157,12 +174,12 @@ impl Integrator for SubspaceBackwardEuler {
                 });
             }
             let solve_seconds = started.elapsed().as_secs_f64();
+            if u.iter().any(|x| !x.is_finite()) {
+                return Err(HookeError::Solver {
+                    reason: "the step produced non-finite subspace coordinates".to_string(),
+                });
+            }
             let velocity: Vec<f64> = u.iter().zip(&start.u).map(|(a, b)| (a - b) / dt).collect();
-            let next = State {
-                positions: reduced.positions(&u),
-                velocities: reduced.basis.displacement(&velocity),
-                time: state.time + dt,
-            };
             let report = StepReport {
                 iterations: iterations.len(),
                 factorizations: iterations.len(),
@@ -176,24 +193,65 @@ impl Integrator for SubspaceBackwardEuler {
                 short_of_tolerance: !converged && settings.iterations.is_none(),
                 ..StepReport::default()
             };
-            finished = Some((
-                ReducedHistory {
-                    time: next.time,
-                    u,
-                    velocity,
-                    stretches: z.iter().map(|s| (*s).into()).collect(),
-                },
-                iterations,
-            ));
-            Ok((next, report))
-        })?;
-        if let Some((mut history, iterations)) = finished {
+            let history = ReducedHistory {
+                time: end_time,
+                u,
+                velocity,
+                stretches: z.iter().map(|s| (*s).into()).collect(),
+            };
+            Ok(((history, loads, iterations), report))
+        };
+        let report = match self.deferred {
+            true => commit_deferred_step(model, state, dt, || {
+                let (done, report) = attempt()?;
+                finished = Some(done);
+                Ok(report)
+            })?,
+            false => commit_step(model, state, dt, |_| {
+                let (done, report) = attempt()?;
+                let next = reduced.full_state(done.0.time, &done.0.u, &done.0.velocity);
+                finished = Some(done);
+                Ok((next, report))
+            })?,
+        };
+        if let Some((mut history, loads, iterations)) = finished {
             // The run loop rounds times to step × h; the history follows it.
             history.time = state.time;
-            self.history = Some(history);
+            self.previous = self.history.replace(history);
+            self.loads = Some((state.time, loads));
             self.last_iterations = iterations;
         }
         Ok(report)
+    }
+
+    fn energy_record(&self, model: &Model, state: &State) -> Result<EnergyRecord> {
+        let history = self.history_for(model, state)?;
+        let loads = match &self.loads {
+            Some((time, loads)) if same_time(*time, state.time) => loads.clone(),
+            _ => self.reduced.loads(model, state.time)?,
+        };
+        Ok(self
+            .reduced
+            .energy_record(&history.u, &history.velocity, &loads, state.time))
+    }
+
+    fn defer_full_state(&mut self, defer: bool) {
+        self.deferred = defer;
+    }
+
+    fn expand_state(&self, _model: &Model, state: &mut State) -> Result<()> {
+        if !self.deferred {
+            return Ok(());
+        }
+        let history = [&self.history, &self.previous]
+            .into_iter()
+            .flatten()
+            .find(|h| same_time(h.time, state.time));
+        // None: no step since the state was given in full.
+        if let Some(history) = history {
+            *state = self.reduced.full_state(state.time, &history.u, &history.velocity);
+        }
+        Ok(())
     }
 
     fn history(&self) -> Result<serde_json::Value> {

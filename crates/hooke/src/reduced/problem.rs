@@ -18,7 +18,7 @@ use crate::error::{HookeError, Result};
 use crate::linalg::LowRank;
 use crate::material::MaterialRef;
 use crate::mesh::Mesh;
-use crate::model::{HessianTarget, Model};
+use crate::model::{HessianTarget, Model, TermKind};
 use nalgebra::{DMatrix, Matrix3};
 
 /// The `[subspace]` settings: modes m and cubature points |𝒞|.
@@ -55,6 +55,34 @@ impl SubspaceSettings {
 pub struct ReducedLoads {
     pub stiffness: DMatrix<f64>,
     pub force: Vec<f64>,
+    /// The same by kind of term, with E(X̄), for the energies of a state.
+    pub parts: Vec<ReducedPart>,
+}
+
+/// The terms of one kind (soft pins, gravity or loads) reduced at some time:
+/// E(X̄ + Bu) = at_rest − forceᵀu + ½ uᵀ stiffness u, exactly (they are at
+/// most quadratic).
+#[derive(Clone, Debug)]
+pub struct ReducedPart {
+    pub kind: TermKind,
+    pub at_rest: f64,
+    pub force: Vec<f64>,
+    /// None for linear terms.
+    pub stiffness: Option<DMatrix<f64>>,
+}
+
+impl ReducedPart {
+    /// E(X̄ + Bu).
+    pub fn energy(&self, u: &[f64]) -> f64 {
+        let linear = self.at_rest - self.force.iter().zip(u).map(|(f, x)| f * x).sum::<f64>();
+        match &self.stiffness {
+            None => linear,
+            Some(q) => {
+                let u = nalgebra::DVector::from_column_slice(u);
+                linear + 0.5 * u.dot(&(q * &u))
+            }
+        }
+    }
 }
 
 /// One cubature point: an element standing for its cluster.
@@ -79,6 +107,8 @@ pub struct ReducedModel {
     gradients: Vec<f64>,
     /// M_u = BᵀMB.
     pub mass: DMatrix<f64>,
+    /// YᵀMX̄ₓ, YᵀMX̄_y, YᵀMX̄_z and YᵀM1, for the momenta (see [`super::record`]).
+    pub(super) moments: [Vec<f64>; 4],
     /// The soft pins, gravity and loads that do not change with time, reduced once.
     constant_loads: ReducedLoads,
     /// Whether some do change (a ramped or periodic load, a soft pin released
@@ -154,6 +184,18 @@ impl ReducedModel {
             return Err(HookeError::scene(
                 pin.name(p),
                 "a subspace needs pins that hold still for ever (no motion, no release); soft pins ([[attachments]]) may be used instead",
+            ));
+        }
+        if model.tearing_limit().is_some() {
+            return Err(HookeError::scene(
+                "tearing",
+                "a subspace cannot tear elements (its cubature stands for whole clusters)",
+            ));
+        }
+        if model.damping().is_some_and(|d| d.ether_drag != 0.0) {
+            return Err(HookeError::scene(
+                "damping.ether_drag",
+                "a subspace does not apply ether drag; remove it or run in full space",
             ));
         }
         let materials = model.materials();
@@ -265,6 +307,7 @@ impl ReducedModel {
             ));
         }
         let total_mass = model.mass().lumped().iter().sum();
+        let moments = super::record::mass_moments(model, &basis);
         Ok(ReducedModel {
             modes,
             basis,
@@ -272,6 +315,7 @@ impl ReducedModel {
             points,
             gradients,
             mass,
+            moments,
             constant_loads,
             has_varying_terms,
             signature,
@@ -371,6 +415,13 @@ impl ReducedModel {
                 .zip(&varying.force)
                 .map(|(a, b)| a + b)
                 .collect(),
+            parts: self
+                .constant_loads
+                .parts
+                .iter()
+                .chain(&varying.parts)
+                .cloned()
+                .collect(),
         })
     }
 
@@ -383,6 +434,15 @@ impl ReducedModel {
             chunk[2] += rest.z;
         }
         x
+    }
+
+    /// The full state x = X̄ + B u, v = B u̇ at `time`.
+    pub fn full_state(&self, time: f64, u: &[f64], velocity: &[f64]) -> crate::model::State {
+        crate::model::State {
+            positions: self.positions(u),
+            velocities: self.basis.displacement(velocity),
+            time,
+        }
     }
 
     /// The u whose displacement is closest to `displacement` in the mass
@@ -529,26 +589,61 @@ fn reduce_terms(model: &Model, basis: &SkinningBasis, terms: &[usize], time: f64
     let r = basis.rank();
     let rest = model.rest_positions();
     let pattern = model.pattern();
-    let mut stiffness = DMatrix::zeros(r, r);
-    let mut gradient = vec![0.0; rest.len()];
-    for &index in terms {
-        let term = &model.terms()[index];
-        if term.capabilities().linear {
-            term.gradient(&rest, time, &mut gradient, false)?;
+    let mut parts: Vec<ReducedPart> = Vec::new();
+    for kind in [TermKind::Elastic, TermKind::Gravity, TermKind::Contact, TermKind::Load] {
+        let of_kind: Vec<usize> = terms
+            .iter()
+            .copied()
+            .filter(|&index| model.terms()[index].kind() == kind)
+            .collect();
+        if of_kind.is_empty() {
             continue;
         }
-        let mut values = vec![0.0; pattern.nonzeros()];
-        let mut low_rank: Vec<LowRank> = Vec::new();
-        let mut target = HessianTarget {
-            values: &mut values,
-            low_rank: &mut low_rank,
-        };
-        term.hessian(&rest, time, false, &mut gradient, &mut target, false)?;
-        add_reduced_sparse(basis, pattern, &values, &mut stiffness);
+        let mut stiffness: Option<DMatrix<f64>> = None;
+        let mut gradient = vec![0.0; rest.len()];
+        let mut at_rest = 0.0;
+        for index in of_kind {
+            let term = &model.terms()[index];
+            at_rest += term.energy(&rest, time);
+            if term.capabilities().linear {
+                term.gradient(&rest, time, &mut gradient, false)?;
+                continue;
+            }
+            let mut values = vec![0.0; pattern.nonzeros()];
+            let mut low_rank: Vec<LowRank> = Vec::new();
+            let mut target = HessianTarget {
+                values: &mut values,
+                low_rank: &mut low_rank,
+            };
+            term.hessian(&rest, time, false, &mut gradient, &mut target, false)?;
+            add_reduced_sparse(
+                basis,
+                pattern,
+                &values,
+                stiffness.get_or_insert_with(|| DMatrix::zeros(r, r)),
+            );
+        }
+        parts.push(ReducedPart {
+            kind,
+            at_rest,
+            force: basis.reduce(&gradient).iter().map(|g| -g).collect(),
+            stiffness,
+        });
+    }
+    let mut stiffness = DMatrix::zeros(r, r);
+    let mut force = vec![0.0; r];
+    for part in &parts {
+        if let Some(q) = &part.stiffness {
+            stiffness += q;
+        }
+        for (total, f) in force.iter_mut().zip(&part.force) {
+            *total += f;
+        }
     }
     Ok(ReducedLoads {
         stiffness,
-        force: basis.reduce(&gradient).iter().map(|g| -g).collect(),
+        force,
+        parts,
     })
 }
 
