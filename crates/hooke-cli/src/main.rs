@@ -96,6 +96,17 @@ enum Command {
         /// about the long axis), decrements.csv and decrements.png (the first step's Newton decrements).
         #[arg(long, conflicts_with_all = ["integrators", "solvers", "eigenfit"])]
         subspace: bool,
+        /// Measure a skinning subspace over a grid of modes and cubature points instead (seed 002
+        /// Figs. 11 and 14): the scene's first step by converged subspace FEM per cell, against the
+        /// full-space step; writes grid.csv, residual.png, displacement.png and cost.png.
+        #[arg(long, conflicts_with_all = ["integrators", "solvers", "eigenfit", "subspace"])]
+        subspace_grid: bool,
+        /// With --subspace-grid: the mode counts m.
+        #[arg(long, value_delimiter = ',', default_value = "2,4,8,16")]
+        grid_modes: Vec<usize>,
+        /// With --subspace-grid: the cubature sizes, each a count (300), a multiple of m (20m) or all.
+        #[arg(long, value_delimiter = ',', default_value = "1m,2m,5m,20m,all")]
+        grid_points: Vec<String>,
         /// With --subspace: the slabs across the axis whose angular momenta about it are recorded.
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
         blocks: u32,
@@ -448,6 +459,52 @@ fn compare_subspace(
     for (name, decrements) in ["mixed_fem", "fem"].iter().zip(&comparison.decrements) {
         let shown: Vec<String> = decrements.iter().take(6).map(|d| format!("{d:.1e}")).collect();
         say!("{name:<10} first-step decrements: {} …", shown.join(", "));
+    }
+    say!("written to {}", directory.display());
+    Ok(())
+}
+
+/// `hooke compare --subspace-grid`: a subspace's accuracy and cost over modes × cubature points.
+fn compare_subspace_grid(
+    scene: &Path,
+    modes: &[usize],
+    points: &[String],
+    output: Option<&Path>,
+    quiet: bool,
+) -> Result<(), HookeError> {
+    let points = points
+        .iter()
+        .map(|p| hooke::subspace_grid::PointCount::parse(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let scene = scene_from_file(scene)?;
+    let directory = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-subspace-grid", scene.name())));
+    let bar = progress_bar(quiet);
+    let progress = &mut named_progress(&bar);
+    let grid = hooke::subspace_grid::compare_subspace_grid(&scene, modes, &points, &directory, progress)?;
+    bar.finish_and_clear();
+    say!(
+        "{:>6} {:>7} {:>12} {:>14} {:>12}",
+        "m",
+        "points",
+        "residual",
+        "displacement",
+        "ms/iter"
+    );
+    for cell in std::iter::once(&grid.reference).chain(&grid.cells) {
+        let m = match cell.modes {
+            0 => "full".to_string(),
+            m => m.to_string(),
+        };
+        say!(
+            "{m:>6} {:>7} {:>12.3e} {:>14.5} {:>12.3}{}",
+            cell.points,
+            cell.residual / grid.start_residual.max(f64::MIN_POSITIVE),
+            cell.max_displacement,
+            1e3 * cell.seconds_per_iteration,
+            if cell.converged { "" } else { "  (not converged)" }
+        );
     }
     say!("written to {}", directory.display());
     Ok(())
@@ -932,6 +989,21 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             quiet,
             ..
         } => done(compare_resolutions(scene, output.as_deref(), *quiet)),
+        Command::Compare {
+            scene,
+            subspace_grid: true,
+            grid_modes,
+            grid_points,
+            output,
+            quiet,
+            ..
+        } => done(compare_subspace_grid(
+            scene,
+            grid_modes,
+            grid_points,
+            output.as_deref(),
+            *quiet,
+        )),
         Command::Compare {
             scene,
             subspace: true,

@@ -45,5 +45,6 @@ pub mod simulation;
 pub mod solve;
 pub mod solver_comparison;
 pub mod subspace_comparison;
+pub mod subspace_grid;
 
 pub use error::{HookeError, Result};

@@ -1224,3 +1224,44 @@ fn a_rank_deficient_skinning_basis_is_refused_with_the_key() {
     );
 }
 
+#[test]
+fn the_subspace_grid_measures_every_cell_against_the_full_step() {
+    use hooke::subspace_grid::{compare_subspace_grid, PointCount};
+    assert_eq!(PointCount::parse("20m").unwrap(), PointCount::PerMode(20));
+    assert_eq!(PointCount::parse("all").unwrap(), PointCount::All);
+    assert_eq!(PointCount::parse(" 300").unwrap(), PointCount::Fixed(300));
+    for bad in ["", "0", "m", "2.5m", "-3"] {
+        let error = PointCount::parse(bad).unwrap_err();
+        assert!(error.to_string().contains("--grid-points"), "{bad}: {error}");
+    }
+    assert_eq!(PointCount::PerMode(20).resolve(16, 100), 100, "at most every element");
+    let text = turned_bar_scene("kind = \"newton\"", "");
+    let scene = hooke::scene::Scene::from_text(&text, "test.toml", ".".into()).unwrap();
+    let output = std::env::temp_dir().join(format!("hooke-grid-{}", std::process::id()));
+    let grid = compare_subspace_grid(
+        &scene,
+        &[2, 4],
+        &[PointCount::PerMode(1), PointCount::All],
+        &output,
+        &mut |_, _, _| {},
+    )
+    .unwrap();
+    let table = std::fs::read_to_string(output.join("grid.csv")).unwrap();
+    assert_eq!(table.lines().count(), 1 + 1 + 4, "{table}");
+    for plot in ["residual.png", "displacement.png", "cost.png"] {
+        assert!(output.join(plot).exists(), "{plot}");
+    }
+    let _ = std::fs::remove_dir_all(&output);
+    // The full step is converged; a subspace leaves a residual, smaller with
+    // more modes under exact integration, larger when under-integrated.
+    assert!(grid.reference.residual < 1e-6 * grid.start_residual, "{grid:?}");
+    let cell = |m: usize, all: bool| {
+        grid.cells
+            .iter()
+            .find(|c| c.modes == m && (c.points == 240) == all)
+            .unwrap_or_else(|| panic!("m = {m}: {grid:?}"))
+    };
+    assert!(cell(4, true).residual < cell(2, true).residual, "{grid:?}");
+    assert!(cell(4, false).residual > cell(4, true).residual, "{grid:?}");
+    assert!(cell(2, true).residual > grid.reference.residual);
+}
