@@ -92,7 +92,7 @@ enum Command {
         eigenfit: bool,
         /// Compare subspace solvers instead (the scene needs a [subspace] table): subspace mixed FEM
         /// and subspace FEM at the scene's iterations per step, and converged subspace FEM, into
-        /// subfolders; writes subspace.csv and angular_momentum.png (angular momentum per block
+        /// subfolders; writes subspace.csv, angular_momentum.png and angle.png (angular momentum and turn per block
         /// about the long axis), decrements.csv and decrements.png (the first step's Newton decrements).
         #[arg(long, conflicts_with_all = ["integrators", "solvers", "eigenfit"])]
         subspace: bool,

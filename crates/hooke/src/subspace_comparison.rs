@@ -5,7 +5,9 @@
 //! ("blocks") across an axis (by default its longest at rest), and each
 //! block's angular momentum about that axis through the rest centroid, Σ mᵢ ((xᵢ − c) × vᵢ)·a, goes into
 //! `subspace.csv` and `angular_momentum.png` (the block that turns most):
-//! damped rotations show as a shrinking curve. The first step is also iterated
+//! damped rotations show as a shrinking curve. Each block's turn about the
+//! axis (the best-fit rotation angle of its vertices from rest, unwrapped;
+//! seed 002 Fig. 7's sword angle) goes into the table and `angle.png`. The first step is also iterated
 //! 30 times by each solver, and the Newton decrement of every iteration goes
 //! into `decrements.csv` and `decrements.png` (seed 002 Fig. 9).
 
@@ -100,8 +102,9 @@ pub fn compare_subspace(
     stop: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<SubspaceComparison> {
     let block_count = block_count.max(1);
-    let mut table = String::from("variant,time,block,angular_momentum,kinetic_energy\n");
+    let mut table = String::from("variant,time,block,angular_momentum,kinetic_energy,angle\n");
     let mut series: Vec<Vec<Vec<(f64, f64)>>> = Vec::new();
+    let mut angles: Vec<Vec<Vec<(f64, f64)>>> = Vec::new();
     let mut seconds = Vec::new();
     let mut built_model = None;
     for name in VARIANTS {
@@ -114,20 +117,35 @@ pub fn compare_subspace(
         let masses = built.model.mass().lumped().to_vec();
         let (blocks, axis, centroid) = blocks_of(&rest, block_count, axis);
         let mut per_block = vec![Vec::new(); block_count];
+        let mut angle_per_block = vec![Vec::new(); block_count];
         for (time, path) in crate::resolution_comparison::frames(&directory)? {
             let frame = read_frame(&path)?;
             let mut momentum = vec![0.0; block_count];
             let mut kinetic = vec![0.0; block_count];
+            // The block's best-fit turn about the axis: atan2(Σ m (r₀ × r)·a, Σ m r₀·r)
+            // over offsets from the axis, at rest (r₀) and now (r).
+            let mut turn = vec![(0.0, 0.0); block_count];
             for (i, (x, v)) in frame.positions.iter().zip(&frame.velocities).enumerate() {
                 momentum[blocks[i]] += masses[i] * (x - centroid).cross(v).dot(&axis);
                 kinetic[blocks[i]] += 0.5 * masses[i] * v.norm_squared();
+                let across = |p: Vector3<f64>| (p - centroid) - axis * (p - centroid).dot(&axis);
+                let (r0, r) = (across(rest[i]), across(*x));
+                turn[blocks[i]].0 += masses[i] * r0.cross(&r).dot(&axis);
+                turn[blocks[i]].1 += masses[i] * r0.dot(&r);
             }
             for b in 0..block_count {
-                let _ = writeln!(table, "{name},{time},{b},{:e},{:e}", momentum[b], kinetic[b]);
+                // Unwrapped from frame to frame: a block may turn past π.
+                let raw = turn[b].0.atan2(turn[b].1);
+                let previous = angle_per_block[b].last().map_or(0.0, |&(_, a): &(f64, f64)| a);
+                let pi = std::f64::consts::PI;
+                let angle = previous + (raw - previous + pi).rem_euclid(2.0 * pi) - pi;
+                let _ = writeln!(table, "{name},{time},{b},{:e},{:e},{angle:e}", momentum[b], kinetic[b]);
                 per_block[b].push((time, momentum[b]));
+                angle_per_block[b].push((time, angle));
             }
         }
         series.push(per_block);
+        angles.push(angle_per_block);
         built_model = Some((built.model, built.initial_state));
     }
     let csv = output.join("subspace.csv");
@@ -150,6 +168,17 @@ pub fn compare_subspace(
         ),
         ("time (s)", "L (kg m²/s)"),
         &lines,
+    )?;
+    let turns: Vec<(String, Vec<(f64, f64)>)> = VARIANTS
+        .iter()
+        .zip(&angles)
+        .map(|(name, per_block)| (name.to_string(), per_block[block].clone()))
+        .collect();
+    plot_lines(
+        &output.join("angle.png"),
+        &format!("turn of block {block} of {block_count} about the axis (best fit)"),
+        ("time (s)", "angle (rad)"),
+        &turns,
     )?;
     let (model, start) = built_model.expect("three runs");
     let decrements = first_step_decrements(scene, &model, &start)?;

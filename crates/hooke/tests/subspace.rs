@@ -1265,3 +1265,37 @@ fn the_subspace_grid_measures_every_cell_against_the_full_step() {
     assert!(cell(4, false).residual > cell(4, true).residual, "{grid:?}");
     assert!(cell(2, true).residual > grid.reference.residual);
 }
+
+#[test]
+fn the_subspace_comparison_records_each_blocks_turn_and_momentum() {
+    // The far end is turned at 1 rad/s by its soft pin: after 0.5 s its
+    // block has turned about 0.5 rad in every variant.
+    let text = turned_bar_scene("kind = \"mixed_sqp\"\niterations = 2", "");
+    let scene = hooke::scene::Scene::from_text(&text, "test.toml", ".".into()).unwrap();
+    let output = std::env::temp_dir().join(format!("hooke-subspace-comparison-{}", std::process::id()));
+    let comparison =
+        hooke::subspace_comparison::compare_subspace(&scene, &output, 4, Some(0), &mut |_, _, _| {}, None).unwrap();
+    assert!(comparison.block < 4);
+    assert!(comparison.decrements.iter().all(|d| !d.is_empty() && d.len() <= 30));
+    let table = std::fs::read_to_string(output.join("subspace.csv")).unwrap();
+    assert!(table.starts_with("variant,time,block,angular_momentum,kinetic_energy,angle\n"));
+    for variant in hooke::subspace_comparison::VARIANTS {
+        let last = table
+            .lines()
+            .filter(|l| l.starts_with(&format!("{variant},")) && l.split(',').nth(2) == Some("3"))
+            .last()
+            .unwrap();
+        let fields: Vec<f64> = last.split(',').skip(1).map(|f| f.parse().unwrap()).collect();
+        assert!((fields[0] - 0.5).abs() < 1e-9, "{last}");
+        assert!(
+            (fields[4] - 0.5).abs() < 0.05,
+            "{variant}: the far block turned {} rad",
+            fields[4]
+        );
+        assert!(fields[2] > 0.0, "{variant}: it turns the positive way about x");
+    }
+    for plot in ["angular_momentum.png", "angle.png", "decrements.png"] {
+        assert!(output.join(plot).exists(), "{plot}");
+    }
+    let _ = std::fs::remove_dir_all(&output);
+}
