@@ -414,8 +414,11 @@ fn mixed_and_plain_subspace_fem_converge_to_the_same_state() {
             "the step ends away from rest ({norm:.3e} against {start:.3e})"
         );
         let difference = fem.iter().zip(&mixed).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt();
-        // Rounding grows with the stiffness contrast (1e4 against 1e1).
-        let tolerance = if stiff > 1e8 { 5e-8 } else { 1e-8 };
+        // Both end at rounding level: FEM at a decrement near 2e-15, mixed FEM
+        // near 3e-12, where its line search on the Lagrangian (a sum of more,
+        // larger terms) finds no decrease; that floor grows with the stiffness
+        // contrast (1e4 against 1e1).
+        let tolerance = if stiff > 1e8 { 5e-8 } else { 2e-8 };
         assert!(
             difference < tolerance * norm,
             "E_stiff = {stiff:e}: ‖u_MFEM − u_FEM‖/‖u‖ = {:.3e}",

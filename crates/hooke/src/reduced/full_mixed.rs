@@ -17,6 +17,7 @@ use crate::fem::{ElementGather, ElementKind, LinearTetrahedron, TetrahedronGeome
 use crate::integrate::{
     commit_step, optional_history_from_json, optional_history_to_json, same_time, Capabilities, Integrator, StepReport,
 };
+use crate::linalg::dot;
 use crate::linalg::{LowRank, SparseCholesky};
 use crate::material::{MaterialRef, StressDerivative};
 use crate::mesh::Mesh;
@@ -79,10 +80,6 @@ const FULL_MIXED: Capabilities = Capabilities {
 };
 
 const ARMIJO: f64 = 1e-4;
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
 
 impl FullMixedBackwardEuler {
     /// For a 3D model of tetrahedra whose only elastic term is its elements.

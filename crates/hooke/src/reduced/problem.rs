@@ -104,7 +104,7 @@ pub struct ReducedModel {
     /// g₀, g₁, g₂ of each point (3q entries per point, q = 4m): A_c = ∂vec(F)/∂u
     /// has row c + 3e equal to gₑ on block c of u (see [`SkinningBasis::element_gradients`]),
     /// so a point stores 12m numbers instead of A_c's 108m.
-    gradients: Vec<f64>,
+    pub(super) gradients: Vec<f64>,
     /// M_u = BᵀMB.
     pub mass: DMatrix<f64>,
     /// YᵀMX̄ₓ, YᵀMX̄_y, YᵀMX̄_z and YᵀM1, for the momenta (see [`super::record`]).
@@ -120,8 +120,8 @@ pub struct ReducedModel {
     signature: Vec<String>,
     /// The body's mass (for the RMS size of an increment).
     pub total_mass: f64,
-    /// The buffer of P's columns, kept between iterations: 2.7 MB at m = 16,
-    /// |𝒞| = 581, whose fresh allocation and zeroing cost 5% of an iteration.
+    /// The buffer of the scaled gradients G S^{cd} (q × 3|𝒞|), kept between
+    /// iterations rather than allocated and zeroed in each.
     pub(crate) scratch: Scratch,
     /// The eigenmodes and cubature were read from the disk cache.
     pub from_cache: bool,
@@ -340,13 +340,7 @@ impl ReducedModel {
     pub fn map_product(&self, point: usize, v: &[f64]) -> Matrix3<f64> {
         let q = self.basis.block();
         let g = self.point_gradients(point);
-        Matrix3::from_fn(|c, e| {
-            g[e * q..(e + 1) * q]
-                .iter()
-                .zip(&v[c * q..(c + 1) * q])
-                .map(|(a, b)| a * b)
-                .sum()
-        })
+        Matrix3::from_fn(|c, e| crate::linalg::dot(&g[e * q..(e + 1) * q], &v[c * q..(c + 1) * q]))
     }
 
     /// F_c = I + A_c u.

@@ -8,6 +8,7 @@
 
 use super::problem::{ReducedLoads, ReducedModel};
 use super::skinning::SkinningBasis;
+use crate::linalg::dot;
 use crate::model::{Model, TermKind};
 use crate::output::EnergyRecord;
 use nalgebra::{DMatrix, DVector};
@@ -27,10 +28,6 @@ pub(super) fn mass_moments(model: &Model, basis: &SkinningBasis) -> [Vec<f64>; 4
         model.mass_multiply(&field, &mut weighted);
         basis.reduce(&weighted)[..q].to_vec()
     })
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 impl ReducedModel {
