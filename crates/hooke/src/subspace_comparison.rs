@@ -155,30 +155,26 @@ pub fn compare_subspace(
     let block = (0..block_count)
         .max_by(|&a, &b| peak(&series[2][a]).total_cmp(&peak(&series[2][b])))
         .unwrap_or(0);
-    let lines: Vec<(String, Vec<(f64, f64)>)> = VARIANTS
-        .iter()
-        .zip(&series)
-        .map(|(name, per_block)| (name.to_string(), per_block[block].clone()))
-        .collect();
+    // Each variant's curve of that block, for one quantity.
+    let of_block = |per_variant: &[Vec<Vec<(f64, f64)>>]| -> Vec<(String, Vec<(f64, f64)>)> {
+        VARIANTS
+            .iter()
+            .zip(per_variant)
+            .map(|(name, per_block)| (name.to_string(), per_block[block].clone()))
+            .collect()
+    };
+    let axis_name = axis.map_or("longest", |a| ["x", "y", "z"][a]);
     plot_lines(
         &output.join("angular_momentum.png"),
-        &format!(
-            "angular momentum of block {block} of {block_count} about the {} axis",
-            axis.map_or("longest", |a| ["x", "y", "z"][a])
-        ),
+        &format!("angular momentum of block {block} of {block_count} about the {axis_name} axis"),
         ("time (s)", "L (kg m²/s)"),
-        &lines,
+        &of_block(&series),
     )?;
-    let turns: Vec<(String, Vec<(f64, f64)>)> = VARIANTS
-        .iter()
-        .zip(&angles)
-        .map(|(name, per_block)| (name.to_string(), per_block[block].clone()))
-        .collect();
     plot_lines(
         &output.join("angle.png"),
-        &format!("turn of block {block} of {block_count} about the axis (best fit)"),
+        &format!("turn of block {block} of {block_count} about the {axis_name} axis (best fit)"),
         ("time (s)", "angle (rad)"),
-        &turns,
+        &of_block(&angles),
     )?;
     let (model, start) = built_model.expect("three runs");
     let decrements = first_step_decrements(scene, &model, &start)?;
