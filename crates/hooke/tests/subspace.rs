@@ -1261,8 +1261,7 @@ fn the_subspace_comparison_records_each_blocks_turn_and_momentum() {
     for variant in hooke::subspace_comparison::VARIANTS {
         let last = table
             .lines()
-            .filter(|l| l.starts_with(&format!("{variant},")) && l.split(',').nth(2) == Some("3"))
-            .last()
+            .rfind(|l| l.starts_with(&format!("{variant},")) && l.split(',').nth(2) == Some("3"))
             .unwrap();
         let fields: Vec<f64> = last.split(',').skip(1).map(|f| f.parse().unwrap()).collect();
         assert!((fields[0] - 0.5).abs() < 1e-9, "{last}");
