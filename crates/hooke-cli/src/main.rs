@@ -101,6 +101,20 @@ enum Command {
         /// full-space step; writes grid.csv, residual.png, displacement.png and cost.png.
         #[arg(long, conflicts_with_all = ["integrators", "solvers", "eigenfit", "subspace"])]
         subspace_grid: bool,
+        /// Compare discretizations instead (2D scenes; seed 000 ch. 3 and 5): with --penalties, the
+        /// lowest elastic eigenvalue of the scene made discontinuous (BZ and IP) at each penalty,
+        /// beside the continuous one (penalty.csv, penalty.png); with --refinements, the same for
+        /// continuous, BZ and IP with every rectangle's cells multiplied by each factor
+        /// (refinement.csv, refinement.png); with neither, the scene as written and its continuous
+        /// twin (semi-implicit Euler where it names dgsi) run, with their total energies in energies.png.
+        #[arg(long, conflicts_with_all = ["integrators", "solvers", "eigenfit", "subspace", "subspace_grid"])]
+        discretizations: bool,
+        /// With --discretizations: the penalties η_f (Pa/m), comma-separated.
+        #[arg(long, value_delimiter = ',', requires = "discretizations")]
+        penalties: Option<Vec<f64>>,
+        /// With --discretizations: the refinement factors, comma-separated (e.g. 1,2,4,8).
+        #[arg(long, value_delimiter = ',', requires = "discretizations")]
+        refinements: Option<Vec<usize>>,
         /// With --subspace-grid: the mode counts m.
         #[arg(long, value_delimiter = ',', default_value = "2,4,8,16")]
         grid_modes: Vec<usize>,
@@ -505,6 +519,70 @@ fn compare_subspace_grid(
             1e3 * cell.seconds_per_iteration,
             if cell.converged { "" } else { "  (not converged)" }
         );
+    }
+    say!("written to {}", directory.display());
+    Ok(())
+}
+
+/// `hooke compare --discretizations`: seed 000's discontinuous Galerkin studies.
+fn compare_discretizations(
+    scene: &Path,
+    penalties: Option<&[f64]>,
+    refinements: Option<&[usize]>,
+    output: Option<&Path>,
+    quiet: bool,
+) -> Result<(), HookeError> {
+    use hooke::dg_comparison::{compare_energies, sweep_penalties, sweep_refinements};
+    let scene = scene_from_file(scene)?;
+    let directory = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-discretizations", scene.name())));
+    let bar = progress_bar(quiet);
+    let progress = &mut named_progress(&bar);
+    if let Some(penalties) = penalties {
+        let (continuous, rows) = sweep_penalties(&scene, penalties, &directory, progress)?;
+        bar.finish_and_clear();
+        say!("lowest elastic eigenvalue (rad²/s²); continuous {continuous:.6e}");
+        say!("{:>12} {:>14} {:>14}", "penalty", "DG-BZ", "DG-IP");
+        for [eta, bz, ip] in rows {
+            say!("{eta:>12.3e} {bz:>14.6e} {ip:>14.6e}");
+        }
+    }
+    if let Some(factors) = refinements {
+        let rows = sweep_refinements(&scene, factors, &directory, progress)?;
+        bar.finish_and_clear();
+        say!("lowest elastic eigenvalue (rad²/s²) against resolution");
+        say!(
+            "{:>7} {:>10} {:>14} {:>14} {:>14}",
+            "factor",
+            "triangles",
+            "continuous",
+            "DG-BZ",
+            "DG-IP"
+        );
+        for row in rows {
+            let [c, b, i] = row.eigenvalues;
+            say!(
+                "{:>7} {:>10} {c:>14.6e} {b:>14.6e} {i:>14.6e}",
+                row.factor,
+                row.triangles
+            );
+        }
+    }
+    if penalties.is_none() && refinements.is_none() {
+        let stop = StopRequest::install();
+        let runs = compare_energies(&scene, &directory, progress, Some(&stop.requested))?;
+        bar.finish_and_clear();
+        for (name, records) in runs {
+            if let (Some(first), Some(last)) = (records.first(), records.last()) {
+                say!(
+                    "{name:<40} total energy {:.6e} → {:.6e} J/m ({:+.2} %)",
+                    first.total,
+                    last.total,
+                    100.0 * (last.total - first.total) / first.total.abs().max(f64::MIN_POSITIVE)
+                );
+            }
+        }
     }
     say!("written to {}", directory.display());
     Ok(())
@@ -989,6 +1067,21 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             quiet,
             ..
         } => done(compare_resolutions(scene, output.as_deref(), *quiet)),
+        Command::Compare {
+            scene,
+            discretizations: true,
+            penalties,
+            refinements,
+            output,
+            quiet,
+            ..
+        } => done(compare_discretizations(
+            scene,
+            penalties.as_deref(),
+            refinements.as_deref(),
+            output.as_deref(),
+            *quiet,
+        )),
         Command::Compare {
             scene,
             subspace_grid: true,

@@ -1172,3 +1172,95 @@ fn compare_eigenfit_and_modes_write_their_tables() {
         assert!((values[3] / values[1] - 1.0).abs() < 1e-6, "corrected ≠ fine: {line}");
     }
 }
+
+/// `hooke compare --discretizations` on the shipped DG scenes: the penalty
+/// sweep (seed 000 Fig. 3.3), the refinement table and the energy comparison
+/// write their tables and plots; BZ approaches the continuous value from
+/// below as η grows, and IP is negative far below its threshold.
+#[test]
+fn compare_discretizations_writes_the_dg_studies() {
+    let scenes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes");
+    let scratch = ScratchDirectory::new("compare-dg");
+    let directory = scratch.path().join("penalty");
+    let result = hooke(&[
+        "compare".as_ref(),
+        scenes.join("dg_two_triangle_penalty.toml").as_os_str(),
+        "--discretizations".as_ref(),
+        "--penalties".as_ref(),
+        "1e-1,1e2,1e4,1e7".as_ref(),
+        "-o".as_ref(),
+        directory.as_os_str(),
+        "--quiet".as_ref(),
+    ]);
+    assert!(result.status.success(), "{}", describe(&result));
+    let table = std::fs::read_to_string(directory.join("penalty.csv")).unwrap();
+    let rows: Vec<Vec<f64>> = table
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 4, "{table}");
+    for pair in rows.windows(2) {
+        assert!(pair[0][1] < pair[1][1], "BZ grows with η: {table}");
+    }
+    let continuous = rows[0][3];
+    assert!(rows.iter().all(|r| r[1] <= continuous * (1.0 + 1e-12)), "{table}");
+    assert!((rows[3][1] / continuous - 1.0).abs() < 1e-3, "{table}");
+    assert!(rows[0][2] < 0.0, "IP below its threshold is indefinite: {table}");
+    assert!(directory.join("penalty.png").is_file());
+
+    let directory = scratch.path().join("refinement");
+    let result = hooke(&[
+        "compare".as_ref(),
+        scenes.join("dg_stiffening_2d.toml").as_os_str(),
+        "--discretizations".as_ref(),
+        "--refinements".as_ref(),
+        "1,2,4".as_ref(),
+        "-o".as_ref(),
+        directory.as_os_str(),
+        "--quiet".as_ref(),
+    ]);
+    assert!(result.status.success(), "{}", describe(&result));
+    let table = std::fs::read_to_string(directory.join("refinement.csv")).unwrap();
+    assert!(table.starts_with("factor,triangles,continuous,bz,ip\n"), "{table}");
+    let rows: Vec<Vec<f64>> = table
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    for pair in rows.windows(2) {
+        assert!(
+            pair[1][2] < pair[0][2],
+            "continuous stiffening falls with refinement: {table}"
+        );
+    }
+    assert!(
+        rows.iter().all(|r| r[3] < r[2] && r[4] < r[2]),
+        "DG softer than CG: {table}"
+    );
+    assert!(directory.join("refinement.png").is_file());
+
+    let directory = scratch.path().join("energies");
+    let short = std::fs::read_to_string(scenes.join("dgsi_bent_strip.toml"))
+        .unwrap()
+        .replace("duration = 10.0", "duration = 1.0");
+    let scene = scratch.write("dgsi_bent_strip.toml", &short);
+    let result = hooke(&[
+        "compare".as_ref(),
+        scene.as_os_str(),
+        "--discretizations".as_ref(),
+        "-o".as_ref(),
+        directory.as_os_str(),
+        "--quiet".as_ref(),
+    ]);
+    assert!(result.status.success(), "{}", describe(&result));
+    for run in ["discontinuous", "continuous"] {
+        assert!(directory.join(run).join("energies.csv").is_file(), "{run}");
+    }
+    assert!(directory.join("energies.png").is_file());
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        stdout.contains("dgsi") && stdout.contains("semi_implicit_backward_euler"),
+        "{stdout}"
+    );
+}

@@ -23,6 +23,7 @@
 
 pub mod checkpoint;
 pub mod comparison;
+pub mod dg_comparison;
 pub mod disk_cache;
 pub mod divergence;
 pub mod error;

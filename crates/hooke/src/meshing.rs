@@ -122,6 +122,7 @@ pub fn write_mesh(path: &Path, mesh: &TetMesh) -> Result<()> {
                     strain_energy_density: &vec![0.0; mesh.tet_count()],
                     edges: &[],
                     materials: &[],
+                    continuous_displacement: &[],
                 },
             )
         }

@@ -182,6 +182,7 @@ pub fn write_modes(model: &Model, state: &State, modes: &Modes, directory: &Path
             strain_energy_density: &densities,
             edges: &edges,
             materials: &materials,
+            continuous_displacement: &[],
         })?;
     }
     Ok(vec![csv, writer.finish()?])

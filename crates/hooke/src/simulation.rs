@@ -119,6 +119,16 @@ fn write_frame(writer: &mut VtkSeriesWriter, model: &Model, state: &State) -> Re
     let positions = as_points(model, &state.positions);
     let velocities = as_points(model, &state.velocities);
     let densities = model.energy_densities(&state.positions);
+    // Discontinuous bodies: the mean displacement of each vertex's copies.
+    let continuous = match model.vertex_groups() {
+        Some(_) => {
+            let rest = model.rest_positions();
+            let displacement: Vec<f64> = state.positions.iter().zip(&rest).map(|(x, r)| x - r).collect();
+            let means = model.group_means(&displacement).expect("the model has groups");
+            as_points(model, &means)
+        }
+        None => Vec::new(),
+    };
     writer.write_frame(&Frame {
         time: state.time,
         mesh: model.mesh(),
@@ -127,6 +137,7 @@ fn write_frame(writer: &mut VtkSeriesWriter, model: &Model, state: &State) -> Re
         strain_energy_density: &densities,
         edges: &model.spring_edges(),
         materials: &model.material_numbers(),
+        continuous_displacement: &continuous,
     })
 }
 

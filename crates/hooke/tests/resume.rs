@@ -37,6 +37,37 @@ plot = false
     )
 }
 
+/// A 2D plate of discontinuous Galerkin triangles (soft BZ interfaces) for
+/// the stepper that needs them (dgsi).
+fn discontinuous_plate_scene(kind: &str) -> String {
+    format!(
+        r#"name = "resumed_plate"
+dimension = 2
+gravity = [0.0, -9.81]
+[simulation]
+duration = 0.12
+time_step = 0.01
+mass = "lumped"
+[[bodies]]
+mesh = {{ rectangle = {{ size = [0.4, 0.1], cells = [4, 1] }} }}
+material = {{ model = "stable_neo_hookean", youngs_modulus = 2e3, poisson_ratio = 0.4, density = 1000.0 }}
+discretization = {{ discontinuous = {{ formulation = "bz", penalty = 100.0 }} }}
+velocity = [0.0, 0.3]
+angular_velocity = 1.0
+[[pins]]
+select = {{ plane = {{ point = [0.0, 0.0], normal = [-1.0, 0.0] }} }}
+[[pins]]
+select = {{ plane = {{ point = [0.4, 0.0], normal = [1.0, 0.0] }} }}
+release_time = 0.07
+[integrator]
+kind = "{kind}"
+[output]
+vtk_every = 3
+plot = false
+"#
+    )
+}
+
 /// A hanging rope of springs for the spring-only stepper.
 fn rope_scene(kind: &str) -> String {
     format!(
@@ -179,6 +210,7 @@ fn every_integrator_resumes_to_the_same_files_byte_for_byte() {
             bar_scene(kind, "corotational", false),
             bar_scene(kind, "stable_neo_hookean", false).replace("release_time = 0.07\n", ""),
             rope_scene(kind),
+            discontinuous_plate_scene(kind),
         ];
         let Some(text) = candidates.iter().find(|text| {
             Scene::from_text(text, "resume.toml", std::env::temp_dir())

@@ -1,9 +1,10 @@
 //! Finite elements: the element kinds (linear tetrahedron, linear triangle in
 //! plane strain), the elasticity term generic over them with its deterministic
-//! gather, springs, membrane triangles (cloth), and mass matrices.
+//! gather, the interfaces of discontinuous (DG) triangles, springs, membrane triangles (cloth), and mass matrices.
 
 mod elasticity;
 mod gather;
+pub mod interface;
 mod kind;
 mod mass;
 pub mod membrane;
@@ -13,6 +14,7 @@ mod triangle;
 
 pub use elasticity::Elasticity;
 pub use gather::ElementGather;
+pub use interface::{Formulation, Interfaces};
 pub use kind::{packed_index, ElementKind};
 pub use mass::{MassKind, MassMatrix};
 pub use spring::{Spring, SpringNetwork, Springs};

@@ -30,6 +30,7 @@ pub const INTEGRATORS: &[IntegratorEntry] = &[
     super::exponential_rosenbrock_euler::ENTRY,
     super::siere::ENTRY,
     super::mass_spring_semi_implicit::ENTRY,
+    super::dgsi::ENTRY,
     super::static_equilibrium::ENTRY,
 ];
 

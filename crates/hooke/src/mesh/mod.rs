@@ -1,5 +1,6 @@
 //! Tetrahedral meshes with per-element labels: the geometry every body is made of.
 
+mod discontinuous;
 mod generate;
 pub mod limits;
 mod orientation;
@@ -11,6 +12,7 @@ mod surface;
 mod triangle_soup;
 mod triangles;
 
+pub use discontinuous::{DiscontinuousMesh, Interface};
 pub use generate::{box_mesh, BoxMeshOptions, TetsPerHex};
 pub use orientation::OrientationReport;
 pub use quality::{dihedral_angles, mesh_quality, tet_volume, QualityReport};

@@ -76,6 +76,9 @@ pub struct Model {
     subspace: Option<Arc<Subspace>>,
     /// The last restriction of the pattern to free DOFs, keyed by the active pins.
     restriction: Mutex<Option<(Vec<bool>, Arc<Restriction>)>>,
+    /// For discontinuous Galerkin bodies: each vertex's group, the copies of one
+    /// vertex of the continuous mesh sharing a group (None: every vertex its own).
+    vertex_groups: Option<Arc<Vec<usize>>>,
 }
 
 impl Model {
@@ -120,6 +123,33 @@ impl Model {
         Model::from_terms(Mesh::Triangles(mesh), vec![Box::new(elasticity)], Vec::new(), mass_kind)
     }
 
+    /// A 2D discontinuous Galerkin model (seed 000 §5.2): `continuous` split
+    /// into independent triangles (one material each) joined by the
+    /// `formulation`'s interface terms with penalty η_f (None: the default of
+    /// [`crate::fem::interface::default_penalty`]). Returns the model and the
+    /// split mesh (its interfaces and the map back to `continuous`).
+    pub fn discontinuous_planar(
+        continuous: &TriangleMesh,
+        materials: Vec<MaterialRef>,
+        mass_kind: MassKind,
+        formulation: crate::fem::Formulation,
+        penalty: Option<f64>,
+    ) -> Result<(Model, crate::mesh::DiscontinuousMesh)> {
+        let split = crate::mesh::DiscontinuousMesh::new(continuous)?;
+        let mut model = Model::planar(split.mesh.clone(), materials.clone(), mass_kind)?;
+        let interfaces = crate::fem::Interfaces::new(
+            &split.interfaces,
+            &split.mesh.triangles,
+            &materials,
+            &model.rest_positions(),
+            formulation,
+            penalty,
+        )?;
+        model.add_term(Box::new(interfaces))?;
+        model.set_vertex_groups(split.continuous_vertex.clone())?;
+        Ok((model, split))
+    }
+
     /// A model of the given mesh whose potential starts with `terms`.
     pub fn from_terms(
         mesh: Mesh,
@@ -152,6 +182,7 @@ impl Model {
             rest_damping_values: None,
             subspace: None,
             restriction: Mutex::new(None),
+            vertex_groups: None,
         })
     }
 
@@ -205,6 +236,51 @@ impl Model {
 
     pub fn mesh(&self) -> &Mesh {
         &self.mesh
+    }
+
+    /// Says which vertices are copies of one vertex of a continuous mesh
+    /// (discontinuous Galerkin bodies): `groups[v]` for each vertex, dense from 0.
+    pub fn set_vertex_groups(&mut self, groups: Vec<usize>) -> Result<()> {
+        if groups.len() != self.mesh.vertex_count() {
+            return Err(HookeError::Mesh {
+                reason: format!(
+                    "{} vertex groups for {} vertices",
+                    groups.len(),
+                    self.mesh.vertex_count()
+                ),
+            });
+        }
+        self.vertex_groups = Some(Arc::new(groups));
+        Ok(())
+    }
+
+    /// The vertex groups of discontinuous bodies, if the model has any.
+    pub fn vertex_groups(&self) -> Option<&[usize]> {
+        self.vertex_groups.as_deref().map(Vec::as_slice)
+    }
+
+    /// The mean of each group's values (`dimension` per vertex), given back at
+    /// every vertex of the group: the continuous field of a discontinuous one.
+    /// None for a model without groups.
+    pub fn group_means(&self, values: &[f64]) -> Option<Vec<f64>> {
+        let groups = self.vertex_groups()?;
+        let d = self.dimension();
+        let count = groups.iter().map(|g| g + 1).max().unwrap_or(0);
+        let mut sums = vec![0.0; count * d];
+        let mut members = vec![0.0; count];
+        for (v, &g) in groups.iter().enumerate() {
+            members[g] += 1.0;
+            for a in 0..d {
+                sums[g * d + a] += values[v * d + a];
+            }
+        }
+        Some(
+            groups
+                .iter()
+                .flat_map(|&g| (0..d).map(move |a| (g, a)))
+                .map(|(g, a)| sums[g * d + a] / members[g])
+                .collect(),
+        )
     }
 
     /// Coordinates per vertex: 3, or 2 for a plane-strain model.

@@ -19,6 +19,9 @@ pub struct FrameData {
     pub velocities: Vec<Vector3<f64>>,
     /// Material number of each element (empty when the file has none).
     pub materials: Vec<i32>,
+    /// Discontinuous bodies: the mean displacement of each vertex's copies
+    /// (empty when the file has none).
+    pub continuous_displacement: Vec<Vector3<f64>>,
 }
 
 fn error(path: &Path, reason: impl Into<String>) -> HookeError {
@@ -79,6 +82,11 @@ fn parse_frame_unguarded(path: &Path, bytes: &[u8]) -> Result<FrameData> {
         return Err(error(path, "velocity and points differ in length"));
     }
     let velocities: Vec<Vector3<f64>> = velocity.chunks(3).map(|v| Vector3::new(v[0], v[1], v[2])).collect();
+    let continuous = array(&piece.data.point, "continuous_displacement").unwrap_or_default();
+    if !continuous.is_empty() && continuous.len() != points.len() {
+        return Err(error(path, "continuous_displacement and points differ in length"));
+    }
+    let continuous_displacement = continuous.chunks(3).map(|v| Vector3::new(v[0], v[1], v[2])).collect();
     let (connectivity, offsets) = match piece.cells.cell_verts {
         VertexNumbers::XML { connectivity, offsets } => (connectivity, offsets),
         VertexNumbers::Legacy { .. } => return Err(error(path, "unexpected legacy cell layout")),
@@ -140,5 +148,6 @@ fn parse_frame_unguarded(path: &Path, bytes: &[u8]) -> Result<FrameData> {
         edges,
         velocities,
         materials,
+        continuous_displacement,
     })
 }

@@ -31,6 +31,9 @@ pub struct Frame<'a> {
     /// first appearance), so pictures drawn later can colour by material;
     /// empty to leave the field out.
     pub materials: &'a [i32],
+    /// Discontinuous Galerkin bodies: the mean displacement of the copies of
+    /// each vertex, at every copy [m]; empty to leave the field out.
+    pub continuous_displacement: &'a [Vector3<f64>],
 }
 
 /// Writes the frames of one run as `<base>_0000.vtu`, `<base>_0001.vtu`, ...
@@ -282,13 +285,19 @@ fn frame_to_vtk(frame: &Frame) -> Vtk {
         materials.extend(std::iter::repeat_n(-1, frame.edges.len()));
         cell.push(Attribute::scalars("material", 1).with_data(materials));
     }
-    let data = Attributes {
-        point: vec![
-            Attribute::vectors("displacement").with_data(displacements),
-            Attribute::vectors("velocity").with_data(velocities),
-        ],
-        cell,
-    };
+    let mut point = vec![
+        Attribute::vectors("displacement").with_data(displacements),
+        Attribute::vectors("velocity").with_data(velocities),
+    ];
+    if !frame.continuous_displacement.is_empty() {
+        let values: Vec<f64> = frame
+            .continuous_displacement
+            .iter()
+            .flat_map(|u| [u.x, u.y, u.z])
+            .collect();
+        point.push(Attribute::vectors("continuous_displacement").with_data(values));
+    }
+    let data = Attributes { point, cell };
 
     Vtk {
         // 1.0 is the first XML version with 64-bit block headers, which vtkio writes.
@@ -376,6 +385,7 @@ mod tests {
                 edges: &[],
                 // Material numbers are optional: written in the second frame only.
                 materials: if index == 1 { &[3] } else { &[] },
+                continuous_displacement: &[],
             };
             frame_paths.push(writer.write_frame(&frame).expect("write frame"));
         }
@@ -460,6 +470,7 @@ mod tests {
             strain_energy_density,
             edges: &[],
             materials: &[],
+            continuous_displacement: &[],
         };
         let cases = [
             frame(&short, &velocities, &[0.0]),
@@ -485,6 +496,7 @@ mod tests {
             strain_energy_density: &[0.0],
             edges: &[],
             materials: &[],
+            continuous_displacement: &[],
         };
         assert!(writer.write_frame(&frame).is_err());
 
@@ -508,6 +520,7 @@ mod tests {
             strain_energy_density: &[0.0],
             edges: &[],
             materials: &[],
+            continuous_displacement: &[],
         };
         assert!(writer.write_frame(&frame).is_err());
         // An empty series still has a valid, empty index.

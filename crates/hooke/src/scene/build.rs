@@ -2,12 +2,14 @@
 
 use super::{MembraneSection, MeshSource, NetworkSection, NetworkShape, Scene};
 use crate::error::{HookeError, Result};
-use crate::fem::{Spring, SpringNetwork};
+use crate::fem::{Interfaces, Spring, SpringNetwork};
 use crate::integrate::Integrator;
 use crate::io::{read_mesh, read_planar_mesh};
 use crate::mesh::limits::{available_memory, check_memory, model_bytes};
 use crate::mesh::spring_networks::{chain, cloth, helix_rope, straight_rope, ClothStiffness, NetworkPart};
-use crate::mesh::{box_mesh, rectangle_mesh, stuff_shape, BoxMeshOptions, Mesh, TetMesh, TriangleMesh};
+use crate::mesh::{
+    box_mesh, rectangle_mesh, stuff_shape, BoxMeshOptions, DiscontinuousMesh, Mesh, TetMesh, TriangleMesh,
+};
 use crate::model::{Attachment, Model, Pin, RegionForce, State};
 use nalgebra::Vector3;
 
@@ -30,9 +32,35 @@ impl Scene {
         let mut planar = TriangleMesh::default();
         let mut materials = Vec::new();
         let mut initial_velocity = Vec::new();
+        let mut joined = Vec::new();
+        // Which vertex of a continuous mesh each vertex is (a copy of): for outputs.
+        let mut groups: Vec<usize> = Vec::new();
+        let mut group_count = 0;
         for (b, body) in file.bodies.iter().enumerate() {
             let key = format!("bodies[{b}]");
             let mut part = self.body_mesh(&body.mesh, &key, &mut notes)?;
+            let mut copies = None;
+            if let super::Discretization::Discontinuous(section) = &body.discretization {
+                let Mesh::Triangles(triangles) = &part else {
+                    return Err(HookeError::scene(
+                        format!("{key}.discretization"),
+                        "discontinuous Galerkin bodies are 2D only (dimension = 2)",
+                    ));
+                };
+                let split = DiscontinuousMesh::new(triangles)?;
+                let interfaces: Vec<_> = split
+                    .interfaces
+                    .iter()
+                    .map(|i| i.offset(planar.triangle_count(), planar.vertex_count()))
+                    .collect();
+                joined.push((b, *section, interfaces));
+                copies = Some((split.continuous_vertex_count(), split.continuous_vertex.clone()));
+                part = Mesh::Triangles(split.mesh);
+            }
+            let (count, of_vertex) =
+                copies.unwrap_or_else(|| (part.vertex_count(), (0..part.vertex_count()).collect()));
+            groups.extend(of_vertex.iter().map(|g| g + group_count));
+            group_count += count;
             let offset = Vector3::from(body.translate);
             part.vertices_mut().iter_mut().for_each(|p| *p += offset);
 
@@ -90,6 +118,22 @@ impl Scene {
         } else {
             Model::with_springs(solids, materials, network, file.simulation.mass)?
         };
+        if !joined.is_empty() {
+            model.set_vertex_groups(groups)?;
+        }
+        for (b, section, interfaces) in joined {
+            let triangles = &model.mesh().triangles().expect("discontinuous bodies are 2D").triangles;
+            let term = Interfaces::new(
+                &interfaces,
+                triangles,
+                &model.materials(),
+                &model.rest_positions(),
+                section.formulation,
+                section.penalty,
+            )
+            .map_err(|e| HookeError::scene(format!("bodies[{b}].discretization"), e.to_string()))?;
+            model.add_term(Box::new(term))?;
+        }
         for (n, membrane, triangles) in membranes {
             let term = membrane_term(&membrane, triangles, &model.rest_positions())
                 .map_err(|e| HookeError::scene(format!("networks[{n}].membrane"), e.to_string()))?;

@@ -193,6 +193,35 @@ pub struct BodySection {
     /// vector in 3D, the rate about z in 2D.
     #[serde(default, deserialize_with = "crate::model::vectors::angular")]
     pub angular_velocity: [f64; 3],
+    /// Continuous elements (the default), or discontinuous Galerkin triangles
+    /// joined by interface terms (2D).
+    #[serde(default)]
+    pub discretization: Discretization,
+}
+
+/// `discretization = "continuous"` or `{ discontinuous = { formulation, penalty } }`.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Discretization {
+    #[default]
+    Continuous,
+    Discontinuous(DiscontinuousSection),
+}
+
+/// A discontinuous Galerkin body (seed 000 §5.2): every triangle its own
+/// vertices, joined across edges by the `formulation`'s interface energy.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiscontinuousSection {
+    /// `"ip"` (symmetric interior penalty, the default) or `"bz"` (Babuška–Zlámal).
+    #[serde(default = "default_formulation")]
+    pub formulation: crate::fem::Formulation,
+    /// η_f, Pa/m, for every interface; default (k₋ + k₊)/2 · L (1/A₋ + 1/A₊) (fem::interface).
+    pub penalty: Option<f64>,
+}
+
+fn default_formulation() -> crate::fem::Formulation {
+    crate::fem::Formulation::Ip
 }
 
 /// A generated mass-spring network.
@@ -668,6 +697,22 @@ impl SceneFile {
                 // Before meshing: the model of this box alone must fit in memory.
                 check_memory(model_bytes(tets, 0, 0), available_memory())
                     .map_err(|e| HookeError::scene(format!("{key}.mesh.box.cells"), e))?;
+            }
+            if let Discretization::Discontinuous(section) = &body.discretization {
+                if self.dimension != 2 {
+                    return Err(HookeError::scene(
+                        format!("{key}.discretization"),
+                        "discontinuous Galerkin bodies are 2D only (dimension = 2): 3D interfaces are not implemented",
+                    ));
+                }
+                if let Some(eta) = section.penalty {
+                    if !(eta.is_finite() && eta >= 0.0) {
+                        return Err(HookeError::scene(
+                            format!("{key}.discretization.discontinuous.penalty"),
+                            format!("must be finite and ≥ 0, got {eta}"),
+                        ));
+                    }
+                }
             }
             finite(&format!("{key}.translate"), &body.translate)?;
             finite(&format!("{key}.velocity"), &body.velocity)?;

@@ -8,9 +8,9 @@ mod materials;
 
 pub use build::BuiltScene;
 pub use format::{
-    BodySection, BoxMeshSection, ConstraintSection, CoordinatesSection, EigenFitMethod, EigenFitSection, ForceSection,
-    MaterialSection, MembraneSection, MeshSource, NetworkSection, NetworkShape, OutputSection, PinSection,
-    RegionSection, SceneFile, SimulationSection, SubspaceSection,
+    BodySection, BoxMeshSection, ConstraintSection, CoordinatesSection, DiscontinuousSection, Discretization,
+    EigenFitMethod, EigenFitSection, ForceSection, MaterialSection, MembraneSection, MeshSource, NetworkSection,
+    NetworkShape, OutputSection, PinSection, RegionSection, SceneFile, SimulationSection, SubspaceSection,
 };
 pub use materials::BodyMaterials;
 
