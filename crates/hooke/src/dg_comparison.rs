@@ -15,9 +15,10 @@
 //!   (seed 000's code leaves it out).
 //!
 //! Eigenvalues are those of K u = λ M u about the rest state with the
-//! scene's pins, by the shift-invert Lanczos solver; the rigid modes of a
-//! free body are skipped. For interior penalty below its coercivity
-//! threshold the lowest one is negative, and is reported as it is.
+//! scene's pins, dense for small models and by the shift-invert Lanczos
+//! solver above; the rigid motions the pins leave free are skipped. For
+//! interior penalty below its coercivity threshold the lowest one is
+//! negative, and is reported as it is.
 
 use crate::error::{HookeError, Result};
 use crate::fem::Formulation;
@@ -66,11 +67,61 @@ fn require_planar(scene: &Scene) -> Result<()> {
 /// automatic shifts reach.
 const DENSE_LIMIT: usize = 1500;
 
+/// How many rigid motions the pins leave free: the rigid motions (2D: two
+/// translations and a turn; 3D: three of each) that vanish on every pinned
+/// DOF. They are the zero modes at rest, whatever the spread of the other
+/// eigenvalues (interface penalties can put the elastic ones far below any
+/// fixed fraction of the largest).
+fn rigid_mode_count(model: &crate::model::Model) -> usize {
+    let d = model.dimension();
+    let dofs = model.dof_map(0.0);
+    let rest = model.rest_positions();
+    let vertices = rest.len() / d;
+    let centroid: Vec<f64> = (0..d)
+        .map(|a| (0..vertices).map(|v| rest[v * d + a]).sum::<f64>() / vertices.max(1) as f64)
+        .collect();
+    let axes: Vec<[usize; 2]> = if d == 2 {
+        vec![[0, 1]]
+    } else {
+        vec![[1, 2], [2, 0], [0, 1]]
+    };
+    let motions = d + axes.len();
+    let pinned: Vec<usize> = (0..rest.len()).filter(|&i| dofs.free_index[i].is_none()).collect();
+    if pinned.is_empty() {
+        return motions;
+    }
+    let length = model.length_scale().max(f64::MIN_POSITIVE);
+    let basis = nalgebra::DMatrix::from_fn(pinned.len(), motions, |row, motion| {
+        let i = pinned[row];
+        let (v, a) = (i / d, i % d);
+        if motion < d {
+            return f64::from(u8::from(motion == a));
+        }
+        // A small turn in the plane of `axes`: (−y, x) about the centroid.
+        let [p, q] = axes[motion - d];
+        let offset = |b: usize| (rest[v * d + b] - centroid[b]) / length;
+        match a {
+            _ if a == p => -offset(q),
+            _ if a == q => offset(p),
+            _ => 0.0,
+        }
+    });
+    let singular = basis.singular_values();
+    let largest = singular.max();
+    motions - singular.iter().filter(|&&s| s > 1e-10 * largest.max(1.0)).count()
+}
+
 /// The lowest eigenvalue above the rigid modes of the scene's model at rest.
 pub fn lowest_elastic_eigenvalue(scene: &Scene) -> Result<f64> {
     let built = scene.build()?;
     let model = &built.model;
     let dofs = model.dof_map(0.0);
+    let rigid = rigid_mode_count(model);
+    if dofs.free_count() <= rigid {
+        return Err(HookeError::Solver {
+            reason: "every free motion is rigid: the model has no elastic mode".into(),
+        });
+    }
     if dofs.free_count() <= DENSE_LIMIT {
         let stiffness = model.stiffness(&built.initial_state.positions, 0.0, false)?;
         let (pattern, source) = model.pattern().restrict(&dofs.free_index);
@@ -94,33 +145,22 @@ pub fn lowest_elastic_eigenvalue(scene: &Scene) -> Result<f64> {
             reason: "the mass matrix is singular".into(),
         })?;
         let a = &l_inverse * k * l_inverse.transpose();
-        let mut values: Vec<f64> = ((&a + a.transpose()) * 0.5)
+        let values: Vec<f64> = ((&a + a.transpose()) * 0.5)
             .symmetric_eigenvalues()
             .iter()
             .copied()
             .collect();
-        values.sort_by(f64::total_cmp);
-        let scale = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        // Rigid modes are zero to rounding of the largest eigenvalue (a few
-        // 1e-16 of it); interface penalties can spread the spectrum over 1e10,
-        // so elastic modes may lie far below 1e-9 of the largest.
-        return values
-            .into_iter()
-            .find(|v| v.abs() > 1e-12 * scale)
-            .ok_or_else(|| HookeError::Solver {
-                reason: "every mode is rigid: the model has no elastic mode".into(),
-            });
+        return Ok(lowest_without_rigid(values, rigid));
     }
-    let settings = EigenSettings::default();
-    // A free 2D body has three rigid modes, so four modes always hold an elastic one.
-    let count = 4.min(built.model.dof_map(0.0).free_count());
-    let modes = crate::modal::lowest_modes(&built.model, &built.initial_state, count, &settings)?;
-    (0..modes.eigenvalues.len())
-        .find(|&i| !modes.is_rigid(i))
-        .map(|i| modes.eigenvalues[i])
-        .ok_or_else(|| HookeError::Solver {
-            reason: "every computed mode is rigid: the model has no elastic mode".into(),
-        })
+    let modes = crate::modal::lowest_modes(model, &built.initial_state, rigid + 1, &EigenSettings::default())?;
+    Ok(lowest_without_rigid(modes.eigenvalues, rigid))
+}
+
+/// The smallest eigenvalue once the `rigid` ones nearest zero are set aside
+/// (negative ones, of an indefinite interior penalty, lie below the zeros).
+fn lowest_without_rigid(mut values: Vec<f64>, rigid: usize) -> f64 {
+    values.sort_by(|a, b| a.abs().total_cmp(&b.abs()));
+    values[rigid..].iter().copied().fold(f64::INFINITY, f64::min)
 }
 
 /// One row of the penalty sweep: η_f, then the BZ and IP eigenvalues.
