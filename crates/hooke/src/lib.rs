@@ -22,6 +22,7 @@
 //! ```
 
 pub mod checkpoint;
+pub mod coarsen;
 pub mod comparison;
 pub mod dg_comparison;
 pub mod disk_cache;

@@ -237,10 +237,17 @@ fn parse(_name: &str, table: &toml::Table, context: &MaterialContext) -> Result<
         )?))),
         (None, Some(file)) => {
             let path = context.base_directory.join(file);
-            let tensors = read_tensor_file(&path, context.dimension)?;
+            let rows = read_tensor_file(&path, context.dimension)?;
+            let make_row = |row: TensorRow| -> Arc<dyn Material> {
+                Arc::new(AnisotropicLinear {
+                    tensor: row.tensor,
+                    corotated: settings.corotated,
+                    density: row.density.unwrap_or(settings.density),
+                })
+            };
             Ok(MaterialSource::PerElement {
                 path,
-                materials: tensors.into_iter().map(|t| t.map(make)).collect(),
+                materials: rows.into_iter().map(|r| r.map(make_row)).collect(),
             })
         }
         _ => Err(HookeError::scene(
@@ -250,13 +257,22 @@ fn parse(_name: &str, table: &toml::Table, context: &MaterialContext) -> Result<
     }
 }
 
+/// One row of a tensor file: the element's tensor, and its own density if the row gives one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorRow {
+    pub tensor: ElasticityTensor,
+    pub density: Option<f64>,
+}
+
 /// Reads per-element tensors: CSV lines `element, c11, c12, …` with the upper
-/// triangle of the Voigt matrix row by row (21 numbers in 3D, 6 in 2D); `#`
-/// starts a comment line, and a first line starting with `element` is a header.
+/// triangle of the Voigt matrix row by row (21 numbers in 3D, 6 in 2D),
+/// optionally followed by the element's density (kg/m³; numerical coarsening
+/// writes it, so the lumped mass integrates the fine one); `#` starts a
+/// comment line, and a first line starting with `element` is a header.
 /// Elements are numbered from 0 within their body; each may appear once.
-pub fn read_tensor_file(path: &Path, dimension: usize) -> Result<Vec<Option<ElasticityTensor>>> {
+pub fn read_tensor_file(path: &Path, dimension: usize) -> Result<Vec<Option<TensorRow>>> {
     let text = std::fs::read_to_string(path).map_err(|e| HookeError::io(path, e))?;
-    let mut tensors: Vec<Option<ElasticityTensor>> = Vec::new();
+    let mut tensors: Vec<Option<TensorRow>> = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let line_number = number + 1;
         let trimmed = line.trim();
@@ -271,19 +287,36 @@ pub fn read_tensor_file(path: &Path, dimension: usize) -> Result<Vec<Option<Elas
                 fields[0]
             ))
         })?;
-        let values = fields[1..]
+        let mut values = fields[1..]
             .iter()
             .map(|f| f.parse::<f64>().map_err(|_| fail(format!("{f:?} is not a number"))))
             .collect::<Result<Vec<f64>>>()?;
+        let entries = if dimension == 2 { 6 } else { 21 };
+        if values.len() != entries && values.len() != entries + 1 {
+            return Err(fail(format!(
+                "element {element}: needs {entries} tensor entries (and optionally a density), got {} numbers",
+                values.len()
+            )));
+        }
+        let density = if values.len() == entries + 1 {
+            let density = values.pop();
+            if let Some(problem) = density.and_then(super::parameters::density_problem) {
+                return Err(fail(format!("element {element}: density: {problem}")));
+            }
+            density
+        } else {
+            None
+        };
         let tensor = ElasticityTensor::from_upper_triangle(&values, dimension, &format!("element {element}"))
             .map_err(|e| fail(e.to_string()))?;
+        let row = TensorRow { tensor, density };
         if element >= tensors.len() {
             if element > 100_000_000 {
                 return Err(fail(format!("element {element} is beyond any mesh Hooke can hold")));
             }
             tensors.resize(element + 1, None);
         }
-        if tensors[element].replace(tensor).is_some() {
+        if tensors[element].replace(row).is_some() {
             return Err(fail(format!("element {element} appears twice")));
         }
     }
