@@ -1264,3 +1264,68 @@ fn compare_discretizations_writes_the_dg_studies() {
         "{stdout}"
     );
 }
+
+/// `hooke coarsen` on the shipped cracked bar: the coarse scene runs as it is,
+/// and its lowest frequency is near the fine one where averaged tensors are
+/// an order of magnitude off (seed 001 Figs. 4.4, 4.7).
+#[test]
+fn coarsen_writes_a_scene_that_moves_like_the_fine_one() {
+    let scenes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes");
+    let scratch = ScratchDirectory::new("coarsen");
+    let directory = scratch.path().join("cracked");
+    let result = hooke(&[
+        "coarsen".as_ref(),
+        scenes.join("coarsen_cracked_bar_2d.toml").as_os_str(),
+        "--coarse".as_ref(),
+        "{ rectangle = { size = [1.0, 0.2], cells = [4, 1], origin = [0.0, -0.1] } }".as_ref(),
+        "-o".as_ref(),
+        directory.as_os_str(),
+        "-n".as_ref(),
+        "3".as_ref(),
+    ]);
+    assert!(result.status.success(), "{}", describe(&result));
+    for file in [
+        "coarse.toml",
+        "coarse_averaged.toml",
+        "coarse.obj",
+        "tensors.csv",
+        "tensors_averaged.csv",
+        "frequencies.png",
+    ] {
+        assert!(directory.join(file).is_file(), "{file}");
+    }
+    let table = std::fs::read_to_string(directory.join("frequencies.csv")).unwrap();
+    let first: Vec<f64> = table
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let (fine, coarsened, averaged) = (first[1], first[2], first[3]);
+    assert!((coarsened / fine - 1.0).abs() < 0.25, "{table}");
+    assert!(averaged > 5.0 * fine, "{table}");
+    let run = hooke(&[
+        "run".as_ref(),
+        directory.join("coarse.toml").as_os_str(),
+        "-o".as_ref(),
+        scratch.path().join("run").as_os_str(),
+        "-q".as_ref(),
+    ]);
+    assert!(run.status.success(), "{}", describe(&run));
+    // A mesh value that is not one is refused naming the option.
+    let bad = hooke(&[
+        "coarsen".as_ref(),
+        scenes.join("coarsen_cracked_bar_2d.toml").as_os_str(),
+        "--coarse".as_ref(),
+        "{ sphere = 3 }".as_ref(),
+        "-o".as_ref(),
+        directory.as_os_str(),
+    ]);
+    assert_eq!(bad.status.code(), Some(2), "{}", describe(&bad));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("--coarse"),
+        "{}",
+        describe(&bad)
+    );
+}

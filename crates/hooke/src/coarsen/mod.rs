@@ -31,7 +31,10 @@
 pub mod clip;
 mod grid;
 pub mod harmonic;
+mod scene;
 pub mod simplex;
+
+pub use scene::{coarsen_scene, CoarsenedScene};
 
 use crate::error::{HookeError, Result};
 use crate::material::{derivative_matrix, vec_index, ElasticityTensor};
@@ -70,6 +73,9 @@ pub struct Coarsening {
     pub coverage: Vec<f64>,
     /// ⟨GᵀCG⟩ of each coarse element.
     pub averages: Vec<DMatrix<f64>>,
+    /// The naive alternative for comparison: the fine tensors averaged over
+    /// each coarse element by volume (what seed 001 shows to be wrong).
+    pub averaged_tensors: Vec<DMatrix<f64>>,
     /// 𝔾 of each coarse element.
     pub coarse_mollifiers: Vec<DMatrix<f64>>,
     /// G of each fine element.
@@ -87,6 +93,7 @@ pub struct Coarsening {
 /// What one coarse element gets.
 struct CoarseElement {
     tensor: DMatrix<f64>,
+    averaged_tensor: DMatrix<f64>,
     average: DMatrix<f64>,
     coarse_mollifier: DMatrix<f64>,
     coverage: f64,
@@ -268,11 +275,13 @@ pub fn coarsen(fine: &Model, coarse: &Mesh, settings: CoarseningSettings) -> Res
         .map(|q| {
             let element = &coarse_simplices[q];
             let mut average = DMatrix::zeros(probes, probes);
+            let mut averaged_tensor = DMatrix::zeros(probes, probes);
             let (mut covered, mut mass) = (0.0, 0.0);
             for p in fine_grid.near_element(&element.corners) {
                 let shared = overlap(&fine_simplices[p], element);
                 if shared > 0.0 {
                     average += &energies[p] * shared;
+                    averaged_tensor += voigt_tensor(materials[p].as_ref(), d) * shared;
                     covered += shared;
                     mass += shared * materials[p].density();
                 }
@@ -288,6 +297,7 @@ pub fn coarsen(fine: &Model, coarse: &Mesh, settings: CoarseningSettings) -> Res
             let tensor = (&tensor + tensor.transpose()) * 0.5;
             Ok(CoarseElement {
                 tensor,
+                averaged_tensor: averaged_tensor / covered.max(f64::MIN_POSITIVE),
                 average,
                 coarse_mollifier,
                 coverage: covered / element.measure,
@@ -301,6 +311,7 @@ pub fn coarsen(fine: &Model, coarse: &Mesh, settings: CoarseningSettings) -> Res
         densities: Vec::new(),
         coverage: Vec::new(),
         averages: Vec::new(),
+        averaged_tensors: Vec::new(),
         coarse_mollifiers: Vec::new(),
         fine_mollifiers,
         harmonic,
@@ -313,6 +324,7 @@ pub fn coarsen(fine: &Model, coarse: &Mesh, settings: CoarseningSettings) -> Res
         let element = result?;
         coarsening.tensors.push(element.tensor);
         coarsening.averages.push(element.average);
+        coarsening.averaged_tensors.push(element.averaged_tensor);
         coarsening.coarse_mollifiers.push(element.coarse_mollifier);
         coarsening.coverage.push(element.coverage);
         coarsening.densities.push(element.mass / coarse_simplices[q].measure);
@@ -341,9 +353,15 @@ impl Coarsening {
     }
 
     /// The tensor file `anisotropic_linear`'s `elasticity_file` reads: the
-    /// upper triangle of each ℂ and the element's density.
-    pub fn tensor_file(&self) -> String {
-        let size = self.tensors.first().map_or(0, |c| c.nrows());
+    /// upper triangle of each ℂ (or of each volume-averaged C when
+    /// `averaged`) and the element's density.
+    pub fn tensor_file(&self, averaged: bool) -> String {
+        let tensors = if averaged {
+            &self.averaged_tensors
+        } else {
+            &self.tensors
+        };
+        let size = tensors.first().map_or(0, |c| c.nrows());
         let mut text = String::from("# numerical coarsening (seed 001 ch. 4): per coarse element, the upper triangle of\n# its Voigt elasticity matrix (engineering shears) row by row, then its density\nelement");
         for i in 0..size {
             for j in i..size {
@@ -351,7 +369,7 @@ impl Coarsening {
             }
         }
         text.push_str(",density\n");
-        for (q, c) in self.tensors.iter().enumerate() {
+        for (q, c) in tensors.iter().enumerate() {
             text.push_str(&q.to_string());
             for i in 0..size {
                 for j in i..size {
