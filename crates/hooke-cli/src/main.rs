@@ -164,6 +164,18 @@ enum Command {
         #[arg(short = 'n', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         modes: u32,
     },
+    /// Shows a run of a coarsened scene on its fine mesh (seed 001 §4.4.3): every frame of RUN
+    /// reconstructed per coarse element from the harmonic displacements, as OUTPUT/fine.pvd.
+    Uncoarsen {
+        /// The coarse run's output folder (with frame.pvd).
+        run: PathBuf,
+        /// The folder `hooke coarsen` wrote (with display.json).
+        #[arg(long, value_name = "DIR")]
+        coarsening: PathBuf,
+        /// Where the fine frames go.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
     /// The lowest vibration modes of a scene's model about its initial state:
     /// frequencies (modes.csv) and mode shapes (mode.pvd).
     Modes {
@@ -545,6 +557,18 @@ fn compare_subspace_grid(
         );
     }
     say!("written to {}", directory.display());
+    Ok(())
+}
+
+/// `hooke uncoarsen`: a coarse run's frames on the fine mesh.
+fn uncoarsen(run: &Path, coarsening: &Path, output: &Path) -> Result<(), HookeError> {
+    let map = hooke::coarsen::display::read_display_map(&coarsening.join("display.json"))?;
+    let frames = hooke::coarsen::display::show_run_on_fine_mesh(run, &map, output)?;
+    say!(
+        "{frames} frames on the fine mesh ({} vertices) written to {}",
+        map.fine_positions.len() / map.dimension,
+        output.join("fine.pvd").display()
+    );
     Ok(())
 }
 
@@ -1188,6 +1212,11 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
         } => done(modes(scene, *count as usize, output.as_deref(), about)),
         Command::Export { scene, output, about } => done(export(scene, output.as_deref(), about)),
         Command::Check { scene } => done(check(scene)),
+        Command::Uncoarsen {
+            run,
+            coarsening,
+            output,
+        } => done(uncoarsen(run, coarsening, output)),
         Command::Coarsen {
             scene,
             coarse,

@@ -276,3 +276,76 @@ fn the_coarse_mass_integrates_the_fine_density() {
         "some coarse elements stick out"
     );
 }
+
+/// The display map (seed 001 §4.4.3): at rest the fine mesh is at rest, a
+/// rigid motion of the coarse mesh moves it rigidly, and a coarse motion along
+/// the sampled harmonic fields shows the fine harmonic fields themselves.
+#[test]
+fn the_display_map_reproduces_rest_rigid_motion_and_harmonic_shapes() {
+    use hooke::coarsen::display::DisplayMap;
+    for three_d in [true, false] {
+        let (fine, coarse) = if three_d {
+            let fine = fine_box([4, 4, 8], [1.0, 1.0, 1.0], |p| {
+                linear(if p.z < 0.5 { 1e3 } else { 1e5 }, 0.3)
+            });
+            (fine, Mesh::Tetrahedra(block([0.0; 3], [1.0, 1.0, 1.0], [1, 1, 2])))
+        } else {
+            let mesh = rectangle_mesh([0.0, 0.0], [2.0, 0.5], [16, 4]).unwrap();
+            let materials = (0..mesh.triangle_count())
+                .map(|e| linear(if mesh.centroid(e).x < 1.0 { 1e3 } else { 1e5 }, 0.3))
+                .collect();
+            let fine = Model::planar(mesh, materials, MassKind::Lumped).unwrap();
+            (
+                fine,
+                Mesh::Triangles(rectangle_mesh([0.0, 0.0], [2.0, 0.5], [2, 1]).unwrap()),
+            )
+        };
+        let d = fine.dimension();
+        let result = coarsen(&fine, &coarse, CoarseningSettings::default()).unwrap();
+        let map = DisplayMap::new(fine.mesh(), &coarse, &result).unwrap();
+        let rest: Vec<f64> = map.coarse_positions.clone();
+        let fine_rest = map.fine_positions.clone();
+        let shown = map.reconstruct(&rest).unwrap();
+        let scale = 1.0;
+        assert!(
+            shown.iter().zip(&fine_rest).all(|(a, b)| (a - b).abs() < 1e-12 * scale),
+            "{d}D at rest"
+        );
+        // A rigid motion.
+        let turn = |p: &[f64]| -> Vec<f64> {
+            let (c, s) = (0.3f64.cos(), 0.3f64.sin());
+            let mut q = vec![c * p[0] - s * p[1] + 0.5, s * p[0] + c * p[1] - 0.2];
+            if d == 3 {
+                q.push(p[2] + 0.1);
+            }
+            q
+        };
+        let moved: Vec<f64> = rest.chunks(d).flat_map(turn).collect();
+        let expected: Vec<f64> = fine_rest.chunks(d).flat_map(turn).collect();
+        let shown = map.reconstruct(&moved).unwrap();
+        let worst = shown
+            .iter()
+            .zip(&expected)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(worst < 1e-10, "{d}D rigid: {worst:e}");
+        // A small motion along the harmonic fields: coarse vertices at rest + Σ tⱼ ℍⱼ
+        // (large ones can have other exact fits, with another rotation: the
+        // fields carry rotations of their own).
+        let weights: Vec<f64> = (0..result.harmonic.len()).map(|j| 1e-5 * (j as f64 + 1.0)).collect();
+        let norm = result.harmonic.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+        let combine = |fields: &[Vec<f64>], base: &[f64]| -> Vec<f64> {
+            (0..base.len())
+                .map(|i| base[i] + fields.iter().zip(&weights).map(|(f, w)| w * f[i] / norm).sum::<f64>())
+                .collect()
+        };
+        let shown = map.reconstruct(&combine(&result.coarse_harmonic, &rest)).unwrap();
+        let expected = combine(&result.harmonic, &fine_rest);
+        let worst = shown
+            .iter()
+            .zip(&expected)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(worst < 1e-12, "{d}D harmonic: {worst:e}");
+    }
+}

@@ -10,7 +10,8 @@
 //! per element from `tensors.csv`, densities included), `coarse_averaged.toml`
 //! with `tensors_averaged.csv` (the naive one), the coarse mesh
 //! (`coarse.mesh`, MEDIT, or `coarse.obj` in 2D), and `frequencies.csv` with
-//! `frequencies.png`. The body's regions, translation and discretization are
+//! `frequencies.png`, and `display.json` (the fine mesh and the harmonic
+//! fields at both meshes' vertices, for `hooke uncoarsen`). The body's regions, translation and discretization are
 //! dropped from the coarse scene (the tensors hold the materials, the mesh is
 //! written where it sits); pins, forces and everything else stay as written.
 
@@ -200,6 +201,10 @@ pub fn coarsen_scene(
         write_text(path.clone(), &(header + &text), &mut files)?;
         written.push(path);
     }
+    // What `hooke uncoarsen` needs to show a coarse run on the fine mesh.
+    let map = super::display::DisplayMap::new(fine.model.mesh(), &coarse_mesh, &coarsening)?;
+    let json = serde_json::to_string(&map).map_err(|e| HookeError::scene("bodies", format!("display map: {e}")))?;
+    write_text(output.join("display.json"), &json, &mut files)?;
     // The check: the lowest frequencies of the three models.
     let fine_frequencies = frequencies(scene, modes)?;
     let coarse_frequencies = frequencies(&Scene::from_file(&written[0])?, modes)?;
