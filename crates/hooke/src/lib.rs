@@ -27,6 +27,7 @@ pub mod comparison;
 pub mod dg_comparison;
 pub mod disk_cache;
 pub mod divergence;
+pub mod energy_record;
 pub mod error;
 pub mod fem;
 pub mod fuzz_targets;

@@ -4,8 +4,7 @@
 //! read these; none of them owns them.
 
 use crate::integrate::StepReport;
-use crate::model::{Model, State};
-use crate::output::{tidy, EnergyRecord};
+use crate::output::tidy;
 
 /// Totals over the steps of a run.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -99,21 +98,4 @@ impl StepStatistics {
     }
 }
 
-/// Energies and momenta of a state.
-pub fn energy_record(model: &Model, state: &State) -> EnergyRecord {
-    let kinetic = model.kinetic_energy(&state.velocities);
-    let parts = model.energies(&state.positions, state.time);
-    let (linear, angular) = model.momentum(&state.positions, &state.velocities);
-    EnergyRecord {
-        time: state.time,
-        kinetic,
-        elastic: parts.elastic,
-        gravitational: parts.gravitational,
-        penalty: parts.contact,
-        total: kinetic + parts.elastic + parts.gravitational + parts.contact,
-        dissipated: 0.0,
-        linear_momentum: linear.into(),
-        angular_momentum: angular.into(),
-        max_penetration: crate::model::max_penetration(model.obstacles(), &state.positions, model.dimension()),
-    }
-}
+pub use crate::energy_record::energy_record;

@@ -170,7 +170,7 @@ pub trait Integrator {
     /// (or the initial one). Integrators in their own coordinates (a
     /// subspace) compute them there, without the full state.
     fn energy_record(&self, model: &Model, state: &State) -> Result<crate::output::EnergyRecord> {
-        Ok(crate::run_record::energy_record(model, state))
+        Ok(crate::energy_record::energy_record(model, state))
     }
 
     /// Lets later steps advance only `state.time`, keeping positions and

@@ -307,7 +307,7 @@ impl ReducedModel {
             ));
         }
         let total_mass = model.mass().lumped().iter().sum();
-        let moments = super::record::mass_moments(model, &basis);
+        let moments = super::skinning::mass_moments(model, &basis);
         Ok(ReducedModel {
             modes,
             basis,

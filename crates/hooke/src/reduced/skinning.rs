@@ -310,3 +310,20 @@ pub fn rest_frame(vertices: &[Vector3<f64>], tet: &[usize]) -> Option<(Matrix3<f
         .filter(|_| volume > 0.0)
         .map(|inverse| (inverse, volume))
 }
+
+/// Yᵀ M X̄ₐ for a = x, y, z and Yᵀ M 1 (Y the q columns of one coordinate's
+/// block of B, M the scalar mass between vertices): with them the momenta of
+/// x = X̄ + Bu, v = Bu̇ need no sum over vertices.
+pub(super) fn mass_moments(model: &Model, basis: &SkinningBasis) -> [Vec<f64>; 4] {
+    let q = basis.block();
+    let n = basis.rest.len();
+    std::array::from_fn(|a| {
+        let mut field = vec![0.0; 3 * n];
+        for (i, x) in basis.rest.iter().enumerate() {
+            field[3 * i] = if a < 3 { x[a] } else { 1.0 };
+        }
+        let mut weighted = vec![0.0; 3 * n];
+        model.mass_multiply(&field, &mut weighted);
+        basis.reduce(&weighted)[..q].to_vec()
+    })
+}
