@@ -137,20 +137,10 @@ fn discontinuous_steps(c: &mut Criterion) {
             .build(&Default::default())
             .unwrap()
     };
-    let mut time = |label: &str, mut integrator: Box<dyn Integrator>, model: &Model, state: &State| {
-        let mut warm = state.clone();
-        integrator.step(model, &mut warm, 1e-3).expect("step");
-        group.bench_function(BenchmarkId::from_parameter(label), |b| {
-            b.iter(|| {
-                let mut next = state.clone();
-                integrator.step(model, &mut next, 1e-3).expect("step");
-                next
-            })
-        });
-    };
-    time("dgsi", build("dgsi"), &dg, &dg_state);
-    time("si_discontinuous", build("si"), &dg, &dg_state);
-    time("si_continuous", build("si"), &cg, &cg_state);
+    bench_labelled_step(&mut group, "dgsi", build("dgsi"), &dg, &dg_state);
+    bench_labelled_step(&mut group, "si_discontinuous", build("si"), &dg, &dg_state);
+    bench_labelled_step(&mut group, "be_discontinuous", build("be"), &dg, &dg_state);
+    bench_labelled_step(&mut group, "si_continuous", build("si"), &cg, &cg_state);
     group.finish();
 }
 
