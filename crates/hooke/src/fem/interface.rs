@@ -41,7 +41,7 @@ use super::triangle::{LinearTriangle, TriangleGeometry};
 use crate::error::{HookeError, Result};
 use crate::linalg::LowerPattern;
 use crate::material::laplacian_weight::StretchSamples;
-use crate::material::{derivative_matrix, vec_index, MaterialRef, Matrix9, Want};
+use crate::material::{derivative_matrix, vec_index, MaterialRef, Matrix9, StressDerivative, Want};
 use crate::mesh::Interface;
 use crate::model::{EnergyTerm, HessianTarget, TermCapabilities, TermKind};
 use nalgebra::{Matrix2, Matrix3, SMatrix, Vector2};
@@ -166,9 +166,10 @@ impl Face {
         if formulation == Formulation::Ip {
             let sum = j0 + j1;
             let scale = -self.length / 4.0;
-            let want = match (&hessian, want_gradient) {
-                (Some(_), _) | (None, true) => Want::Derivative { project: false },
-                _ => Want::Stress,
+            let want = if want_gradient {
+                Want::Derivative { project: false }
+            } else {
+                Want::Stress
             };
             let mut stress_sum = Matrix2::zeros();
             let mut derivatives = [Matrix9::zeros(), Matrix9::zeros()];
@@ -181,9 +182,11 @@ impl Face {
                     return Err(undefined(element, side));
                 }
                 stress_sum += evaluation.first_piola.fixed_view::<2, 2>(0, 0);
-                if want != Want::Stress {
-                    derivatives[side] = derivative_matrix(self.sides[side].material.as_ref(), &f, false);
-                }
+                derivatives[side] = match evaluation.first_piola_derivative {
+                    Some(StressDerivative::Matrix(c)) => c,
+                    Some(StressDerivative::Eigensystem(system)) => system.to_matrix(),
+                    None => Matrix9::zeros(),
+                };
             }
             let traction = stress_sum * self.normal;
             energy += scale * sum.dot(&traction);
