@@ -593,6 +593,13 @@ fn coarsen(
         100.0 * coverage,
         100.0 * result.coarsening.lost_mass_fraction
     );
+    if !result.coarsening.voids.is_empty() {
+        say!(
+            "{} coarse elements hold (almost) no fine material or came out nearly singular and were given the void floor (first: {:?})",
+            result.coarsening.voids.len(),
+            &result.coarsening.voids[..result.coarsening.voids.len().min(8)]
+        );
+    }
     say!("{:>5} {:>12} {:>12} {:>12}", "mode", "fine Hz", "coarsened", "averaged");
     for (i, [fine, coarsened, averaged]) in result.frequencies.iter().enumerate() {
         say!("{:>5} {fine:>12.5} {coarsened:>12.5} {averaged:>12.5}", i + 1);

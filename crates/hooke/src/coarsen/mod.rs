@@ -89,7 +89,18 @@ pub struct Coarsening {
     pub embedding: Vec<Embedding>,
     /// The fine mass that no coarse element covers, as a fraction of the whole.
     pub lost_mass_fraction: f64,
+    /// Coarse elements that hold (almost) no fine material, or whose ℂ came
+    /// out indefinite, given the void floor instead (see [`VOID_FRACTION`]).
+    pub voids: Vec<usize>,
 }
+
+/// An empty coarse element (in a hole, or outside the fine mesh; covered
+/// below this fraction) would have no stiffness and no mass, which no
+/// simulation takes: it gets this fraction of the mean coarse tensor and
+/// density instead, a void that carries nothing. A ℂ with eigenvalues below
+/// this fraction of its largest (rounding, or a barely covered element) is
+/// lifted to that floor the same way.
+pub const VOID_FRACTION: f64 = 1e-6;
 
 /// What one coarse element gets.
 struct CoarseElement {
@@ -319,6 +330,7 @@ pub fn coarsen(fine: &Model, coarse: &Mesh, settings: CoarseningSettings) -> Res
         coarse_harmonic,
         embedding,
         lost_mass_fraction: 0.0,
+        voids: Vec::new(),
     };
     let mut covered_mass = 0.0;
     for (q, result) in per_element.into_iter().enumerate() {
@@ -337,7 +349,47 @@ pub fn coarsen(fine: &Model, coarse: &Mesh, settings: CoarseningSettings) -> Res
         .map(|(s, m)| s.measure * m.density())
         .sum();
     coarsening.lost_mass_fraction = (1.0 - covered_mass / fine_mass).max(0.0);
+    fill_voids(&mut coarsening, &coarse_simplices);
     Ok(coarsening)
+}
+
+/// Gives empty coarse elements the void floor and lifts nearly singular tensors to it.
+fn fill_voids(coarsening: &mut Coarsening, coarse: &[Simplex]) {
+    let solid: Vec<usize> = (0..coarse.len())
+        .filter(|&q| coarsening.coverage[q] > VOID_FRACTION)
+        .collect();
+    let volume: f64 = solid
+        .iter()
+        .map(|&q| coarse[q].measure)
+        .sum::<f64>()
+        .max(f64::MIN_POSITIVE);
+    let size = coarsening.tensors.first().map_or(0, |c| c.nrows());
+    let mean_tensor = solid.iter().fold(DMatrix::zeros(size, size), |sum, &q| {
+        sum + &coarsening.tensors[q] * coarse[q].measure
+    }) / volume;
+    let mean_density = solid
+        .iter()
+        .map(|&q| coarsening.densities[q] * coarse[q].measure)
+        .sum::<f64>()
+        / volume;
+    let floor = VOID_FRACTION * mean_tensor.clone().symmetric_eigen().eigenvalues.max();
+    for q in 0..coarse.len() {
+        if coarsening.coverage[q] <= VOID_FRACTION {
+            coarsening.tensors[q] = &mean_tensor * VOID_FRACTION;
+            coarsening.averaged_tensors[q] = &mean_tensor * VOID_FRACTION;
+            coarsening.densities[q] = mean_density * VOID_FRACTION;
+            coarsening.voids.push(q);
+            continue;
+        }
+        let eigen = coarsening.tensors[q].clone().symmetric_eigen();
+        if eigen.eigenvalues.min() < floor {
+            let lifted = eigen.eigenvalues.map(|l| l.max(floor));
+            coarsening.tensors[q] =
+                &eigen.eigenvectors * DMatrix::from_diagonal(&lifted) * eigen.eigenvectors.transpose();
+            coarsening.voids.push(q);
+        }
+        coarsening.densities[q] = coarsening.densities[q].max(mean_density * VOID_FRACTION);
+    }
 }
 
 impl Coarsening {
