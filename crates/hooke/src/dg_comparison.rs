@@ -67,56 +67,12 @@ fn require_planar(scene: &Scene) -> Result<()> {
 /// automatic shifts reach.
 const DENSE_LIMIT: usize = 1500;
 
-/// How many rigid motions the pins leave free: the rigid motions (2D: two
-/// translations and a turn; 3D: three of each) that vanish on every pinned
-/// DOF. They are the zero modes at rest, whatever the spread of the other
-/// eigenvalues (interface penalties can put the elastic ones far below any
-/// fixed fraction of the largest).
-fn rigid_mode_count(model: &crate::model::Model) -> usize {
-    let d = model.dimension();
-    let dofs = model.dof_map(0.0);
-    let rest = model.rest_positions();
-    let vertices = rest.len() / d;
-    let centroid: Vec<f64> = (0..d)
-        .map(|a| (0..vertices).map(|v| rest[v * d + a]).sum::<f64>() / vertices.max(1) as f64)
-        .collect();
-    let axes: Vec<[usize; 2]> = if d == 2 {
-        vec![[0, 1]]
-    } else {
-        vec![[1, 2], [2, 0], [0, 1]]
-    };
-    let motions = d + axes.len();
-    let pinned: Vec<usize> = (0..rest.len()).filter(|&i| dofs.free_index[i].is_none()).collect();
-    if pinned.is_empty() {
-        return motions;
-    }
-    let length = model.length_scale().max(f64::MIN_POSITIVE);
-    let basis = nalgebra::DMatrix::from_fn(pinned.len(), motions, |row, motion| {
-        let i = pinned[row];
-        let (v, a) = (i / d, i % d);
-        if motion < d {
-            return f64::from(u8::from(motion == a));
-        }
-        // A small turn in the plane of `axes`: (−y, x) about the centroid.
-        let [p, q] = axes[motion - d];
-        let offset = |b: usize| (rest[v * d + b] - centroid[b]) / length;
-        match a {
-            _ if a == p => -offset(q),
-            _ if a == q => offset(p),
-            _ => 0.0,
-        }
-    });
-    let singular = basis.singular_values();
-    let largest = singular.max();
-    motions - singular.iter().filter(|&&s| s > 1e-10 * largest.max(1.0)).count()
-}
-
 /// The lowest eigenvalue above the rigid modes of the scene's model at rest.
 pub fn lowest_elastic_eigenvalue(scene: &Scene) -> Result<f64> {
     let built = scene.build()?;
     let model = &built.model;
     let dofs = model.dof_map(0.0);
-    let rigid = rigid_mode_count(model);
+    let rigid = crate::modal::free_rigid_motions(model, 0.0);
     if dofs.free_count() <= rigid {
         return Err(HookeError::Solver {
             reason: "every free motion is rigid: the model has no elastic mode".into(),

@@ -19,6 +19,9 @@ pub struct Modes {
     /// max Kᵢᵢ/Mᵢᵢ over the free DOFs: a bound of the largest ω² of the model,
     /// the scale against which an eigenvalue is zero to rounding.
     pub stiffness_scale: f64,
+    /// How many rigid motions the pins leave free ([`free_rigid_motions`]):
+    /// at most this many of the lowest modes can be rigid.
+    pub rigid_motions: usize,
 }
 
 /// Eigenvalues within this fraction of the stiffness scale are zero to rounding:
@@ -27,9 +30,12 @@ pub struct Modes {
 const RIGID_FRACTION: f64 = 1e-8;
 
 impl Modes {
-    /// Whether mode `i` is a rigid-body mode: |ω²| zero to rounding.
+    /// Whether mode `i` is a rigid-body mode: one of the rigid motions the
+    /// pins leave free, with |ω²| zero to rounding. (The scale alone misleads
+    /// where a vertex has almost no mass, as a coarsened void does: its Kᵢᵢ/Mᵢᵢ
+    /// then dwarfs the elastic modes.)
     pub fn is_rigid(&self, i: usize) -> bool {
-        self.eigenvalues[i].abs() <= RIGID_FRACTION * self.stiffness_scale
+        i < self.rigid_motions && self.eigenvalues[i].abs() <= RIGID_FRACTION * self.stiffness_scale
     }
 
     /// Frequencies in Hz: 0 for rigid-body modes, NaN for clearly negative
@@ -134,6 +140,7 @@ pub fn lowest_modes(model: &Model, state: &State, count: usize, settings: &Eigen
         })
         .collect();
     Ok(Modes {
+        rigid_motions: free_rigid_motions(model, state.time),
         eigenvalues: pairs.values,
         shapes,
         residuals: pairs.residuals,
@@ -234,4 +241,48 @@ pub fn export_matrices(model: &Model, state: &State, directory: &Path) -> Result
     crate::output::atomic::write_bytes_atomically(&path, text.as_bytes())?;
     written.push(path);
     Ok(written)
+}
+
+/// How many rigid motions the pins active at `time` leave free: the rigid motions (2D: two
+/// translations and a turn; 3D: three of each) that vanish on every pinned
+/// DOF. They are the zero modes at rest, whatever the spread of the other
+/// eigenvalues (interface penalties can put the elastic ones far below any
+/// fixed fraction of the largest).
+pub fn free_rigid_motions(model: &Model, time: f64) -> usize {
+    let d = model.dimension();
+    let dofs = model.dof_map(time);
+    let rest = model.rest_positions();
+    let vertices = rest.len() / d;
+    let centroid: Vec<f64> = (0..d)
+        .map(|a| (0..vertices).map(|v| rest[v * d + a]).sum::<f64>() / vertices.max(1) as f64)
+        .collect();
+    let axes: Vec<[usize; 2]> = if d == 2 {
+        vec![[0, 1]]
+    } else {
+        vec![[1, 2], [2, 0], [0, 1]]
+    };
+    let motions = d + axes.len();
+    let pinned: Vec<usize> = (0..rest.len()).filter(|&i| dofs.free_index[i].is_none()).collect();
+    if pinned.is_empty() {
+        return motions;
+    }
+    let length = model.length_scale().max(f64::MIN_POSITIVE);
+    let basis = nalgebra::DMatrix::from_fn(pinned.len(), motions, |row, motion| {
+        let i = pinned[row];
+        let (v, a) = (i / d, i % d);
+        if motion < d {
+            return f64::from(u8::from(motion == a));
+        }
+        // A small turn in the plane of `axes`: (−y, x) about the centroid.
+        let [p, q] = axes[motion - d];
+        let offset = |b: usize| (rest[v * d + b] - centroid[b]) / length;
+        match a {
+            _ if a == p => -offset(q),
+            _ if a == q => offset(p),
+            _ => 0.0,
+        }
+    });
+    let singular = basis.singular_values();
+    let largest = singular.max();
+    motions - singular.iter().filter(|&&s| s > 1e-10 * largest.max(1.0)).count()
 }
