@@ -21,6 +21,7 @@ use super::simplex::Simplex;
 use super::{locate, Coarsening};
 use crate::error::{HookeError, Result};
 use crate::mesh::Mesh;
+use crate::model::{flatten, vertex_point};
 use nalgebra::{DMatrix, DVector, Vector3};
 use rayon::prelude::*;
 
@@ -52,10 +53,6 @@ pub struct DisplayMap {
     pub fine_harmonic: Vec<f64>,
     /// H at each coarse vertex, the same layout.
     pub coarse_harmonic: Vec<f64>,
-}
-
-fn flatten(points: &[Vector3<f64>], d: usize) -> Vec<f64> {
-    points.iter().flat_map(|p| (0..d).map(move |a| p[a])).collect()
 }
 
 /// Per vertex, the probes' values one after the other (probe-major within a vertex).
@@ -101,10 +98,8 @@ impl DisplayMap {
     /// The fine mesh at rest.
     pub fn fine_mesh(&self) -> Result<Mesh> {
         let d = self.dimension;
-        let vertices: Vec<Vector3<f64>> = self
-            .fine_positions
-            .chunks(d)
-            .map(|p| Vector3::new(p[0], p[1], if d == 3 { p[2] } else { 0.0 }))
+        let vertices: Vec<Vector3<f64>> = (0..self.fine_positions.len() / d)
+            .map(|v| vertex_point(&self.fine_positions, v, d))
             .collect();
         Ok(if d == 3 {
             let tets = self.fine_elements.iter().map(|e| [e[0], e[1], e[2], e[3]]).collect();
@@ -337,10 +332,7 @@ pub fn show_run_on_fine_mesh(run: &std::path::Path, map: &DisplayMap, output: &s
         let fine = map
             .reconstruct(&current)
             .map_err(|e| HookeError::parse(path, None, e.to_string()))?;
-        let points: Vec<Vector3<f64>> = fine
-            .chunks(d)
-            .map(|p| Vector3::new(p[0], p[1], if d == 3 { p[2] } else { 0.0 }))
-            .collect();
+        let points: Vec<Vector3<f64>> = (0..fine.len() / d).map(|v| vertex_point(&fine, v, d)).collect();
         writer.write_frame(&crate::output::Frame {
             time: *time,
             mesh: &mesh,

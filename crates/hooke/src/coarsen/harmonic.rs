@@ -19,7 +19,7 @@
 use super::simplex::voigt_pairs;
 use crate::error::{HookeError, Result};
 use crate::linalg::SparseCholesky;
-use crate::model::{HessianTarget, Model};
+use crate::model::Model;
 use nalgebra::{DMatrix, Vector3};
 
 /// Orthonormal columns spanning the rigid motions of `rest` (`dimension` per vertex).
@@ -108,21 +108,7 @@ pub fn harmonic_displacements(
     let n = model.dof_count();
     let rest = model.rest_positions();
     // The elements' own stiffness at rest (linear elasticity with their C).
-    let mut stiffness = vec![0.0; model.pattern().nonzeros()];
-    let mut unused = vec![0.0; n];
-    for term in model.terms().iter().filter(|t| t.as_elasticity().is_some()) {
-        term.hessian(
-            &rest,
-            0.0,
-            false,
-            &mut unused,
-            &mut HessianTarget {
-                values: &mut stiffness,
-                low_rank: &mut Vec::new(),
-            },
-            false,
-        )?;
-    }
+    let (stiffness, _) = model.element_hessian(&rest, 0.0, false)?;
     let rigid = rigid_basis(&rest, d);
     let held = held_dofs(&rest, d)?;
     let mut free_index = vec![None; n];

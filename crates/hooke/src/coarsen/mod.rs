@@ -251,10 +251,11 @@ pub fn coarsen(fine: &Model, coarse: &Mesh, settings: CoarseningSettings) -> Res
         .into_par_iter()
         .map(|e| mollifier(fine.mesh(), &fine_simplices[e], e, &harmonic))
         .collect();
+    let fine_tensors: Vec<DMatrix<f64>> = materials.par_iter().map(|m| voigt_tensor(m.as_ref(), d)).collect();
     let energies: Vec<DMatrix<f64>> = fine_mollifiers
         .par_iter()
-        .zip(materials.par_iter())
-        .map(|(g, material)| g.transpose() * voigt_tensor(material.as_ref(), d) * g)
+        .zip(fine_tensors.par_iter())
+        .map(|(g, c)| g.transpose() * c * g)
         .collect();
     // 3. The harmonic fields at the coarse vertices, and their coarse strains.
     let fine_grid = ElementGrid::new(&fine_simplices.iter().map(|s| s.corners.clone()).collect::<Vec<_>>());
@@ -293,7 +294,7 @@ pub fn coarsen(fine: &Model, coarse: &Mesh, settings: CoarseningSettings) -> Res
                 let shared = overlap(&fine_simplices[p], element);
                 if shared > 0.0 {
                     average += &energies[p] * shared;
-                    averaged_tensor += voigt_tensor(materials[p].as_ref(), d) * shared;
+                    averaged_tensor += &fine_tensors[p] * shared;
                     covered += shared;
                     mass += shared * materials[p].density();
                 }

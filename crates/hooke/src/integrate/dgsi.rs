@@ -19,7 +19,7 @@ use super::entry::{settings_from, IntegratorEntry};
 use super::semi_implicit_euler::Linearisation;
 use super::{axpy, commit_step, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};
-use crate::model::{HessianTarget, Model, State};
+use crate::model::{Model, State};
 use crate::solve::SolverSettings;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
@@ -113,23 +113,7 @@ impl Integrator for Dgsi {
             // Every force (through the linearisation's f), and K_e from the element terms alone.
             let mut gradient = vec![0.0; n];
             model.gradient(&state.positions, next_time, &mut gradient)?;
-            let mut stiffness = vec![0.0; model.pattern().nonzeros()];
-            let mut unused = vec![0.0; n];
-            let mut low_rank = Vec::new();
-            for term in model.terms().iter().filter(|t| t.as_elasticity().is_some()) {
-                let mut target = HessianTarget {
-                    values: &mut stiffness,
-                    low_rank: &mut low_rank,
-                };
-                term.hessian(
-                    &state.positions,
-                    next_time,
-                    self.project_hessian,
-                    &mut unused,
-                    &mut target,
-                    false,
-                )?;
-            }
+            let (stiffness, _) = model.element_hessian(&state.positions, next_time, self.project_hessian)?;
             let linearisation = Linearisation::from_parts(model, state, dt, gradient, stiffness, started)?;
             let assembled = started.elapsed().as_secs_f64();
             let mut prescribed = state.positions.clone();

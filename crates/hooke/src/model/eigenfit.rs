@@ -320,16 +320,7 @@ struct ElasticModes {
 /// and the elastic energy's gradient there over all DOFs. Gravity, loads,
 /// contact and soft pins are left out.
 fn elastic_stiffness(model: &Model, x: &[f64], dofs: &DofMap, time: f64) -> Result<(Vec<f64>, Vec<f64>)> {
-    let mut values = vec![0.0; model.pattern().nonzeros()];
-    let mut gradient = vec![0.0; x.len()];
-    let mut low_rank = Vec::new();
-    for term in model.terms().iter().filter(|t| t.as_elasticity().is_some()) {
-        let mut target = HessianTarget {
-            values: &mut values,
-            low_rank: &mut low_rank,
-        };
-        term.hessian(x, time, true, &mut gradient, &mut target, false)?;
-    }
+    let (values, gradient) = model.element_hessian(x, time, true)?;
     let (_, source) = model.pattern().restrict(&dofs.free_index);
     Ok((source.iter().map(|&s| values[s]).collect(), gradient))
 }

@@ -458,6 +458,23 @@ impl Model {
         Ok(values)
     }
 
+    /// The Hessian of the element terms alone (elasticity, no gravity, loads,
+    /// contact, soft pins or corrections) on the model's pattern, with their
+    /// gradient: what splittings, elastic modes and material-aware bases use.
+    pub fn element_hessian(&self, x: &[f64], time: f64, project: bool) -> Result<(Vec<f64>, Vec<f64>)> {
+        let mut values = vec![0.0; self.pattern.nonzeros()];
+        let mut gradient = vec![0.0; x.len()];
+        let mut low_rank = Vec::new();
+        for term in self.terms.iter().filter(|t| t.as_elasticity().is_some()) {
+            let mut target = HessianTarget {
+                values: &mut values,
+                low_rank: &mut low_rank,
+            };
+            term.hessian(x, time, project, &mut gradient, &mut target, false)?;
+        }
+        Ok((values, gradient))
+    }
+
     /// What the model's rest-state results depend on, for the disk cache:
     /// rest positions, elements, materials (their parameters as they print),
     /// mass and the free DOFs.
@@ -691,7 +708,7 @@ impl Model {
 }
 
 /// Positions as a flat vector with `dimension` coordinates per vertex.
-fn flatten(points: &[Vector3<f64>], dimension: usize) -> Vec<f64> {
+pub fn flatten(points: &[Vector3<f64>], dimension: usize) -> Vec<f64> {
     points
         .iter()
         .flat_map(|p| p.iter().take(dimension).copied().collect::<Vec<_>>())

@@ -17,7 +17,7 @@
 
 use crate::error::{HookeError, Result};
 use crate::linalg::{smallest_eigenpairs, EigenSettings, LowerPattern};
-use crate::model::{HessianTarget, Model};
+use crate::model::Model;
 use nalgebra::{DMatrix, Matrix3, Vector3};
 
 /// The weights W (one column per mode, one row per vertex, M_w-orthonormal)
@@ -106,16 +106,7 @@ fn elastic_laplacian(model: &Model) -> Result<(LowerPattern, Vec<f64>)> {
     let d = model.dimension();
     let rest = model.rest_positions();
     let dof_pattern = model.pattern();
-    let mut values = vec![0.0; dof_pattern.nonzeros()];
-    let mut gradient = vec![0.0; rest.len()];
-    let mut low_rank = Vec::new();
-    for term in model.terms().iter().filter(|t| t.as_elasticity().is_some()) {
-        let mut target = HessianTarget {
-            values: &mut values,
-            low_rank: &mut low_rank,
-        };
-        term.hessian(&rest, 0.0, true, &mut gradient, &mut target, false)?;
-    }
+    let (values, _) = model.element_hessian(&rest, 0.0, true)?;
     let vertices = dof_pattern.size / d;
     let columns: Vec<Vec<usize>> = (0..vertices)
         .map(|w| {
