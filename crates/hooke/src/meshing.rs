@@ -68,21 +68,33 @@ pub fn mesh_input(path: &Path, edge_length: Option<f64>) -> Result<MeshedSolid> 
         }
     };
     recipe.shape.prepare(base, "shape")?;
-    for (r, region) in recipe.regions.iter_mut().enumerate() {
-        region.shape.prepare(base, &format!("regions[{r}].shape"))?;
-    }
     let (lo, hi) = recipe.shape.bounds();
-    let edge_length = edge_length.unwrap_or(if is_recipe {
+    recipe.edge_length = edge_length.unwrap_or(if is_recipe {
         recipe.edge_length
     } else {
         (hi - lo).norm() / 30.0
     });
+    mesh_recipe(recipe, base, &path.display().to_string())
+}
+
+/// Meshes a recipe whose surface files are relative to `base`; `origin` names it in errors.
+pub fn mesh_recipe(mut recipe: MeshRecipe, base: &Path, origin: &str) -> Result<MeshedSolid> {
+    recipe.shape.prepare(base, "shape")?;
+    for (r, region) in recipe.regions.iter_mut().enumerate() {
+        region.shape.prepare(base, &format!("regions[{r}].shape"))?;
+    }
+    let edge_length = recipe.edge_length;
+    if !(edge_length.is_finite() && edge_length > 0.0) {
+        return Err(HookeError::scene(
+            "edge_length",
+            format!("must be a length > 0, got {edge_length}"),
+        ));
+    }
     let (mut mesh, stuffing) = stuff_shape(&recipe.shape, edge_length)?;
     if mesh.tet_count() == 0 {
         return Err(HookeError::Mesh {
             reason: format!(
-                "{}: no tetrahedron fits inside the shape at edge length {edge_length}; use a smaller one",
-                path.display()
+                "{origin}: no tetrahedron fits inside the shape at edge length {edge_length}; use a smaller one"
             ),
         });
     }
@@ -101,7 +113,8 @@ pub fn mesh_input(path: &Path, edge_length: Option<f64>) -> Result<MeshedSolid> 
     })
 }
 
-/// Writes a mesh by extension: `.mesh` (MEDIT) or `.vtu` (VTK XML).
+/// Writes a mesh by extension: `.mesh` (MEDIT), `.node` (TetGen, with its
+/// `.ele`) or `.vtu` (VTK XML).
 pub fn write_mesh(path: &Path, mesh: &TetMesh) -> Result<()> {
     match path
         .extension()
@@ -126,9 +139,10 @@ pub fn write_mesh(path: &Path, mesh: &TetMesh) -> Result<()> {
                 },
             )
         }
+        Some("node") | Some("ele") => crate::io::tetgen::write_tetgen(path, mesh),
         _ => Err(HookeError::io(
             path,
-            std::io::Error::other("unknown mesh format: use .mesh (MEDIT) or .vtu (VTK)"),
+            std::io::Error::other("unknown mesh format: use .mesh (MEDIT), .node (TetGen) or .vtu (VTK)"),
         )),
     }
 }

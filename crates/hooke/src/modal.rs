@@ -196,7 +196,9 @@ pub fn write_modes(model: &Model, state: &State, modes: &Modes, directory: &Path
 }
 
 /// Writes the free-DOF stiffness (at `state`), mass and, with Rayleigh damping,
-/// damping matrices as `K.mtx`, `M.mtx`, `D.mtx` (Matrix Market, symmetric).
+/// damping matrices as `K.mtx`, `M.mtx`, `D.mtx` (Matrix Market, symmetric),
+/// the potential's free gradient `g.mtx` and value `energy.txt`, the load
+/// `f.mtx` and the DOF map `free_dofs.csv`.
 pub fn export_matrices(model: &Model, state: &State, directory: &Path) -> Result<Vec<PathBuf>> {
     use crate::io::matrix_market::write_symmetric;
     crate::output::run_files::create_output_directory(directory)?;
@@ -221,6 +223,23 @@ pub fn export_matrices(model: &Model, state: &State, directory: &Path) -> Result
     if let Some(damping) = model.damping_values(&state.positions)? {
         write("D.mtx", &damping, "Rayleigh damping D = alpha M + beta K")?;
     }
+    // The potential E(x, t) and its free gradient, for checks of other front ends (the Python package).
+    let mut gradient = vec![0.0; model.dof_count()];
+    let energy = model.gradient(&state.positions, state.time, &mut gradient)?;
+    let free_gradient: Vec<f64> = dofs.free_dofs.iter().map(|&dof| gradient[dof]).collect();
+    let path = directory.join("g.mtx");
+    crate::io::matrix_market::write_vector(
+        &path,
+        &free_gradient,
+        &format!(
+            "gradient dE/dx of the potential at the state (t = {}), N\n{note}",
+            state.time
+        ),
+    )?;
+    written.push(path);
+    let path = directory.join("energy.txt");
+    crate::output::atomic::write_bytes_atomically(&path, format!("{energy:e}\n").as_bytes())?;
+    written.push(path);
     let mut load = vec![0.0; model.dof_count()];
     model.external_force(state.time, &mut load);
     let free_load: Vec<f64> = dofs.free_dofs.iter().map(|&dof| load[dof]).collect();

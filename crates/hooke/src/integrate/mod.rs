@@ -138,7 +138,9 @@ impl<T> Timed<T> {
 }
 
 /// Advances a state by one time step.
-pub trait Integrator {
+/// `Send`, so that a run may go on in a thread of its own (the Python package
+/// steps with the interpreter's lock released).
+pub trait Integrator: Send {
     /// The scene-file name of the method.
     fn name(&self) -> &'static str;
 

@@ -1,4 +1,4 @@
-//! TetGen `.node` + `.ele` reader.
+//! TetGen `.node` + `.ele` reader and writer.
 //!
 //! `.node`: header `<#points> <dimension = 3> <#attributes> <#boundary markers (0|1)>`,
 //! then `index x y z [attributes...] [marker]` per point.
@@ -22,6 +22,23 @@ pub fn read_tetgen(path: &Path) -> Result<TetMesh> {
     let node_bytes = super::read_bytes(&node_path)?;
     let element_bytes = super::read_bytes(&element_path)?;
     parse_tetgen(&node_path, &node_bytes, &element_path, &element_bytes)
+}
+
+/// Writes `mesh` as the TetGen pair sharing the stem of `path` (`.node`, and
+/// `.ele` with the labels as region attributes), numbered from 0, with
+/// coordinates that read back exactly.
+pub fn write_tetgen(path: &Path, mesh: &TetMesh) -> Result<()> {
+    let (node_path, element_path) = file_pair(path);
+    let mut nodes = format!("{} 3 0 0\n", mesh.vertices.len());
+    for (i, p) in mesh.vertices.iter().enumerate() {
+        nodes.push_str(&format!("{i} {:e} {:e} {:e}\n", p.x, p.y, p.z));
+    }
+    let mut elements = format!("{} 4 1\n", mesh.tets.len());
+    for (e, (t, label)) in mesh.tets.iter().zip(&mesh.labels).enumerate() {
+        elements.push_str(&format!("{e} {} {} {} {} {label}\n", t[0], t[1], t[2], t[3]));
+    }
+    crate::output::atomic::write_bytes_atomically(&node_path, nodes.as_bytes())?;
+    crate::output::atomic::write_bytes_atomically(&element_path, elements.as_bytes())
 }
 
 /// Parses the bytes of a `.node` and an `.ele` file; the paths name them in errors.

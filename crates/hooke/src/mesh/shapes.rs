@@ -375,6 +375,8 @@ impl Shape {
                 }
                 shape.prepare(base, &format!("{key}.shape"))?;
             }
+            // Already read (a shape prepared twice): keep it.
+            Shape::Surface { loaded: Some(_), .. } => {}
             Shape::Surface { file, loaded } => {
                 let path = base.join(&*file);
                 let soup = crate::io::read_surface(&path)?;

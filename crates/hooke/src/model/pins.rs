@@ -42,6 +42,17 @@ pub enum Motion {
         #[serde(default)]
         cycles: Option<f64>,
     },
+    /// x(t) = X + d₀ + v (min(t, t₁) − t₀): a straight segment from the
+    /// displacement d₀ at t₀, held from t₁ on. What a program driving a pin
+    /// step by step sets (the Python package's `Simulation.move_pin`); not a
+    /// scene key.
+    #[serde(skip)]
+    Segment {
+        start_time: f64,
+        end_time: f64,
+        start_displacement: [f64; 3],
+        velocity: [f64; 3],
+    },
 }
 
 impl Motion {
@@ -64,6 +75,15 @@ impl Motion {
             Motion::Shake {
                 amplitude, frequency, ..
             } => rest + Vector3::from(*amplitude) * (2.0 * std::f64::consts::PI * frequency * time).sin(),
+            Motion::Segment {
+                start_time,
+                end_time,
+                start_displacement,
+                velocity,
+            } => {
+                rest + Vector3::from(*start_displacement)
+                    + Vector3::from(*velocity) * (time.min(*end_time) - start_time)
+            }
         }
     }
 
@@ -88,6 +108,9 @@ impl Motion {
                 let angular_frequency = 2.0 * std::f64::consts::PI * frequency;
                 Vector3::from(*amplitude) * (angular_frequency * (angular_frequency * time).cos())
             }
+            // Up to and including t₁ (within rounding), where a step that ends there reads it.
+            Motion::Segment { velocity, end_time, .. } if holds(Some(*end_time), time) => Vector3::from(*velocity),
+            Motion::Segment { .. } => Vector3::zeros(),
         }
     }
 }
@@ -171,6 +194,17 @@ impl super::Model {
 
     pub fn pins(&self) -> &[Pin] {
         &self.pins
+    }
+
+    /// Gives pin `index` a new motion from now on (a program driving it step
+    /// by step); an error if there is no such pin.
+    pub fn set_pin_motion(&mut self, index: usize, motion: Motion) -> crate::Result<()> {
+        let count = self.pins.len();
+        let pin = self.pins.get_mut(index).ok_or_else(|| {
+            crate::HookeError::scene(format!("pins[{index}]"), format!("no such pin (the model has {count})"))
+        })?;
+        pin.motion = motion;
+        Ok(())
     }
 
     /// Which DOFs are free at time t.

@@ -776,6 +776,14 @@ impl SceneFile {
                         }
                     }
                 }
+                Motion::Segment {
+                    start_displacement,
+                    velocity,
+                    ..
+                } => {
+                    finite(&format!("{key}.start_displacement"), start_displacement)?;
+                    finite(&format!("{key}.velocity"), velocity)?;
+                }
             }
         }
         for (f, force) in self.forces.iter().enumerate() {

@@ -1,0 +1,45 @@
+//! Hooke for Python: the extension module `hooke._hooke`, which the package
+//! `hooke` (python/hooke) re-exports. numpy arrays in, numpy arrays and
+//! scipy.sparse matrices out; Hooke's errors become the exceptions of
+//! `hooke.errors`; long calls release the interpreter's lock and stop on Ctrl-C.
+
+mod arrays;
+mod errors;
+mod meshes;
+mod model;
+mod scene;
+mod simulation;
+mod toml_value;
+
+use pyo3::prelude::*;
+
+/// The scene names of the integrators, with a line on each.
+#[pyfunction]
+fn integrators() -> Vec<(String, String)> {
+    hooke::integrate::INTEGRATORS
+        .iter()
+        .map(|e| (e.name.to_string(), e.summary.to_string()))
+        .collect()
+}
+
+/// The names of the material models a material dict's `model` key takes.
+#[pyfunction]
+fn materials() -> Vec<&'static str> {
+    hooke::material::registry::names()
+}
+
+#[pymodule]
+mod _hooke {
+    #[pymodule_export]
+    use super::integrators;
+    #[pymodule_export]
+    use super::materials;
+    #[pymodule_export]
+    use super::meshes::{mesh_shape, read_mesh, read_surface, write_mesh};
+    #[pymodule_export]
+    use super::model::{modes, PyModel};
+    #[pymodule_export]
+    use super::scene::{PyScene, RunResult};
+    #[pymodule_export]
+    use super::simulation::PySimulation;
+}

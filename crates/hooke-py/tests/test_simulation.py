@@ -1,0 +1,157 @@
+"""Stepping from Python: integrators by name, driven pins, state set between
+steps, failures that leave the state as it was, and runs of scenes."""
+
+import numpy as np
+import pytest
+
+import hooke
+from conftest import RUBBER
+
+
+def test_every_listed_integrator_has_a_name_and_summary():
+    names = [name for name, _ in hooke.integrators()]
+    assert "backward_euler" in names and "siere" in names
+    assert "stable_neo_hookean" in hooke.materials()
+
+
+@pytest.mark.parametrize("integrator", ["backward_euler", "implicit_midpoint", "bdf2", "siere", "semi_implicit_backward_euler"])
+def test_a_pinned_bar_sags_under_gravity(bar, integrator):
+    simulation = hooke.Simulation(bar, integrator=integrator, dt=0.005)
+    simulation.step(10)
+    assert simulation.steps == 10
+    assert simulation.time == pytest.approx(0.05, rel=1e-12)
+    assert simulation.positions[:, 2].min() < -1e-4
+    pinned = bar.pins[0]
+    assert np.array_equal(simulation.positions[pinned], bar.rest_positions[pinned])
+
+
+def test_a_free_fall_keeps_its_shape_and_falls_as_theory_says(bar_mesh):
+    vertices, tets, _ = bar_mesh
+    model = hooke.Model(vertices, tets, RUBBER, gravity=[0, 0, -9.81])
+    simulation = hooke.Simulation(model, integrator="backward_euler", dt=0.01)
+    simulation.step(10)
+    drop = simulation.positions - vertices
+    # Backward Euler: z_k = -g h² k(k+1)/2 for a body that only translates.
+    assert np.allclose(drop[:, 2], -9.81 * 0.01**2 * 10 * 11 / 2, rtol=1e-9, atol=1e-12)
+    assert np.allclose(drop[:, :2], 0.0, atol=1e-12)
+
+
+def test_a_driven_pin_reaches_each_target_at_the_end_of_the_step(bar_mesh):
+    vertices, tets, _ = bar_mesh
+    clamp = np.flatnonzero(vertices[:, 0] < 1e-9)
+    handle = np.flatnonzero(vertices[:, 0] > 0.4 - 1e-9)
+    model = hooke.Model(vertices, tets, RUBBER, pins=[clamp, handle])
+    simulation = hooke.Simulation(model, dt=0.01)
+    for k in range(1, 6):
+        target = np.array([0.0, 0.01 * k, -0.02 * k])
+        simulation.move_pin(1, target)
+        simulation.step()
+        assert np.allclose(simulation.positions[handle] - vertices[handle], target, atol=1e-14)
+        assert np.allclose(simulation.velocities[handle], [0.0, 1.0, -2.0], atol=1e-9)
+    # Not moved again: it stays and stops.
+    simulation.step()
+    assert np.allclose(simulation.positions[handle] - vertices[handle], [0, 0.05, -0.1], atol=1e-14)
+    assert np.allclose(simulation.velocities[handle], 0.0)
+    # The clamp never moved, and the body between follows.
+    assert np.array_equal(simulation.positions[clamp], vertices[clamp])
+    assert simulation.positions[:, 1].max() > 0.04
+    with pytest.raises(ValueError, match="2 pins"):
+        simulation.move_pin(2, [0, 0, 0])
+
+
+def test_state_set_between_steps_is_the_next_steps_start(bar):
+    simulation = hooke.Simulation(bar, dt=0.01)
+    other = hooke.Simulation(bar, dt=0.01)
+    simulation.step(3)
+    other.positions = simulation.positions
+    other.velocities = simulation.velocities
+    other.time = simulation.time
+    simulation.step()
+    other.step()
+    assert np.array_equal(simulation.positions, other.positions)
+
+
+def test_integrator_and_solver_settings_by_dict(bar):
+    simulation = hooke.Simulation(bar, integrator={"kind": "newmark", "beta": 0.25, "gamma": 0.5}, solver={"tolerance": 1e-10}, dt=0.01)
+    simulation.step()
+    assert simulation.integrator == "newmark"
+    with pytest.raises(hooke.SceneError, match="integrator.betta") as raised:
+        hooke.Simulation(bar, integrator={"kind": "newmark", "betta": 0.25})
+    assert raised.value.key == "integrator.betta"
+    with pytest.raises(hooke.SceneError, match="unknown integrator"):
+        hooke.Simulation(bar, integrator="backwards_euler")
+    with pytest.raises(hooke.SceneError, match="solver"):
+        hooke.Simulation(bar, solver={"tolerence": 1e-3})
+    with pytest.raises(ValueError, match="dt"):
+        hooke.Simulation(bar, dt=0.0)
+
+
+def test_a_failed_step_raises_and_keeps_the_state(bar_mesh):
+    vertices, tets, _ = bar_mesh
+    model = hooke.Model(vertices, tets, {**RUBBER, "model": "neo_hookean"})
+    simulation = hooke.Simulation(model, integrator="symplectic_euler", dt=0.01)
+    start = vertices.copy()
+    start[0] = vertices[0] + [0.3, 0.3, 0.3]  # inverts the elements at a corner
+    simulation.positions = start
+    with pytest.raises(hooke.HookeError) as raised:
+        simulation.step()
+    assert isinstance(raised.value, (hooke.StepFailedError, hooke.InvalidDeformationError))
+    assert np.array_equal(simulation.positions, start)
+    assert simulation.steps == 0
+
+
+def test_an_inverted_element_is_named(bar_mesh):
+    vertices, tets, _ = bar_mesh
+    model = hooke.Model(vertices, tets, {**RUBBER, "model": "neo_hookean"})
+    x = vertices.copy()
+    x[tets[7][0]] = x[tets[7][1:]].mean(axis=0) * 2 - x[tets[7][0]]
+    assert model.energy(x) == float("inf")
+    with pytest.raises(hooke.InvalidDeformationError) as raised:
+        model.gradient(x)
+    assert raised.value.element is not None
+
+
+def test_energies_of_the_state(bar):
+    simulation = hooke.Simulation(bar, dt=0.01)
+    simulation.step(5)
+    energies = simulation.energies()
+    assert energies["kinetic"] > 0 and energies["gravitational"] < 0
+    assert energies["total"] == pytest.approx(
+        energies["kinetic"] + energies["elastic"] + energies["gravitational"] + energies["penalty"]
+    )
+
+
+def test_a_scene_runs_and_returns_its_energies(tmp_path, repository):
+    scene = hooke.Scene.from_file(repository / "scenes" / "falling_bar.toml")
+    result = scene.run(output_directory=tmp_path / "run", progress=False)
+    assert result.status == "completed"
+    energies = result.energies
+    assert len(energies["time"]) == result.steps + 1
+    assert energies["linear_momentum"].shape == (result.steps + 1, 3)
+    assert (tmp_path / "run" / "energies.csv").exists()
+    table = np.genfromtxt(tmp_path / "run" / "energies.csv", delimiter=",", names=True)
+    assert np.allclose(table["kinetic"], energies["kinetic"], rtol=1e-12)
+
+
+def test_a_scene_steps_from_python(repository):
+    scene = hooke.Scene.from_file(repository / "scenes" / "falling_bar.toml")
+    simulation = scene.simulation()
+    assert simulation.dt == scene.time_step
+    simulation.step(3)
+    assert simulation.time == pytest.approx(3 * scene.time_step)
+
+
+def test_scene_errors_name_their_place(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('[simulation]\nduration = 1.0\ntime_step = 0.01\n\n[[bodies]]\nmesh = { box = { size = [1, 1, 1], cells = [1, 1, 1] } }\nmaterial = { model = "linear", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000, colour = "red" }\n')
+    with pytest.raises(hooke.ParseError) as raised:
+        hooke.Scene.from_file(path)
+    assert raised.value.line == 7 and "colour" in str(raised.value)
+    with pytest.raises(hooke.HookeIOError) as raised:
+        hooke.Scene.from_file(tmp_path / "missing.toml")
+    assert raised.value.path.endswith("missing.toml")
+    with pytest.raises(hooke.SceneError) as raised:
+        hooke.Scene.from_dict({"simulation": {"duration": 1.0, "time_step": -0.01}, "bodies": []})
+    assert raised.value.key is not None
+    with pytest.raises(TypeError, match="simulation.duration"):
+        hooke.Scene.from_dict({"simulation": {"duration": object()}})
