@@ -1338,6 +1338,9 @@ fn coarsen_writes_a_scene_that_moves_like_the_fine_one() {
         .map(|(p, rest)| p.y - rest.y)
         .fold(0.0f64, f64::min);
     assert!(tip < -0.01, "the bar's free end sags on the fine mesh too: {tip}");
+    // The coarse scene names its display map, so its run wrote the same fine frames itself.
+    let own = hooke::output::read_frame(&scratch.path().join("run").join("fine_0010.vtu")).unwrap();
+    assert_eq!(own.positions, last.positions);
     // A mesh value that is not one is refused naming the option.
     let bad = hooke(&[
         "coarsen".as_ref(),

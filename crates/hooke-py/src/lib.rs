@@ -35,7 +35,7 @@ mod _hooke {
     #[pymodule_export]
     use super::materials;
     #[pymodule_export]
-    use super::meshes::{mesh_shape, read_mesh, read_surface, write_mesh};
+    use super::meshes::{mesh_shape, read_mesh, read_surface, write_mesh, write_surface};
     #[pymodule_export]
     use super::model::{modes, PyModel};
     #[pymodule_export]

@@ -103,26 +103,26 @@ pub fn read_surface<'py>(py: Python<'py>, path: PathBuf) -> PyResult<(Bound<'py,
     ))
 }
 
-/// Writes a tetrahedral mesh by extension: MEDIT (.mesh), VTK (.vtu) or
-/// TetGen (.node, with its .ele beside it).
+/// Writes a mesh by extension. Tetrahedra ((n, 3) vertices, (m, 4) tets):
+/// MEDIT (.mesh), TetGen (.node, with its .ele beside it), Gmsh 4.1 (.msh) or
+/// VTK (.vtu). Triangles ((n, 2) vertices, (m, 3) triangles, a 2D mesh): Gmsh
+/// (.msh) or OBJ (.obj, z = 0). Labels (m,) default to 0.
 #[pyfunction]
-#[pyo3(signature = (path, vertices, tets, labels=None))]
+#[pyo3(signature = (path, vertices, elements, labels=None))]
 pub fn write_mesh(
     py: Python<'_>,
     path: PathBuf,
     vertices: &Bound<'_, PyAny>,
-    tets: &Bound<'_, PyAny>,
+    elements: &Bound<'_, PyAny>,
     labels: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
     let (points, dimension) = Floats::read(vertices, "vertices")?.points()?;
-    if dimension != 3 {
-        return Err(PyValueError::new_err(
-            "vertices: a tetrahedral mesh needs (n, 3) positions",
-        ));
-    }
-    let (corners, k) = arrays::elements(tets, "tets")?;
-    if k != 4 {
-        return Err(PyValueError::new_err("tets: expected an (m, 4) array"));
+    let (corners, k) = arrays::elements(elements, "elements")?;
+    if k != dimension + 1 {
+        return Err(PyValueError::new_err(format!(
+            "elements: {dimension}D vertices need {} vertices per element, got {k}",
+            dimension + 1
+        )));
     }
     let labels: Vec<i32> = match labels {
         None => vec![0; corners.len()],
@@ -131,7 +131,52 @@ pub fn write_mesh(
             .call_method0("tolist")?
             .extract()?,
     };
-    let tets = corners.iter().map(|c| [c[0], c[1], c[2], c[3]]).collect();
-    let mesh = TetMesh::new(points, tets, labels).or_raise()?;
-    py.detach(|| hooke::meshing::write_mesh(&path, &mesh)).or_raise()
+    if dimension == 3 {
+        let tets = corners.iter().map(|c| [c[0], c[1], c[2], c[3]]).collect();
+        let mesh = TetMesh::new(points, tets, labels).or_raise()?;
+        return py.detach(|| hooke::meshing::write_mesh(&path, &mesh)).or_raise();
+    }
+    let triangles: Vec<[usize; 3]> = corners.iter().map(|c| [c[0], c[1], c[2]]).collect();
+    let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match extension.as_deref() {
+        Some("obj") => py
+            .detach(|| hooke::io::write_surface(&path, &points, &triangles))
+            .or_raise(),
+        _ => {
+            let mesh = hooke::mesh::TriangleMesh::new(points, triangles, labels).or_raise()?;
+            let mesh = hooke::mesh::Mesh::Triangles(mesh);
+            py.detach(|| hooke::io::gmsh::write_gmsh(&path, &mesh)).or_raise()
+        }
+    }
+}
+
+/// Writes a triangulated surface ((n, 3) vertices, (m, 3) triangles) by
+/// extension: OBJ (.obj), ASCII STL (.stl) or ASCII PLY (.ply).
+#[pyfunction]
+pub fn write_surface(
+    py: Python<'_>,
+    path: PathBuf,
+    vertices: &Bound<'_, PyAny>,
+    triangles: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let (points, dimension) = Floats::read(vertices, "vertices")?.points()?;
+    let (corners, k) = arrays::elements(triangles, "triangles")?;
+    if dimension != 3 || k != 3 {
+        return Err(PyValueError::new_err(
+            "write_surface: expected (n, 3) vertices and (m, 3) triangles",
+        ));
+    }
+    if let Some((t, v)) = corners
+        .iter()
+        .enumerate()
+        .find_map(|(t, c)| c.iter().find(|&&v| v >= points.len()).map(|&v| (t, v)))
+    {
+        return Err(PyValueError::new_err(format!(
+            "triangles: triangle {t} names vertex {v}, but there are {} vertices",
+            points.len()
+        )));
+    }
+    let triangles: Vec<[usize; 3]> = corners.iter().map(|c| [c[0], c[1], c[2]]).collect();
+    py.detach(|| hooke::io::write_surface(&path, &points, &triangles))
+        .or_raise()
 }

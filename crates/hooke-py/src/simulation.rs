@@ -23,18 +23,24 @@ pub struct PySimulation {
     state: State,
     dt: f64,
     steps_taken: usize,
+    /// The time the current run of equal steps started from, and how many it has
+    /// taken: the time after k steps is snapped to origin + k·dt, so that
+    /// rounding does not pile up (t = 0.1, not 0.09999999999999999).
+    clock: (f64, usize),
 }
 
 impl PySimulation {
     pub fn from_parts(model: Model, integrator: Box<dyn Integrator>, state: State, dt: f64) -> PyResult<PySimulation> {
         check_time_step(dt)?;
         integrator.check(&model).or_raise()?;
+        let state_time = state.time;
         Ok(PySimulation {
             model,
             integrator: Mutex::new(integrator),
             state,
             dt,
             steps_taken: 0,
+            clock: (state_time, 0),
         })
     }
 
@@ -56,6 +62,11 @@ impl PySimulation {
             ));
         }
         self.steps_taken = step;
+        self.clock.1 += 1;
+        let nominal = self.clock.0 + self.clock.1 as f64 * self.dt;
+        if (self.state.time - nominal).abs() <= 1e-9 * self.dt {
+            self.state.time = nominal;
+        }
         Ok(report)
     }
 
@@ -189,6 +200,7 @@ impl PySimulation {
             return Err(PyValueError::new_err(format!("time: must be finite, got {time}")));
         }
         self.state.time = time;
+        self.clock = (time, 0);
         Ok(())
     }
 
@@ -202,6 +214,7 @@ impl PySimulation {
     fn set_dt(&mut self, dt: f64) -> PyResult<()> {
         check_time_step(dt)?;
         self.dt = dt;
+        self.clock = (self.state.time, 0);
         Ok(())
     }
 

@@ -12,7 +12,7 @@ from conftest import RUBBER, bent
 def test_mesh_round_trips_through_every_writer(tmp_path, bar_mesh):
     vertices, tets, labels = bar_mesh
     labels = (np.arange(len(tets)) % 3).astype(np.int32)
-    for name in ["bar.mesh", "bar.node"]:
+    for name in ["bar.mesh", "bar.node", "bar.msh"]:
         path = tmp_path / name
         hooke.write_mesh(path, vertices, tets, labels)
         v, t, l = hooke.read_mesh(path)
@@ -25,6 +25,33 @@ def test_vtu_is_written(tmp_path, bar_mesh):
     vertices, tets, _ = bar_mesh
     hooke.write_mesh(tmp_path / "bar.vtu", vertices, tets)
     assert (tmp_path / "bar.vtu").stat().st_size > 0
+
+
+def test_planar_mesh_round_trips(tmp_path):
+    vertices = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 1.5]], dtype=float)
+    triangles = np.array([[0, 1, 2], [0, 2, 3], [3, 2, 4]])
+    labels = np.array([1, 2, 1], dtype=np.int32)
+    hooke.write_mesh(tmp_path / "square.msh", vertices, triangles, labels)
+    v, t, l = hooke.read_mesh(tmp_path / "square.msh", dimension=2)
+    assert np.array_equal(v, vertices) and np.array_equal(t, triangles) and np.array_equal(l, labels)
+    hooke.write_mesh(tmp_path / "square.obj", vertices, triangles)
+    v, t, _ = hooke.read_mesh(tmp_path / "square.obj", dimension=2)
+    assert np.array_equal(v, vertices) and np.array_equal(t, triangles)
+
+
+def test_surface_round_trips(tmp_path, bar_mesh):
+    vertices = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], dtype=float) * 0.3 + 0.1
+    triangles = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
+    for name in ["t.obj", "t.stl", "t.ply"]:
+        hooke.write_surface(tmp_path / name, vertices, triangles)
+        v, t = hooke.read_surface(tmp_path / name)
+        # Readers weld corners and may number vertices by first use: compare the triangles' corners.
+        assert len(v) == len(vertices), name
+        assert np.array_equal(v[t], vertices[triangles]), name
+    with pytest.raises(ValueError, match="triangle 0 names vertex 9"):
+        hooke.write_surface(tmp_path / "bad.obj", vertices, [[0, 1, 9]])
+    with pytest.raises(hooke.HookeIOError, match="surface format"):
+        hooke.write_surface(tmp_path / "t.xyz", vertices, triangles)
 
 
 def test_surface_reader(tmp_path):

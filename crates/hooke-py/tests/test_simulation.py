@@ -19,7 +19,7 @@ def test_a_pinned_bar_sags_under_gravity(bar, integrator):
     simulation = hooke.Simulation(bar, integrator=integrator, dt=0.005)
     simulation.step(10)
     assert simulation.steps == 10
-    assert simulation.time == pytest.approx(0.05, rel=1e-12)
+    assert simulation.time == 0.05
     assert simulation.positions[:, 2].min() < -1e-4
     pinned = bar.pins[0]
     assert np.array_equal(simulation.positions[pinned], bar.rest_positions[pinned])

@@ -114,7 +114,7 @@ pub fn mesh_recipe(mut recipe: MeshRecipe, base: &Path, origin: &str) -> Result<
 }
 
 /// Writes a mesh by extension: `.mesh` (MEDIT), `.node` (TetGen, with its
-/// `.ele`) or `.vtu` (VTK XML).
+/// `.ele`), `.msh` (Gmsh 4.1 ASCII) or `.vtu` (VTK XML).
 pub fn write_mesh(path: &Path, mesh: &TetMesh) -> Result<()> {
     match path
         .extension()
@@ -140,9 +140,10 @@ pub fn write_mesh(path: &Path, mesh: &TetMesh) -> Result<()> {
             )
         }
         Some("node") | Some("ele") => crate::io::tetgen::write_tetgen(path, mesh),
+        Some("msh") => crate::io::gmsh::write_gmsh(path, &crate::mesh::Mesh::Tetrahedra(mesh.clone())),
         _ => Err(HookeError::io(
             path,
-            std::io::Error::other("unknown mesh format: use .mesh (MEDIT), .node (TetGen) or .vtu (VTK)"),
+            std::io::Error::other("unknown mesh format: use .mesh (MEDIT), .node (TetGen), .msh (Gmsh) or .vtu (VTK)"),
         )),
     }
 }

@@ -29,6 +29,8 @@ pub struct RunSettings {
     /// PNG picture every n steps (0: none), drawn with `render`.
     pub render_every: usize,
     pub render: crate::output::RenderSettings,
+    /// A coarsening's display map: the frames are also written on its fine mesh (fine.pvd).
+    pub fine_display: Option<PathBuf>,
 }
 
 impl RunSettings {
@@ -588,6 +590,28 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
     }
     if let Some(writer) = &csv {
         outputs.push(writer.path().to_path_buf());
+    }
+    if let (Some(display), Some(series)) = (&settings.fine_display, vtk.as_ref().map(|w| w.frames().len())) {
+        let shown = crate::coarsen::display::read_display_map(display)
+            .and_then(|map| crate::coarsen::display::show_run_on_fine_mesh(directory, &map, directory));
+        match shown {
+            Ok(frames) => {
+                outputs.push(directory.join("fine.pvd"));
+                notes.push(format!(
+                    "the {frames} of {series} frames were also written on the fine mesh of {} (fine.pvd)",
+                    display.display()
+                ));
+            }
+            // The simulation is whole, but an output it was asked for is not: the run fails, saying so.
+            Err(error) => {
+                failure.get_or_insert(HookeError::io(
+                    directory.join("fine.pvd"),
+                    std::io::Error::other(format!(
+                        "the frames could not be shown on the fine mesh ({error}); `hooke uncoarsen` retries"
+                    )),
+                ));
+            }
+        }
     }
     if settings.plot {
         let path = directory.join("energies.png");

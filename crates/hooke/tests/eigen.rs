@@ -158,7 +158,7 @@ fn cantilever_modes_and_matrix_export() {
         .collect();
     assert_eq!(
         names,
-        ["K.mtx", "M.mtx", "f.mtx", "free_dofs.csv"],
+        ["K.mtx", "M.mtx", "g.mtx", "energy.txt", "f.mtx", "free_dofs.csv"],
         "no damping: no D.mtx"
     );
     let text = std::fs::read_to_string(directory.join("M.mtx")).unwrap();

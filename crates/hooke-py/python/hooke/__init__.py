@@ -21,7 +21,8 @@ The pieces:
   ``positions``, ``velocities``, ``time``, ``move_pin``;
 - ``Scene.from_file(path)`` / ``Scene.from_dict({...})``: a scene in Hooke's
   TOML format; ``scene.run()`` runs it as ``hooke run`` does;
-- ``mesh_shape``, ``read_mesh``, ``read_surface``, ``write_mesh``: meshes as arrays;
+- ``mesh_shape``, ``read_mesh``, ``read_surface``, ``write_mesh``,
+  ``write_surface``: meshes as arrays;
 - ``hooke.errors``: the exceptions, carrying the file, line, key or element.
 """
 
@@ -38,6 +39,7 @@ from ._hooke import (
     read_mesh,
     read_surface,
     write_mesh,
+    write_surface,
 )
 from .errors import (
     HookeError,
@@ -64,6 +66,7 @@ __all__ = [
     "read_mesh",
     "read_surface",
     "write_mesh",
+    "write_surface",
     "errors",
     "HookeError",
     "HookeIOError",

@@ -49,6 +49,15 @@ fn edited_scene(scene: &Scene, suffix: &str, edit: impl FnOnce(&mut toml::Table)
         .and_then(|b| b.as_table_mut())
         .ok_or_else(|| HookeError::scene("bodies", "hooke coarsen needs a scene with one [[bodies]] entry"))?;
     edit(body);
+    if !suffix.is_empty() {
+        // The coarse scenes show their runs on the fine mesh through the display map beside them.
+        let output = table
+            .entry("output")
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        if let Some(output) = output.as_table_mut() {
+            output.insert("fine_display".into(), toml::Value::String("display.json".into()));
+        }
+    }
     toml::to_string(&table).map_err(|e| HookeError::scene("bodies", format!("cannot write the scene: {e}")))
 }
 

@@ -1,4 +1,4 @@
-//! Gmsh MSH 4.1 reader (ASCII and binary), built on the `mshio` parser.
+//! Gmsh MSH 4.1 reader (ASCII and binary), built on the `mshio` parser, and an ASCII writer.
 //!
 //! [`read_gmsh`] keeps the linear tetrahedra (element type 4), [`read_gmsh_triangles`]
 //! the linear triangles (type 2) of a 2D mesh. An element's label is the first
@@ -32,6 +32,71 @@ pub fn read_gmsh_triangles(path: &Path) -> Result<TriangleMesh> {
     let (tagged, labels) = elements_by_node_tag::<3>(&file, ElementType::Tri3, "triangle").map_err(fail)?;
     let (vertices, triangles) = renumber(&file, &tagged, "triangle").map_err(fail)?;
     TriangleMesh::new(vertices, triangles, labels).map_err(|error| fail(error.to_string()))
+}
+
+/// Writes `mesh` as an ASCII Gmsh MSH 4.1 file: tetrahedra in 3D, triangles
+/// in 2D (z = 0). Each label becomes an entity whose physical group is the
+/// label, so [`read_gmsh`] and [`read_gmsh_triangles`] give the labels back.
+pub fn write_gmsh(path: &Path, mesh: &crate::mesh::Mesh) -> Result<()> {
+    use std::fmt::Write as _;
+    let dimension = mesh.dimension();
+    let (element_type, corners) = if dimension == 3 { (4, 4) } else { (2, 3) };
+    let mut labels: Vec<i32> = mesh.labels().to_vec();
+    labels.sort_unstable();
+    labels.dedup();
+    let vertices = mesh.vertices();
+    let (lo, hi) = mesh.bounding_box();
+    let mut text = String::from("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Entities\n");
+    let counts = if dimension == 3 {
+        [0, 0, 0, labels.len()]
+    } else {
+        [0, 0, labels.len(), 0]
+    };
+    let _ = writeln!(text, "{} {} {} {}", counts[0], counts[1], counts[2], counts[3]);
+    for (i, label) in labels.iter().enumerate() {
+        // tag, bounding box, one physical tag (the label), no bounding entities.
+        let _ = writeln!(
+            text,
+            "{} {:e} {:e} {:e} {:e} {:e} {:e} 1 {label} 0",
+            i + 1,
+            lo.x,
+            lo.y,
+            lo.z,
+            hi.x,
+            hi.y,
+            hi.z
+        );
+    }
+    text.push_str("$EndEntities\n$Nodes\n");
+    let n = vertices.len();
+    let _ = writeln!(text, "1 {n} 1 {n}\n{dimension} 1 0 {n}");
+    for v in 1..=n {
+        let _ = writeln!(text, "{v}");
+    }
+    for p in vertices {
+        let _ = writeln!(text, "{:e} {:e} {:e}", p.x, p.y, p.z);
+    }
+    text.push_str("$EndNodes\n$Elements\n");
+    // One block per run of equal labels, so that the elements keep their order.
+    let m = mesh.element_count();
+    let mut runs: Vec<(i32, std::ops::Range<usize>)> = Vec::new();
+    for (e, &label) in mesh.labels().iter().enumerate() {
+        match runs.last_mut() {
+            Some((last, range)) if *last == label => range.end = e + 1,
+            _ => runs.push((label, e..e + 1)),
+        }
+    }
+    let _ = writeln!(text, "{} {m} 1 {m}", runs.len());
+    for (label, range) in runs {
+        let entity = labels.binary_search(&label).unwrap_or(0) + 1;
+        let _ = writeln!(text, "{dimension} {entity} {element_type} {}", range.len());
+        for e in range {
+            let nodes: Vec<String> = mesh.element(e)[..corners].iter().map(|v| (v + 1).to_string()).collect();
+            let _ = writeln!(text, "{} {}", e + 1, nodes.join(" "));
+        }
+    }
+    text.push_str("$EndElements\n");
+    crate::output::atomic::write_bytes_atomically(path, text.as_bytes())
 }
 
 type Msh = MshFile<u64, i32, f64>;
@@ -400,6 +465,35 @@ $EndElements
         }
         bytes.extend(b"\n$EndElements\n");
         bytes
+    }
+
+    /// What the writer writes reads back: positions exactly, elements and labels.
+    #[test]
+    fn written_files_read_back() {
+        let cube = crate::mesh::box_mesh(&crate::mesh::BoxMeshOptions {
+            origin: Vector3::new(0.1, 0.2, 0.3),
+            size: Vector3::new(1.0, 0.5, 0.25),
+            cells: [2, 1, 1],
+            tets_per_hex: crate::mesh::TetsPerHex::Six,
+        })
+        .unwrap();
+        let mut labelled = cube.clone();
+        labelled.labels = (0..labelled.tet_count()).map(|e| (e % 3) as i32 - 1).collect();
+        let directory = std::env::temp_dir().join(format!("hooke-gmsh-write-{}", std::process::id()));
+        std::fs::create_dir_all(&directory).unwrap();
+        let path = directory.join("cube.msh");
+        write_gmsh(&path, &crate::mesh::Mesh::Tetrahedra(labelled.clone())).unwrap();
+        let back = read_gmsh(&path).unwrap();
+        assert_eq!(back.vertices, labelled.vertices);
+        assert_eq!(back.tets, labelled.tets);
+        assert_eq!(back.labels, labelled.labels);
+        let square = crate::mesh::rectangle_mesh([0.0, 0.0], [1.0, 2.0], [2, 3]).unwrap();
+        let path = directory.join("square.msh");
+        write_gmsh(&path, &crate::mesh::Mesh::Triangles(square.clone())).unwrap();
+        let back = read_gmsh_triangles(&path).unwrap();
+        assert_eq!(back.vertices, square.vertices);
+        assert_eq!(back.triangles, square.triangles);
+        std::fs::remove_dir_all(&directory).ok();
     }
 
     #[test]

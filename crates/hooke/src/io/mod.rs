@@ -13,7 +13,7 @@ mod surface;
 mod surface_file;
 pub mod tetgen;
 
-pub use surface::{parse_surface, read_surface};
+pub use surface::{parse_surface, read_surface, write_surface};
 
 use crate::error::{HookeError, Result};
 use crate::mesh::TetMesh;

@@ -1,4 +1,4 @@
-//! Triangle surface readers: Wavefront OBJ and STL (ASCII or binary) by our
+//! Triangle surface readers (and writers): Wavefront OBJ and STL (ASCII or binary) by our
 //! own parsers, which know the line (or byte) of every triangle, and PLY
 //! (ASCII or binary) by ply-rs-bw. Polygons are fan-triangulated, and corners
 //! at exactly the same point are welded into one vertex, so a surface written
@@ -19,6 +19,67 @@ pub fn read_surface(path: &Path) -> Result<TriangleSoup> {
         return Err(parse_error(path, "unknown surface format: expected .obj, .stl or .ply"));
     }
     parse_surface(path, &super::read_bytes(path)?)
+}
+
+/// Writes a triangulated surface by extension: Wavefront OBJ (`.obj`), ASCII
+/// STL (`.stl`, with facet normals) or ASCII PLY (`.ply`); coordinates are
+/// written so that they read back exactly.
+pub fn write_surface(path: &Path, vertices: &[Vector3<f64>], triangles: &[[usize; 3]]) -> Result<()> {
+    use std::fmt::Write as _;
+    let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    let mut text = String::new();
+    match extension.as_deref() {
+        Some("obj") => {
+            for p in vertices {
+                let _ = writeln!(text, "v {:e} {:e} {:e}", p.x, p.y, p.z);
+            }
+            for t in triangles {
+                let _ = writeln!(text, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1);
+            }
+        }
+        Some("stl") => {
+            text.push_str("solid hooke\n");
+            for t in triangles {
+                let [a, b, c] = t.map(|v| vertices[v]);
+                let normal = (b - a)
+                    .cross(&(c - a))
+                    .try_normalize(0.0)
+                    .unwrap_or_else(Vector3::zeros);
+                let _ = writeln!(
+                    text,
+                    "facet normal {:e} {:e} {:e}\nouter loop",
+                    normal.x, normal.y, normal.z
+                );
+                for p in [a, b, c] {
+                    let _ = writeln!(text, "vertex {:e} {:e} {:e}", p.x, p.y, p.z);
+                }
+                text.push_str("endloop\nendfacet\n");
+            }
+            text.push_str("endsolid hooke\n");
+        }
+        Some("ply") => {
+            let _ = write!(
+                text,
+                "ply\nformat ascii 1.0\nelement vertex {}\nproperty double x\nproperty double y\nproperty double z\n\
+                 element face {}\nproperty list uchar int vertex_indices\nend_header\n",
+                vertices.len(),
+                triangles.len()
+            );
+            for p in vertices {
+                let _ = writeln!(text, "{:e} {:e} {:e}", p.x, p.y, p.z);
+            }
+            for t in triangles {
+                let _ = writeln!(text, "3 {} {} {}", t[0], t[1], t[2]);
+            }
+        }
+        _ => {
+            return Err(HookeError::io(
+                path,
+                std::io::Error::other("unknown surface format: use .obj, .stl or .ply"),
+            ))
+        }
+    }
+    crate::output::atomic::write_bytes_atomically(path, text.as_bytes())
 }
 
 /// Parses the bytes of a surface file; `name` gives the format by extension

@@ -497,6 +497,9 @@ pub struct OutputSection {
     pub render_every: usize,
     /// Field, view and size of those pictures.
     pub render: Option<crate::output::RenderSettings>,
+    /// A display map written by `hooke coarsen` (display.json, relative to the
+    /// scene): the run's frames are also written on the fine mesh (fine.pvd).
+    pub fine_display: Option<String>,
 }
 
 impl Default for OutputSection {
@@ -508,6 +511,7 @@ impl Default for OutputSection {
             plot: true,
             render_every: 0,
             render: None,
+            fine_display: None,
         }
     }
 }

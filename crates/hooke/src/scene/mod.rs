@@ -148,6 +148,7 @@ impl Scene {
             plot: output.plot,
             render_every: output.render_every,
             render: output.render.unwrap_or_default(),
+            fine_display: output.fine_display.as_ref().map(|path| self.base_directory.join(path)),
         }
     }
 }

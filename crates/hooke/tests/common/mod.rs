@@ -142,6 +142,7 @@ pub fn run_quietly(
         plot: false,
         render_every: 0,
         render: Default::default(),
+        fine_display: None,
     };
     let outcome = hooke::simulation::Simulation::new(model, integrator, &settings)
         .run(start)
