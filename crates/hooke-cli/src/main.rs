@@ -109,6 +109,12 @@ enum Command {
         /// twin (semi-implicit Euler where it names dgsi) run, with their total energies in energies.png.
         #[arg(long, conflicts_with_all = ["integrators", "solvers", "eigenfit", "subspace", "subspace_grid"])]
         discretizations: bool,
+        /// Compare a fine scene with its coarsening instead: DIR is the output of `hooke coarsen`
+        /// on this scene; runs the fine scene, DIR/coarse.toml and DIR/coarse_averaged.toml into
+        /// fine/, coarsened/ and averaged/, and writes trajectories.csv and trajectories.png (the
+        /// centre of mass's fall) and runs.csv (sizes, times, speed-ups).
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["integrators", "solvers", "eigenfit", "subspace", "subspace_grid", "discretizations"])]
+        coarsening: Option<PathBuf>,
         /// With --discretizations: the penalties η_f (Pa/m), comma-separated.
         #[arg(long, value_delimiter = ',', requires = "discretizations")]
         penalties: Option<Vec<f64>>,
@@ -672,6 +678,53 @@ fn compare_discretizations(
     Ok(())
 }
 
+/// `hooke compare --coarsening DIR`: the fine scene and its two coarse scenes run, their falls and times.
+fn compare_coarsening(scene: &Path, coarsening: &Path, output: Option<&Path>, quiet: bool) -> Result<(), HookeError> {
+    let scene = scene_from_file(scene)?;
+    let directory = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-coarsening", scene.name())));
+    let bar = progress_bar(quiet);
+    let stop = StopRequest::install();
+    let progress = &mut named_progress(&bar);
+    let runs = hooke::coarsen::comparison::compare_coarsening(
+        &scene,
+        coarsening,
+        &directory,
+        progress,
+        Some(&stop.requested),
+    )?;
+    bar.finish_and_clear();
+    let fine_per_step = runs[0].step_seconds / runs[0].steps.max(1) as f64;
+    say!(
+        "{:<10} {:>9} {:>7} {:>10} {:>10} {:>10} {:>9} {:>14}",
+        "run",
+        "elements",
+        "steps",
+        "iterations",
+        "wall (s)",
+        "steps (s)",
+        "speed-up",
+        "final fall (m)"
+    );
+    for run in &runs {
+        let per_step = run.step_seconds / run.steps.max(1) as f64;
+        say!(
+            "{:<10} {:>9} {:>7} {:>10} {:>10.3} {:>10.3} {:>8.1}× {:>14.5}",
+            run.name,
+            run.elements,
+            run.steps,
+            run.iterations,
+            run.seconds,
+            run.step_seconds,
+            fine_per_step / per_step,
+            run.drops.last().map_or(0.0, |d| d.1)
+        );
+    }
+    say!("written to {}", directory.display());
+    Ok(())
+}
+
 /// `hooke compare --eigenfit`: fine, coarse, DAC and EigenFit runs, and the coarse ones' errors.
 fn compare_resolutions(scene: &Path, output: Option<&Path>, quiet: bool) -> Result<(), HookeError> {
     let scene = scene_from_file(scene)?;
@@ -1151,6 +1204,13 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             quiet,
             ..
         } => done(compare_resolutions(scene, output.as_deref(), *quiet)),
+        Command::Compare {
+            scene,
+            coarsening: Some(coarsening),
+            output,
+            quiet,
+            ..
+        } => done(compare_coarsening(scene, coarsening, output.as_deref(), *quiet)),
         Command::Compare {
             scene,
             discretizations: true,

@@ -1341,6 +1341,33 @@ fn coarsen_writes_a_scene_that_moves_like_the_fine_one() {
     // The coarse scene names its display map, so its run wrote the same fine frames itself.
     let own = hooke::output::read_frame(&scratch.path().join("run").join("fine_0010.vtu")).unwrap();
     assert_eq!(own.positions, last.positions);
+    // Fine, coarsened and averaged runs side by side: the coarsened bar swings like the fine one
+    // (the largest fall of its centre of mass within a quarter), the averaged one far too stiffly.
+    let compared = scratch.path().join("compared");
+    let result = hooke(&[
+        "compare".as_ref(),
+        scenes.join("coarsen_cracked_bar_2d.toml").as_os_str(),
+        "--coarsening".as_ref(),
+        directory.as_os_str(),
+        "-o".as_ref(),
+        compared.as_os_str(),
+        "-q".as_ref(),
+    ]);
+    assert!(result.status.success(), "{}", describe(&result));
+    assert!(compared.join("trajectories.png").is_file());
+    let table = std::fs::read_to_string(compared.join("trajectories.csv")).unwrap();
+    let mut largest = [0.0f64; 3];
+    for line in table.lines().skip(1) {
+        let values: Vec<f64> = line.split(',').map(|v| v.parse().unwrap()).collect();
+        for k in 0..3 {
+            largest[k] = largest[k].max(values[k + 1]);
+        }
+    }
+    let [fine, coarsened, averaged] = largest;
+    assert!((coarsened / fine - 1.0).abs() < 0.25, "{largest:?}");
+    assert!(averaged < 0.5 * fine, "{largest:?}");
+    let runs = std::fs::read_to_string(compared.join("runs.csv")).unwrap();
+    assert_eq!(runs.lines().count(), 4, "{runs}");
     // A mesh value that is not one is refused naming the option.
     let bad = hooke(&[
         "coarsen".as_ref(),

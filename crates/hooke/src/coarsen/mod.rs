@@ -29,6 +29,7 @@
 //! covered fraction of each is reported.
 
 pub mod clip;
+pub mod comparison;
 pub mod display;
 mod grid;
 pub mod harmonic;

@@ -14,7 +14,13 @@ const GIF_DELAY: u16 = 4;
 
 /// The frames of the run in `run_directory`, from its `frame.pvd`: time and path.
 pub fn run_frames(run_directory: &Path) -> Result<Vec<(f64, PathBuf)>> {
-    let index = run_directory.join("frame.pvd");
+    series_frames(run_directory, "frame")
+}
+
+/// The frames of the series `name` (`name.pvd`) in `run_directory`: time and
+/// path (`fine` holds a coarse run shown on its fine mesh).
+pub fn series_frames(run_directory: &Path, name: &str) -> Result<Vec<(f64, PathBuf)>> {
+    let index = run_directory.join(format!("{name}.pvd"));
     let text = std::fs::read_to_string(&index).map_err(|error| {
         HookeError::io(
             &index,

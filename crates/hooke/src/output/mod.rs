@@ -14,7 +14,7 @@ mod tidy;
 mod vtk_series;
 mod xml_check;
 
-pub use animation::{render_frames, render_run, run_frames};
+pub use animation::{render_frames, render_run, run_frames, series_frames};
 pub use energies::EnergiesCsvWriter;
 pub use frame_reader::{parse_frame, read_frame, FrameData};
 pub use plot::{plot_convergence, plot_energies, plot_lines};

@@ -1,0 +1,209 @@
+//! `hooke compare FINE_SCENE --coarsening DIR`: the fine scene and the two
+//! coarse scenes `hooke coarsen` wrote into DIR (numerically coarsened,
+//! `coarse.toml`, and the naive volume average, `coarse_averaged.toml`) run one
+//! after the other into `fine/`, `coarsened/` and `averaged/` (seed 001
+//! Figs. 4.1 and 4.8: the coarse body should move like the fine one, faster).
+//!
+//! Written: `trajectories.csv` and `trajectories.png`, the centre of mass's
+//! displacement along gravity over time for each run; `tracked_point.csv`
+//! and `tracked_point.png`, the same for one fine vertex (the one the fine run
+//! moved furthest by its end), read from the fine run's frames and from the
+//! coarse runs' frames shown on the fine mesh (their `fine.pvd`); and
+//! `runs.csv`, each run's size, steps, iterations, wall-clock time and time in
+//! steps, with its speed-up over the fine run (time per step). The displacement comes from the gravitational energy:
+//! E_g = −Σ mᵢ g·xᵢ, so E_g(0) − E_g(t) = M |g| (x_c(t) − x_c(0))·ĝ, exactly,
+//! for each run's own mass M (a coarse mesh that misses some of the fine
+//! body's volume carries less).
+
+use crate::error::{HookeError, Result};
+use crate::output::{plot_lines, EnergyRecord};
+use crate::scene::Scene;
+use crate::simulation::{RunSettings, Simulation};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// One run of the comparison.
+pub struct CoarseningRun {
+    pub name: &'static str,
+    pub elements: usize,
+    pub steps: usize,
+    pub iterations: usize,
+    /// Wall-clock time of the run (stepping and outputs, the fine frames of a coarse run included), s.
+    pub seconds: f64,
+    /// Of that, the time in steps, s: what the speed-up compares.
+    pub step_seconds: f64,
+    /// Displacement of the centre of mass along gravity at each record, m.
+    pub drops: Vec<(f64, f64)>,
+}
+
+/// Runs the three scenes into `output` and writes the trajectories and timings.
+pub fn compare_coarsening(
+    fine: &Scene,
+    coarsening: &Path,
+    output: &Path,
+    progress: &mut dyn FnMut(&str, usize, usize),
+    stop: Option<&AtomicBool>,
+) -> Result<Vec<CoarseningRun>> {
+    let gravity = nalgebra::Vector3::from(fine.file.gravity).norm();
+    if gravity == 0.0 {
+        return Err(HookeError::scene(
+            "gravity",
+            "the comparison follows the fall of the centre of mass: the scene needs gravity",
+        ));
+    }
+    let coarsened = Scene::from_file(&coarsening.join("coarse.toml"))?;
+    let averaged = Scene::from_file(&coarsening.join("coarse_averaged.toml"))?;
+    crate::output::run_files::create_output_directory(output)?;
+    let frame_interval = match fine.file.output.vtk_every {
+        0 => 10,
+        every => every,
+    };
+    let mut runs = Vec::new();
+    for (name, scene) in [("fine", fine), ("coarsened", &coarsened), ("averaged", &averaged)] {
+        let mut built = scene.build()?;
+        let mut settings = RunSettings {
+            output_directory: output.join(name),
+            ..scene.run_settings(None)
+        };
+        // Every run writes frames at the same steps, for the tracked point.
+        settings.vtk_every = frame_interval;
+        let mass: f64 = built.model.mass().lumped().iter().sum();
+        let mut report = |step, total| progress(name, step, total);
+        let mut simulation = Simulation::new(&built.model, built.integrator.as_mut(), &settings)
+            .notes(built.notes.clone())
+            .scene_text(scene.text.clone())
+            .scene_directory(
+                std::path::absolute(&scene.base_directory).unwrap_or_else(|_| scene.base_directory.clone()),
+            )
+            .progress(&mut report);
+        if let Some(flag) = stop {
+            simulation = simulation.stop_when(flag);
+        }
+        let outcome = simulation.run(built.initial_state.clone())?;
+        if let Some(failure) = outcome.failure {
+            return Err(HookeError::Solver {
+                reason: format!("the {name} run stopped: {failure}"),
+            });
+        }
+        let first = outcome.records.first().map_or(0.0, |r: &EnergyRecord| r.gravitational);
+        runs.push(CoarseningRun {
+            name,
+            elements: built.model.mesh().element_count(),
+            steps: outcome.summary.statistics.steps,
+            iterations: outcome.summary.statistics.total_iterations,
+            seconds: outcome.summary.wall_seconds,
+            step_seconds: outcome.summary.statistics.step_seconds,
+            drops: outcome
+                .records
+                .iter()
+                .map(|r| (r.time, (first - r.gravitational) / (mass * gravity)))
+                .collect(),
+        });
+    }
+    write_tables(&runs, output)?;
+    let series: Vec<(String, Vec<(f64, f64)>)> = runs
+        .iter()
+        .map(|run| (format!("{} ({} elements)", run.name, run.elements), run.drops.clone()))
+        .collect();
+    plot_lines(
+        &output.join("trajectories.png"),
+        &format!("{}: centre of mass, fine and coarse", fine.name()),
+        ("time (s)", "centre of mass moved along gravity (m)"),
+        &series,
+    )?;
+    track_point(&runs, output, nalgebra::Vector3::from(fine.file.gravity) / gravity)?;
+    Ok(runs)
+}
+
+/// The fine vertex the fine run moved furthest, followed through every run's frames on the fine mesh.
+fn track_point(runs: &[CoarseningRun], output: &Path, down: nalgebra::Vector3<f64>) -> Result<()> {
+    let fine_frames = crate::output::series_frames(&output.join("fine"), "frame")?;
+    let first = crate::output::read_frame(&fine_frames[0].1)?;
+    let last = crate::output::read_frame(&fine_frames[fine_frames.len() - 1].1)?;
+    let rest = first.mesh.vertices().to_vec();
+    let vertex = (0..rest.len())
+        .max_by(|&a, &b| {
+            let moved = |v: usize| (last.positions[v] - rest[v]).norm();
+            moved(a).total_cmp(&moved(b))
+        })
+        .unwrap_or(0);
+    let mut series = Vec::new();
+    let mut columns: Vec<Vec<(f64, f64)>> = Vec::new();
+    for run in runs {
+        let frames = match run.name {
+            "fine" => fine_frames.clone(),
+            _ => crate::output::series_frames(&output.join(run.name), "fine")?,
+        };
+        let mut points = Vec::with_capacity(frames.len());
+        for (time, path) in &frames {
+            let frame = crate::output::read_frame(path)?;
+            let position = frame
+                .positions
+                .get(vertex)
+                .ok_or_else(|| HookeError::parse(path, None, "the frame holds fewer vertices than the fine mesh"))?;
+            points.push((*time, (position - rest[vertex]).dot(&down)));
+        }
+        series.push((format!("{} ({} elements)", run.name, run.elements), points.clone()));
+        columns.push(points);
+    }
+    let mut csv = format!(
+        "# fine vertex {vertex} at rest ({}, {}, {}); displacement along gravity, m\ntime",
+        rest[vertex].x, rest[vertex].y, rest[vertex].z
+    );
+    for run in runs {
+        let _ = write!(csv, ",{}", run.name);
+    }
+    csv.push('\n');
+    let rows = columns.iter().map(Vec::len).min().unwrap_or(0);
+    for i in 0..rows {
+        let _ = write!(csv, "{}", columns[0][i].0);
+        for column in &columns {
+            let _ = write!(csv, ",{:e}", column[i].1);
+        }
+        csv.push('\n');
+    }
+    crate::output::atomic::write_bytes_atomically(&output.join("tracked_point.csv"), csv.as_bytes())?;
+    plot_lines(
+        &output.join("tracked_point.png"),
+        &format!("fine vertex {vertex}: displacement along gravity"),
+        ("time (s)", "displacement along gravity (m)"),
+        &series,
+    )
+}
+
+fn write_tables(runs: &[CoarseningRun], output: &Path) -> Result<()> {
+    let mut csv = String::from("time");
+    for run in runs {
+        let _ = write!(csv, ",{}_drop", run.name);
+    }
+    csv.push('\n');
+    let rows = runs.iter().map(|r| r.drops.len()).min().unwrap_or(0);
+    for i in 0..rows {
+        let _ = write!(csv, "{}", runs[0].drops[i].0);
+        for run in runs {
+            let _ = write!(csv, ",{:e}", run.drops[i].1);
+        }
+        csv.push('\n');
+    }
+    crate::output::atomic::write_bytes_atomically(&output.join("trajectories.csv"), csv.as_bytes())?;
+    let fine_per_step = runs[0].step_seconds / runs[0].steps.max(1) as f64;
+    let mut table =
+        String::from("run,elements,steps,iterations,wall_seconds,step_seconds,seconds_per_step,speedup_over_fine\n");
+    for run in runs {
+        let per_step = run.step_seconds / run.steps.max(1) as f64;
+        let _ = writeln!(
+            table,
+            "{},{},{},{},{},{},{},{}",
+            run.name,
+            run.elements,
+            run.steps,
+            run.iterations,
+            run.seconds,
+            run.step_seconds,
+            per_step,
+            fine_per_step / per_step
+        );
+    }
+    crate::output::atomic::write_bytes_atomically(&output.join("runs.csv"), table.as_bytes())
+}
