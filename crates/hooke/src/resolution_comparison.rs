@@ -36,17 +36,15 @@ pub struct ResolutionComparison {
 
 /// The scene as one variant.
 fn variant(scene: &Scene, name: &str) -> Result<Scene> {
-    let section = scene
-        .file
-        .eigenfit
-        .clone()
-        .ok_or_else(|| HookeError::scene("eigenfit", "the scene has no [eigenfit] table to compare with"))?;
+    if scene.file.eigenfit.is_none() {
+        return Err(HookeError::scene(
+            "eigenfit",
+            "the scene has no [eigenfit] table to compare with",
+        ));
+    }
     let mut scene = scene.clone();
     match name {
-        "fine" => {
-            scene.file.bodies[0].mesh = section.reference;
-            scene.file.eigenfit = None;
-        }
+        "fine" => scene = scene.eigenfit_reference()?,
         "coarse" => scene.file.eigenfit = None,
         "dac" => scene.file.eigenfit.as_mut().expect("checked above").method = EigenFitMethod::Dac,
         _ => scene.file.eigenfit.as_mut().expect("checked above").method = EigenFitMethod::Eigenfit,
@@ -66,7 +64,7 @@ pub fn compare_resolutions(
     for name in VARIANTS {
         let scene = variant(scene, name)?;
         let directory = output.join(name);
-        let (built, elapsed) = run_variant(&scene, name, &directory, None, progress, stop)?;
+        let (built, _, elapsed) = run_variant(&scene, name, &directory, None, progress, stop)?;
         seconds.push((name.to_string(), elapsed));
         let tets = built
             .model
@@ -83,8 +81,8 @@ pub fn compare_resolutions(
 
 /// Runs one variant of a comparison into `directory`, writing a frame every
 /// `frame_every` steps (None: the scene's own, or every step if it writes
-/// none, since the comparison reads them); returns the built scene and the
-/// run's seconds. A run that stops early is an error naming the variant.
+/// none, since the comparison reads them); returns the built scene, the
+/// run's outcome and its seconds. A run that stops early is an error naming the variant.
 pub(crate) fn run_variant(
     scene: &Scene,
     name: &str,
@@ -92,7 +90,7 @@ pub(crate) fn run_variant(
     frame_every: Option<usize>,
     progress: &mut dyn FnMut(&str, usize, usize),
     stop: Option<&std::sync::atomic::AtomicBool>,
-) -> Result<(crate::scene::BuiltScene, f64)> {
+) -> Result<(crate::scene::BuiltScene, crate::simulation::RunOutcome, f64)> {
     let mut settings = scene.run_settings(Some(directory));
     settings.vtk_every = frame_every.unwrap_or(settings.vtk_every).max(1);
     let mut built = scene.build()?;
@@ -105,14 +103,14 @@ pub(crate) fn run_variant(
     if let Some(stop) = stop {
         simulation = simulation.stop_when(stop);
     }
-    let outcome = simulation.run(built.initial_state.clone())?;
+    let mut outcome = simulation.run(built.initial_state.clone())?;
     let elapsed = started.elapsed().as_secs_f64();
-    if let Some(failure) = outcome.failure {
+    if let Some(failure) = outcome.failure.take() {
         return Err(HookeError::Solver {
             reason: format!("the {name} run stopped: {failure}"),
         });
     }
-    Ok((built, elapsed))
+    Ok((built, outcome, elapsed))
 }
 
 /// The frames of a run folder with their times, from its `frame.pvd`.

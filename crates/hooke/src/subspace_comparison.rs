@@ -110,7 +110,7 @@ pub fn compare_subspace(
     for name in VARIANTS {
         let scene = variant(scene, name)?;
         let directory = output.join(name);
-        let (built, elapsed) =
+        let (built, _, elapsed) =
             crate::resolution_comparison::run_variant(&scene, name, &directory, Some(1), progress, stop)?;
         seconds.push(elapsed);
         let rest = built.model.mesh().vertices().to_vec();

@@ -371,3 +371,40 @@ fn mode_tracks_start_matched_and_cover_every_step() {
     assert!(directory.join("mode_tracks.png").is_file());
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+/// `reference_scene` names the fine reference as a whole scene: a scene
+/// written as this one with its body meshed finer gives the same correction
+/// as `reference`; giving both, or neither, is refused naming the key.
+#[test]
+fn a_reference_scene_is_the_same_reference() {
+    let directory = scratch("reference-scene");
+    std::fs::create_dir_all(&directory).unwrap();
+    let plain = &SCENE[..SCENE.find("[eigenfit]").unwrap()];
+    let fine = plain.replace("cells = [4, 1, 1]", "cells = [8, 2, 2]");
+    assert_ne!(fine, plain, "the coarse mesh line moved");
+    std::fs::write(directory.join("fine.toml"), fine).unwrap();
+    let by_scene = format!("{plain}[eigenfit]\nreference_scene = \"fine.toml\"\nmodes = 4\n");
+    let build = |text: &str| {
+        let mut scene = hooke::scene::Scene::from_text(text, "coarse.toml", directory.clone())?;
+        scene.cache_directory = Some(directory.join("cache"));
+        scene.build()
+    };
+    let ratios = |built: hooke::scene::BuiltScene| built.notes.into_iter().find(|n| n.contains("ratios")).unwrap();
+    assert_eq!(ratios(build(&by_scene).unwrap()), ratios(build(SCENE).unwrap()));
+    for text in [
+        format!("{plain}[eigenfit]\nmodes = 4\n"),
+        by_scene.replace(
+            "modes = 4",
+            "modes = 4\nreference = { box = { size = [0.4, 0.1, 0.1], cells = [8, 2, 2] } }",
+        ),
+    ] {
+        match build(&text) {
+            Err(hooke::HookeError::Scene { key, .. }) => assert_eq!(key, "eigenfit.reference"),
+            other => panic!(
+                "expected a scene error on eigenfit.reference, got {:?}",
+                other.map(|_| ())
+            ),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&directory);
+}

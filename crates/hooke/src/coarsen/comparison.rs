@@ -18,7 +18,6 @@
 use crate::error::{HookeError, Result};
 use crate::output::{plot_lines, EnergyRecord};
 use crate::scene::Scene;
-use crate::simulation::{RunSettings, Simulation};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -61,31 +60,16 @@ pub fn compare_coarsening(
     };
     let mut runs = Vec::new();
     for (name, scene) in [("fine", fine), ("coarsened", &coarsened), ("averaged", &averaged)] {
-        let mut built = scene.build()?;
-        let mut settings = RunSettings {
-            output_directory: output.join(name),
-            ..scene.run_settings(None)
-        };
         // Every run writes frames at the same steps, for the tracked point.
-        settings.vtk_every = frame_interval;
+        let (built, outcome, _) = crate::resolution_comparison::run_variant(
+            scene,
+            name,
+            &output.join(name),
+            Some(frame_interval),
+            progress,
+            stop,
+        )?;
         let mass: f64 = built.model.mass().lumped().iter().sum();
-        let mut report = |step, total| progress(name, step, total);
-        let mut simulation = Simulation::new(&built.model, built.integrator.as_mut(), &settings)
-            .notes(built.notes.clone())
-            .scene_text(scene.text.clone())
-            .scene_directory(
-                std::path::absolute(&scene.base_directory).unwrap_or_else(|_| scene.base_directory.clone()),
-            )
-            .progress(&mut report);
-        if let Some(flag) = stop {
-            simulation = simulation.stop_when(flag);
-        }
-        let outcome = simulation.run(built.initial_state.clone())?;
-        if let Some(failure) = outcome.failure {
-            return Err(HookeError::Solver {
-                reason: format!("the {name} run stopped: {failure}"),
-            });
-        }
         let first = outcome.records.first().map_or(0.0, |r: &EnergyRecord| r.gravitational);
         runs.push(CoarseningRun {
             name,

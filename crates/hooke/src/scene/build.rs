@@ -535,6 +535,39 @@ impl Scene {
         Ok(Box::new(stepper))
     }
 
+    /// The fine scene of the `[eigenfit]` table: this scene with its body
+    /// meshed as `reference`, or the scene `reference_scene` names; either
+    /// without `[eigenfit]`.
+    pub fn eigenfit_reference(&self) -> Result<Scene> {
+        let section = self
+            .file
+            .eigenfit
+            .as_ref()
+            .ok_or_else(|| HookeError::scene("eigenfit", "the scene has no [eigenfit] table"))?;
+        let mut fine = match (&section.reference, &section.reference_scene) {
+            (Some(mesh), _) => {
+                let mut fine = self.clone();
+                fine.file.bodies[0].mesh = mesh.clone();
+                fine
+            }
+            (None, Some(path)) => {
+                let mut fine = Scene::from_file(&self.base_directory.join(path))
+                    .map_err(|e| HookeError::scene("eigenfit.reference_scene", e.to_string()))?;
+                if fine.file.bodies.len() != 1 || !fine.file.networks.is_empty() {
+                    return Err(HookeError::scene(
+                        "eigenfit.reference_scene",
+                        "must be a scene of exactly one body (no networks)",
+                    ));
+                }
+                fine.cache_directory = self.cache_directory.clone();
+                fine
+            }
+            (None, None) => return Err(HookeError::scene("eigenfit.reference", "is missing")),
+        };
+        fine.file.eigenfit = None;
+        Ok(fine)
+    }
+
     /// The `[eigenfit]` table: the fine reference built from this scene with
     /// its one body re-meshed, then the correction (EigenFit) or the
     /// rescale (DAC) of `model`.
@@ -565,12 +598,10 @@ impl Scene {
                 ),
             ));
         }
-        let mut fine = self.clone();
-        fine.file.bodies[0].mesh = section.reference.clone();
-        fine.file.eigenfit = None;
-        let fine = fine
+        let fine = self
+            .eigenfit_reference()?
             .build()
-            .map_err(|e| HookeError::scene("eigenfit.reference", format!("the reference mesh does not build: {e}")))?
+            .map_err(|e| HookeError::scene("eigenfit.reference", format!("the reference does not build: {e}")))?
             .model;
         notes.push(format!(
             "eigenfit: reference of {} vertices and {} elements against {} and {}",

@@ -16,7 +16,13 @@ use crate::solve::SolverSettings;
 pub struct EigenFitSection {
     /// The fine mesh, in the grammar of `bodies.mesh`; the body's materials,
     /// regions and the scene's pins apply to it by the same selections.
-    pub reference: MeshSource,
+    #[serde(default)]
+    pub reference: Option<MeshSource>,
+    /// Or a whole fine scene (relative to this one), its body, materials and
+    /// pins as written: for a body whose coarse materials cannot be laid on a
+    /// fine mesh, such as the per-element tensors of a coarsened scene.
+    #[serde(default)]
+    pub reference_scene: Option<String>,
     /// Modes corrected (EigenFit) or compared (DAC uses the first elastic one).
     #[serde(default = "default_eigenfit_modes")]
     pub modes: usize,
@@ -574,6 +580,17 @@ impl SceneFile {
 
     /// Checks every value that can be checked without building meshes.
     pub fn validate(&self) -> Result<()> {
+        if let Some(section) = &self.eigenfit {
+            match (&section.reference, &section.reference_scene) {
+                (Some(_), None) | (None, Some(_)) => {}
+                _ => {
+                    return Err(HookeError::scene(
+                        "eigenfit.reference",
+                        "give the fine reference either as a mesh (`reference = { … }`) or as a scene (`reference_scene = \"fine.toml\"`), not both or neither",
+                    ))
+                }
+            }
+        }
         if let Some(render) = &self.output.render {
             render.validate("output.render")?;
         }
