@@ -14,11 +14,7 @@ fn scene_variant(name: &str) -> Scene {
     match name {
         "eigenfit" => scene,
         "coarse" => hooke::resolution_comparison::coarse_scene(&scene).expect("coarse"),
-        _ => {
-            let mut fine = hooke::resolution_comparison::coarse_scene(&scene).expect("coarse");
-            fine.file.bodies[0].mesh = scene.file.eigenfit.as_ref().expect("[eigenfit]").reference.clone();
-            fine
-        }
+        _ => scene.eigenfit_reference().expect("the fine reference"),
     }
 }
 
