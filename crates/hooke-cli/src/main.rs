@@ -687,7 +687,7 @@ fn compare_coarsening(scene: &Path, coarsening: &Path, output: Option<&Path>, qu
     let bar = progress_bar(quiet);
     let stop = StopRequest::install();
     let progress = &mut named_progress(&bar);
-    let runs = hooke::coarsen::comparison::compare_coarsening(
+    let runs = hooke::coarsening_comparison::compare_coarsening(
         &scene,
         coarsening,
         &directory,

@@ -23,6 +23,7 @@
 
 pub mod checkpoint;
 pub mod coarsen;
+pub mod coarsening_comparison;
 pub mod comparison;
 pub mod dg_comparison;
 pub mod disk_cache;

@@ -29,7 +29,6 @@
 //! covered fraction of each is reported.
 
 pub mod clip;
-pub mod comparison;
 pub mod display;
 mod grid;
 pub mod harmonic;
