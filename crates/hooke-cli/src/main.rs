@@ -695,7 +695,6 @@ fn compare_coarsening(scene: &Path, coarsening: &Path, output: Option<&Path>, qu
         Some(&stop.requested),
     )?;
     bar.finish_and_clear();
-    let fine_per_step = runs[0].step_seconds / runs[0].steps.max(1) as f64;
     say!(
         "{:<10} {:>9} {:>7} {:>10} {:>10} {:>10} {:>9} {:>14}",
         "run",
@@ -708,7 +707,6 @@ fn compare_coarsening(scene: &Path, coarsening: &Path, output: Option<&Path>, qu
         "final fall (m)"
     );
     for run in &runs {
-        let per_step = run.step_seconds / run.steps.max(1) as f64;
         say!(
             "{:<10} {:>9} {:>7} {:>10} {:>10.3} {:>10.3} {:>8.1}× {:>14.5}",
             run.name,
@@ -717,7 +715,7 @@ fn compare_coarsening(scene: &Path, coarsening: &Path, output: Option<&Path>, qu
             run.iterations,
             run.seconds,
             run.step_seconds,
-            fine_per_step / per_step,
+            run.speedup_over(&runs[0]),
             run.drops.last().map_or(0.0, |d| d.1)
         );
     }

@@ -36,6 +36,18 @@ pub struct CoarseningRun {
     pub drops: Vec<(f64, f64)>,
 }
 
+impl CoarseningRun {
+    /// Time in steps per step, s.
+    pub fn seconds_per_step(&self) -> f64 {
+        self.step_seconds / self.steps.max(1) as f64
+    }
+
+    /// How many times faster a step than in `fine`.
+    pub fn speedup_over(&self, fine: &CoarseningRun) -> f64 {
+        fine.seconds_per_step() / self.seconds_per_step()
+    }
+}
+
 /// Runs the three scenes into `output` and writes the trajectories and timings.
 pub fn compare_coarsening(
     fine: &Scene,
@@ -171,11 +183,9 @@ fn write_tables(runs: &[CoarseningRun], output: &Path) -> Result<()> {
         csv.push('\n');
     }
     crate::output::atomic::write_bytes_atomically(&output.join("trajectories.csv"), csv.as_bytes())?;
-    let fine_per_step = runs[0].step_seconds / runs[0].steps.max(1) as f64;
     let mut table =
         String::from("run,elements,steps,iterations,wall_seconds,step_seconds,seconds_per_step,speedup_over_fine\n");
     for run in runs {
-        let per_step = run.step_seconds / run.steps.max(1) as f64;
         let _ = writeln!(
             table,
             "{},{},{},{},{},{},{},{}",
@@ -185,8 +195,8 @@ fn write_tables(runs: &[CoarseningRun], output: &Path) -> Result<()> {
             run.iterations,
             run.seconds,
             run.step_seconds,
-            per_step,
-            fine_per_step / per_step
+            run.seconds_per_step(),
+            run.speedup_over(&runs[0])
         );
     }
     crate::output::atomic::write_bytes_atomically(&output.join("runs.csv"), table.as_bytes())
