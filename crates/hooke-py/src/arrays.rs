@@ -133,6 +133,41 @@ impl<'py> Floats<'py> {
     }
 }
 
+/// The values of an integer ndarray as i64, read through numpy's own conversion
+/// (no Python int per entry).
+fn int64_values(array: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+    let converted = array
+        .call_method1("astype", ("int64",))?
+        .cast_into::<PyArrayDyn<i64>>()?;
+    let readonly = converted.readonly();
+    Ok(readonly.as_array().iter().copied().collect())
+}
+
+/// One integer label per element (`count` of them), as i32.
+pub fn labels(value: &Bound<'_, PyAny>, count: usize) -> PyResult<Vec<i32>> {
+    let array = numpy_module(value.py())?
+        .call_method1("asarray", (value,))
+        .map_err(|e| PyTypeError::new_err(format!("labels: expected one integer per element ({e})")))?;
+    let kind: String = array.getattr("dtype")?.getattr("kind")?.extract()?;
+    if !matches!(kind.as_str(), "i" | "u" | "b") {
+        return Err(PyTypeError::new_err(format!(
+            "labels: expected integers, got dtype {}",
+            array.getattr("dtype")?.str()?
+        )));
+    }
+    let values = int64_values(&array)?;
+    if array.getattr("ndim")?.extract::<usize>()? != 1 || values.len() != count {
+        return Err(PyValueError::new_err(format!(
+            "labels: expected one label per element ({count}), got shape {}",
+            array.getattr("shape")?.str()?
+        )));
+    }
+    values
+        .into_iter()
+        .map(|l| i32::try_from(l).map_err(|_| PyValueError::new_err(format!("labels: {l} is out of range"))))
+        .collect()
+}
+
 /// Integer indices from an index array, or the true positions of a boolean mask of `length`.
 pub fn indices(value: &Bound<'_, PyAny>, name: &str, length: usize) -> PyResult<Vec<usize>> {
     let py = value.py();
@@ -148,29 +183,29 @@ pub fn indices(value: &Bound<'_, PyAny>, name: &str, length: usize) -> PyResult<
     }
     match kind.as_str() {
         "b" => {
-            let mask: Vec<bool> = array.call_method0("tolist")?.extract()?;
+            let mask = int64_values(&array)?;
             if mask.len() != length {
                 return Err(PyValueError::new_err(format!(
                     "{name}: a mask must have one entry per vertex ({length}), got {}",
                     mask.len()
                 )));
             }
-            Ok(mask.iter().enumerate().filter(|(_, m)| **m).map(|(i, _)| i).collect())
+            Ok(mask
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| **m != 0)
+                .map(|(i, _)| i)
+                .collect())
         }
-        "i" | "u" => {
-            let raw: Vec<i64> = array
-                .call_method1("astype", ("int64",))?
-                .call_method0("tolist")?
-                .extract()?;
-            raw.iter()
-                .map(|&i| {
-                    usize::try_from(i)
-                        .ok()
-                        .filter(|&i| i < length)
-                        .ok_or_else(|| PyValueError::new_err(format!("{name}: index {i} is outside 0..{length}")))
-                })
-                .collect()
-        }
+        "i" | "u" => int64_values(&array)?
+            .iter()
+            .map(|&i| {
+                usize::try_from(i)
+                    .ok()
+                    .filter(|&i| i < length)
+                    .ok_or_else(|| PyValueError::new_err(format!("{name}: index {i} is outside 0..{length}")))
+            })
+            .collect(),
         "f" if array.getattr("size")?.extract::<usize>()? == 0 => Ok(Vec::new()),
         _ => Err(PyTypeError::new_err(format!(
             "{name}: expected integer indices or a boolean mask, got dtype {}",
@@ -202,16 +237,13 @@ pub fn elements(value: &Bound<'_, PyAny>, name: &str) -> PyResult<(Vec<Vec<usize
             "{name}: expected 4 (tetrahedra) or 3 (triangles) vertices per element, got shape {shape:?}"
         )));
     }
-    let rows: Vec<Vec<i64>> = array
-        .call_method1("astype", ("int64",))?
-        .call_method0("tolist")?
-        .extract()?;
-    let rows = rows
-        .into_iter()
+    let flat = int64_values(&array)?;
+    let rows = flat
+        .chunks(k)
         .enumerate()
         .map(|(e, row)| {
-            row.into_iter()
-                .map(|i| {
+            row.iter()
+                .map(|&i| {
                     usize::try_from(i)
                         .map_err(|_| PyValueError::new_err(format!("{name}: element {e} has the negative index {i}")))
                 })

@@ -126,10 +126,7 @@ pub fn write_mesh(
     }
     let labels: Vec<i32> = match labels {
         None => vec![0; corners.len()],
-        Some(labels) => arrays::numpy_module(py)?
-            .call_method1("asarray", (labels, "int32"))?
-            .call_method0("tolist")?
-            .extract()?,
+        Some(labels) => arrays::labels(labels, corners.len())?,
     };
     if dimension == 3 {
         let tets = corners.iter().map(|c| [c[0], c[1], c[2], c[3]]).collect();

@@ -146,25 +146,7 @@ impl PyModel {
         }
         let labels: Vec<i32> = match labels {
             None => vec![0; m],
-            Some(labels) => {
-                let labels: Vec<i64> = arrays::numpy_module(py)?
-                    .call_method1("asarray", (labels, "int64"))?
-                    .call_method0("tolist")?
-                    .extract()
-                    .map_err(|e| PyTypeError::new_err(format!("labels: expected one integer per element ({e})")))?;
-                if labels.len() != m {
-                    return Err(PyValueError::new_err(format!(
-                        "labels: expected one label per element ({m}), got {}",
-                        labels.len()
-                    )));
-                }
-                labels
-                    .into_iter()
-                    .map(|l| {
-                        i32::try_from(l).map_err(|_| PyValueError::new_err(format!("labels: {l} is out of range")))
-                    })
-                    .collect::<PyResult<_>>()?
-            }
+            Some(labels) => arrays::labels(labels, m)?,
         };
         let reoriented = orient(&points, &mut corners, dimension, &labels).or_raise()?;
         if reoriented > 0 {

@@ -174,7 +174,6 @@ fn run_scene(
         simulation.run(built.initial_state.clone())
     });
     let outcome = outcome.or_raise()?;
-    let failure = outcome.failure.as_ref().map(|e| e.to_string());
     let result = RunResult::new(&outcome, &settings.output_directory);
     if let Some(signal) = signal {
         return Err(signal);
@@ -183,7 +182,6 @@ fn run_scene(
         (RunStatus::Completed, _) | (_, None) => Ok(result),
         (_, Some(error)) => {
             let raised = to_python(error);
-            let _ = failure;
             let value = raised.value(py);
             value.setattr("result", Py::new(py, result)?)?;
             Err(raised)
