@@ -23,7 +23,7 @@ use hooke::reduced::{ReducedModel, StepPotential, SubspaceSettings};
 use nalgebra::Vector3;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Instant;
 
 const MESHES: [[usize; 3]; 3] = [[24, 8, 8], [54, 18, 18], [90, 30, 30]];
@@ -134,13 +134,13 @@ fn iteration(c: &mut Criterion) {
         write_meshes(std::path::Path::new(&directory));
         std::process::exit(0);
     }
-    let models: RefCell<HashMap<usize, Rc<Model>>> = RefCell::default();
-    let prepared: RefCell<HashMap<(usize, usize, usize), Rc<Prepared>>> = RefCell::default();
+    let models: RefCell<HashMap<usize, Arc<Model>>> = RefCell::default();
+    let prepared: RefCell<HashMap<(usize, usize, usize), Arc<Prepared>>> = RefCell::default();
     let model_of = |cells: [usize; 3]| {
         models
             .borrow_mut()
             .entry(cells[0])
-            .or_insert_with(|| Rc::new(heterogeneous_bar(cells)))
+            .or_insert_with(|| Arc::new(heterogeneous_bar(cells)))
             .clone()
     };
     let prepared_of = |cells: [usize; 3], m: usize, points: usize| {
@@ -148,7 +148,7 @@ fn iteration(c: &mut Criterion) {
         prepared
             .borrow_mut()
             .entry((cells[0], m, points))
-            .or_insert_with(|| Rc::new(prepare(&model, m, points)))
+            .or_insert_with(|| Arc::new(prepare(&model, m, points)))
             .clone()
     };
     let mut group = c.benchmark_group("subspace_iteration");
@@ -160,20 +160,25 @@ fn iteration(c: &mut Criterion) {
             group.bench_function(BenchmarkId::new("mixed_fem", &label), |b| {
                 let p = prepared_of(cells, m, points);
                 let z = p.reduced.stretches(&p.start);
+                // On the thread pool, as a step runs it (integrate::commit_step).
                 b.iter(|| {
-                    let mut u = p.start.clone();
-                    let mut z = z.clone();
-                    let mut multipliers = Vec::new();
-                    p.reduced
-                        .mixed_iteration(&p.step, &mut u, &mut z, &mut multipliers)
-                        .expect("iteration")
+                    rayon::scope(|_| {
+                        let mut u = p.start.clone();
+                        let mut z = z.clone();
+                        let mut multipliers = Vec::new();
+                        p.reduced
+                            .mixed_iteration(&p.step, &mut u, &mut z, &mut multipliers)
+                            .expect("iteration")
+                    })
                 })
             });
             group.bench_function(BenchmarkId::new("fem", &label), |b| {
                 let p = prepared_of(cells, m, points);
                 b.iter(|| {
-                    let mut u = p.start.clone();
-                    p.reduced.newton_iteration(&p.step, &mut u).expect("iteration")
+                    rayon::scope(|_| {
+                        let mut u = p.start.clone();
+                        p.reduced.newton_iteration(&p.step, &mut u).expect("iteration")
+                    })
                 })
             });
         }

@@ -17,7 +17,8 @@
 //! block checks that no eigenvalue was missed. Eigenvectors come out
 //! M-orthonormal; convergence is judged by the true residual ‖Ku − λMu‖ / ‖Ku‖.
 
-use super::orthonormal::{axpy_in_place, dot, MOrthonormal};
+use super::kernels::dot;
+use super::orthonormal::{axpy_in_place, MOrthonormal};
 use super::{LowerPattern, SparseCholesky};
 use crate::error::{HookeError, Result};
 use nalgebra::{DMatrix, SymmetricEigen};

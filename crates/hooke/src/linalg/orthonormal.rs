@@ -2,6 +2,8 @@
 //! products against them need no further product with M (the eigensolver's
 //! search spaces and locked pairs, SIERE's Rayleigh–Ritz bases).
 
+use super::kernels::dot;
+
 /// M-orthonormal vectors with their M-images.
 #[derive(Clone, Debug, Default)]
 pub struct MOrthonormal {
@@ -50,24 +52,6 @@ impl MOrthonormal {
         self.mass_vectors.push(mass_v.iter().map(|x| x / length).collect());
         true
     }
-}
-
-/// Dot product with eight partial sums (a sequential sum cannot be vectorised).
-pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let mut partial = [0.0; 8];
-    let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f64 = a_chunks
-        .remainder()
-        .iter()
-        .zip(b_chunks.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in a_chunks.zip(b_chunks) {
-        for k in 0..8 {
-            partial[k] += x[k] * y[k];
-        }
-    }
-    partial.iter().sum::<f64>() + tail
 }
 
 /// y ← y + a x.

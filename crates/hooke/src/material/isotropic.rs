@@ -109,12 +109,7 @@ fn eigensystem(
     let mut pair_values = [(0.0, 0.0); 3];
     for (slot, (i, j)) in pair_values.iter_mut().zip(PAIRS) {
         let scale = sigma[i].abs().max(sigma[j].abs()).max(1.0);
-        let difference = sigma[i] - sigma[j];
-        let flip = if difference.abs() > EQUAL_STRETCH_GAP * scale {
-            (p[i] - p[j]) / difference
-        } else {
-            a[(i, i)] - a[(i, j)]
-        };
+        let flip = flip_value(sigma, p, a, i, j);
         // σᵢ + σⱼ = 0 only for an element flattened through inversion: the
         // twist stiffness is genuinely unbounded there, so bound the denominator.
         let sum = sigma[i] + sigma[j];
@@ -138,6 +133,18 @@ fn eigensystem(
         scaling_values,
         scaling_vectors,
         pair_values,
+    }
+}
+
+/// The flip eigenvalue (pᵢ − pⱼ)/(σᵢ − σⱼ) of pair (i, j), or its limit
+/// ∂²ψ/∂σᵢ² − ∂²ψ/∂σᵢ∂σⱼ where the two stretches are (nearly) equal.
+pub(super) fn flip_value(sigma: &Vector3<f64>, p: &Vector3<f64>, a: &Matrix3<f64>, i: usize, j: usize) -> f64 {
+    let scale = sigma[i].abs().max(sigma[j].abs()).max(1.0);
+    let difference = sigma[i] - sigma[j];
+    if difference.abs() > EQUAL_STRETCH_GAP * scale {
+        (p[i] - p[j]) / difference
+    } else {
+        a[(i, i)] - a[(i, j)]
     }
 }
 

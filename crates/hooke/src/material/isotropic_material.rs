@@ -45,6 +45,10 @@ impl Material for IsotropicMaterial {
         evaluate(self.model, f, &self.lame, want)
     }
 
+    fn evaluate_symmetric(&self, s: &Matrix3<f64>, want: Want) -> Option<super::symmetric::SymmetricEvaluation> {
+        super::evaluate_symmetric(self.model, s, &self.lame, want)
+    }
+
     fn capabilities(&self) -> MaterialCapabilities {
         MaterialCapabilities {
             defined_under_inversion: !self.model.has_undefined_states(),

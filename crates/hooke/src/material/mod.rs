@@ -29,6 +29,7 @@ pub mod scaled;
 mod st_venant_kirchhoff;
 mod stable_neo_hookean;
 pub mod strain_limit;
+pub mod symmetric;
 pub mod valanis_landel;
 mod voigt;
 pub mod volume;
@@ -62,6 +63,13 @@ pub trait Material: Send + Sync + std::fmt::Debug {
     /// base material's, since seed 004 §2.13 leaves anisotropy out of the
     /// constant matrix to act through the gradient.
     fn laplacian_weight(&self, _stretches: &laplacian_weight::StretchSamples) -> Option<f64> {
+        None
+    }
+    /// ψ and its derivatives in z at a symmetric positive-definite F = S
+    /// ([`symmetric`]), the mixed formulation's per-point work, where the
+    /// model has a direct form. None: evaluate at F = S and carry P and ∂P/∂F
+    /// to z through ∂S/∂z (the general path, and the one for inverted S).
+    fn evaluate_symmetric(&self, _s: &Matrix3<f64>, _want: Want) -> Option<symmetric::SymmetricEvaluation> {
         None
     }
 }
@@ -249,6 +257,29 @@ pub fn evaluate(model: MaterialModel, f: &Matrix3<f64>, lame: &Lame, want: Want)
         MaterialModel::Arap => isotropic::evaluate(&arap::Arap, f, lame, want),
         MaterialModel::ModifiedNeoHookean => {
             isotropic::evaluate(&modified_neo_hookean::ModifiedNeoHookean, f, lame, want)
+        }
+    }
+}
+
+/// `model` at a symmetric positive-definite F = S, in z ([`symmetric`]);
+/// None for the linear model (not rotation invariant) and where S is not
+/// positive definite.
+pub fn evaluate_symmetric(
+    model: MaterialModel,
+    s: &Matrix3<f64>,
+    lame: &Lame,
+    want: Want,
+) -> Option<symmetric::SymmetricEvaluation> {
+    match model {
+        MaterialModel::Linear => None,
+        MaterialModel::Corotational => symmetric::evaluate(&corotational::Corotational, s, lame, want),
+        MaterialModel::StVenantKirchhoff => symmetric::evaluate(&st_venant_kirchhoff::StVenantKirchhoff, s, lame, want),
+        MaterialModel::NeoHookean => symmetric::evaluate(&neo_hookean::NeoHookean, s, lame, want),
+        MaterialModel::StableNeoHookean => symmetric::evaluate(&stable_neo_hookean::StableNeoHookean, s, lame, want),
+        MaterialModel::FixedCorotational => symmetric::evaluate(&fixed_corotational::FixedCorotational, s, lame, want),
+        MaterialModel::Arap => symmetric::evaluate(&arap::Arap, s, lame, want),
+        MaterialModel::ModifiedNeoHookean => {
+            symmetric::evaluate(&modified_neo_hookean::ModifiedNeoHookean, s, lame, want)
         }
     }
 }

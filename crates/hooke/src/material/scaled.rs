@@ -39,6 +39,14 @@ impl Material for Scaled {
         evaluation
     }
 
+    fn evaluate_symmetric(&self, s: &Matrix3<f64>, want: Want) -> Option<super::symmetric::SymmetricEvaluation> {
+        let mut evaluation = self.base.evaluate_symmetric(s, want)?;
+        evaluation.energy *= self.factor;
+        evaluation.gradient *= self.factor;
+        evaluation.hessian *= self.factor;
+        Some(evaluation)
+    }
+
     fn capabilities(&self) -> MaterialCapabilities {
         self.base.capabilities()
     }

@@ -129,7 +129,7 @@ pub struct ReducedModel {
 
 /// A reusable buffer (a clone starts empty).
 #[derive(Debug, Default)]
-pub(crate) struct Scratch(std::sync::Mutex<Vec<f64>>);
+pub(crate) struct Scratch(std::sync::Mutex<Vec<Vec<f64>>>);
 
 impl Clone for Scratch {
     fn clone(&self) -> Self {
@@ -138,16 +138,17 @@ impl Clone for Scratch {
 }
 
 impl Scratch {
-    /// The buffer at `length` (contents unspecified), to be given back with [`Scratch::put`].
+    /// A buffer at `length` (contents unspecified), to be given back with
+    /// [`Scratch::put`]; concurrent takers get buffers of their own.
     pub(crate) fn take(&self, length: usize) -> Vec<f64> {
-        let mut buffer = self.0.lock().map(|mut b| std::mem::take(&mut *b)).unwrap_or_default();
+        let mut buffer = self.0.lock().ok().and_then(|mut pool| pool.pop()).unwrap_or_default();
         buffer.resize(length, 0.0);
         buffer
     }
 
     pub(crate) fn put(&self, buffer: Vec<f64>) {
-        if let Ok(mut slot) = self.0.lock() {
-            *slot = buffer;
+        if let Ok(mut pool) = self.0.lock() {
+            pool.push(buffer);
         }
     }
 }
@@ -346,23 +347,6 @@ impl ReducedModel {
     /// F_c = I + A_c u.
     pub fn deformation_gradient(&self, point: usize, u: &[f64]) -> Matrix3<f64> {
         Matrix3::identity() + self.map_product(point, u)
-    }
-
-    /// Adds A_cᵀ v to `out`, v = vec(V) column-major: block c gets Σₑ V[c, e] gₑ.
-    pub fn add_map_transpose(&self, point: usize, v: &[f64; 9], out: &mut [f64]) {
-        let q = self.basis.block();
-        let g = self.point_gradients(point);
-        for c in 0..3 {
-            let block = &mut out[c * q..(c + 1) * q];
-            for e in 0..3 {
-                let factor = v[c + 3 * e];
-                if factor != 0.0 {
-                    for (o, a) in block.iter_mut().zip(&g[e * q..(e + 1) * q]) {
-                        *o += factor * a;
-                    }
-                }
-            }
-        }
     }
 
     /// A_c as a dense 9 × r matrix (checks on small problems).

@@ -27,9 +27,10 @@
 use super::problem::{ReducedLoads, ReducedModel};
 use super::stretch::{evaluate_stretch, stretch_energy, Stretch, OFF_DIAGONAL_WEIGHT};
 use crate::error::{HookeError, Result};
-use crate::linalg::dot;
+use crate::linalg::{combine3, dot};
 use crate::material::{StressDerivative, Want};
 use faer::linalg::matmul::matmul;
+use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::linalg::solvers::Solve;
 use faer::{Accum, MatMut, MatRef, Par, Side};
 use nalgebra::{DMatrix, SMatrix, Vector6};
@@ -129,58 +130,124 @@ impl ReducedModel {
         step.quadratic(u).0 + self.elastic_energy(u)
     }
 
-    /// Σ A_cᵀ v_c over points, summed in point order.
+    /// Σ A_cᵀ v_c over points. Block c of the result is Σ_p Σₑ V_p[c, e] g_{p,e},
+    /// so the whole is one product G W (q × 3|𝒞| by 3|𝒞| × 3) with W's rows
+    /// 3p + e holding V_p[·, e]; sequential, so the sum's order is fixed.
     fn gather(&self, per_point: &[[f64; 9]]) -> Vec<f64> {
-        let mut out = vec![0.0; self.rank()];
-        for (c, v) in per_point.iter().enumerate() {
-            self.add_map_transpose(c, v, &mut out);
+        let q = self.basis.block();
+        let n = per_point.len();
+        let mut weights = vec![0.0; 9 * n];
+        // Column-major 3|𝒞| × 3: entry (3p + e, c) is V_p[c + 3e].
+        for (p, v) in per_point.iter().enumerate() {
+            for e in 0..3 {
+                for c in 0..3 {
+                    weights[c * 3 * n + 3 * p + e] = v[c + 3 * e];
+                }
+            }
         }
+        let mut out = vec![0.0; 3 * q];
+        matmul(
+            MatMut::from_column_major_slice_mut(&mut out, q, 3),
+            Accum::Replace,
+            MatRef::from_column_major_slice(&self.gradients, q, 3 * n),
+            MatRef::from_column_major_slice(&weights, 3 * n, 3),
+            1.0,
+            Par::Seq,
+        );
         out
     }
 
     /// H_u + K with K = Σ_c A_cᵀ t_cᵀ t_c A_c (`factors`: each point's t, R × 9),
-    /// lower triangle only (see the module's notes for the blocks). The six
-    /// lower blocks come from one product, [G S^{00}; G S^{10}; …; G S^{22}] Gᵀ
-    /// (6q × 3|𝒞| by 3|𝒞| × q): one well-shaped call does better than six
-    /// small ones (18 q²|𝒞| multiply-adds, a third of them above the
-    /// diagonal and unused, against 27 q²|𝒞| for P Pᵀ).
+    /// lower triangle only (see the module's notes for the blocks). The
+    /// points are split into two fixed halves, summed in order, so the result
+    /// does not depend on the number of threads.
     fn condensed_matrix<const R: usize>(&self, inertia: &DMatrix<f64>, factors: &[SMatrix<f64, R, 9>]) -> DMatrix<f64> {
-        const PAIRS: [(usize, usize); 6] = [(0, 0), (1, 0), (2, 0), (1, 1), (2, 1), (2, 2)];
+        let r = self.rank();
+        let half = factors.len() / 2;
+        let (mut system, second) = rayon::join(
+            || self.condensed_part(0, &factors[..half]),
+            || self.condensed_part(half, &factors[half..]),
+        );
+        system += second;
+        system += inertia;
+        debug_assert_eq!(system.nrows(), r);
+        system
+    }
+
+    /// The lower triangle of Σ A_cᵀ tᵀt A_c over the points `first..`, a chunk
+    /// of points at a time so that the scaled gradients stay in cache. For a
+    /// chunk with gradients G (q × 3k), block (c, d) of u's coordinates is
+    /// G S^{cd} Gᵀ, S^{cd} the points' 3 × 3 blocks of tᵀt: the diagonal
+    /// blocks (S^{cc} symmetric) go to the lower triangle only, the three
+    /// below them in one product: 13.5 q²k multiply-adds in all.
+    fn condensed_part<const R: usize>(&self, first: usize, factors: &[SMatrix<f64, R, 9>]) -> DMatrix<f64> {
+        const CHUNK: usize = 32;
+        const BELOW: [(usize, usize); 3] = [(1, 0), (2, 0), (2, 1)];
         let q = self.basis.block();
-        let n = factors.len();
-        let rows = 6 * q;
-        let mut scaled = self.scratch.take(rows * 3 * n);
-        // Point p's three columns: block (c, d) of column f is G_p S_p^{cd}[:, f],
-        // S^{cd}[e, f] = Σᵢ t[i, c+3e] t[i, d+3f].
-        scaled.par_chunks_mut(3 * rows).enumerate().for_each(|(p, columns)| {
-            let t = &factors[p];
-            let gp = self.point_gradients(p);
-            for (f, column) in columns.chunks_mut(rows).enumerate() {
-                for (&(c, d), block) in PAIRS.iter().zip(column.chunks_mut(q)) {
-                    let s: [f64; 3] =
-                        std::array::from_fn(|e| (0..R).map(|i| t[(i, c + 3 * e)] * t[(i, d + 3 * f)]).sum());
-                    for (k, value) in block.iter_mut().enumerate() {
-                        *value = s[0] * gp[k] + s[1] * gp[q + k] + s[2] * gp[2 * q + k];
+        let mut system = DMatrix::<f64>::zeros(3 * q, 3 * q);
+        // Per chunk: columns of [G S^{00} | G S^{11} | G S^{22}] stacked as
+        // three q × 3k matrices, then [G S^{10}; G S^{20}; G S^{21}] (3q × 3k).
+        let mut diagonal = self.scratch.take(3 * q * 3 * CHUNK);
+        let mut below = self.scratch.take(3 * q * 3 * CHUNK);
+        let mut products = DMatrix::<f64>::zeros(3 * q, q);
+        for (chunk_index, chunk) in factors.chunks(CHUNK).enumerate() {
+            let start = first + chunk_index * CHUNK;
+            let k = chunk.len();
+            for (p, t) in chunk.iter().enumerate() {
+                let gp = self.point_gradients(start + p);
+                // S^{cd}[e, f] = Σᵢ t[i, c+3e] t[i, d+3f].
+                let s = |c: usize, d: usize, e: usize, f: usize| {
+                    (0..R).map(|i| t[(i, c + 3 * e)] * t[(i, d + 3 * f)]).sum::<f64>()
+                };
+                for f in 0..3 {
+                    let column = 3 * p + f;
+                    for c in 0..3 {
+                        let weights = [s(c, c, 0, f), s(c, c, 1, f), s(c, c, 2, f)];
+                        let out = &mut diagonal[(c * 3 * k + column) * q..(c * 3 * k + column + 1) * q];
+                        combine(out, gp, q, weights);
+                    }
+                    for (b, &(c, d)) in BELOW.iter().enumerate() {
+                        let weights = [s(c, d, 0, f), s(c, d, 1, f), s(c, d, 2, f)];
+                        let out = &mut below[column * 3 * q + b * q..column * 3 * q + (b + 1) * q];
+                        combine(out, gp, q, weights);
                     }
                 }
             }
-        });
-        let mut blocks = DMatrix::<f64>::zeros(rows, q);
-        matmul(
-            MatMut::from_column_major_slice_mut(blocks.as_mut_slice(), rows, q),
-            Accum::Replace,
-            MatRef::from_column_major_slice(&scaled, rows, 3 * n),
-            MatRef::from_column_major_slice(&self.gradients, q, 3 * n).transpose(),
-            1.0,
-            Par::rayon(0),
-        );
-        self.scratch.put(scaled);
-        let mut system = inertia.clone();
-        for (index, &(c, d)) in PAIRS.iter().enumerate() {
-            let block = blocks.view((index * q, 0), (q, q));
-            let mut target = system.view_mut((c * q, d * q), (q, q));
-            target += block;
+            let gradients =
+                MatRef::from_column_major_slice(&self.gradients[3 * q * start..3 * q * (start + k)], q, 3 * k);
+            for c in 0..3 {
+                triangular::matmul(
+                    MatMut::from_column_major_slice_mut(system.as_mut_slice(), 3 * q, 3 * q).submatrix_mut(
+                        c * q,
+                        c * q,
+                        q,
+                        q,
+                    ),
+                    BlockStructure::TriangularLower,
+                    Accum::Add,
+                    MatRef::from_column_major_slice(&diagonal[c * 3 * k * q..(c + 1) * 3 * k * q], q, 3 * k),
+                    BlockStructure::Rectangular,
+                    gradients.transpose(),
+                    BlockStructure::Rectangular,
+                    1.0,
+                    Par::Seq,
+                );
+            }
+            matmul(
+                MatMut::from_column_major_slice_mut(products.as_mut_slice(), 3 * q, q),
+                Accum::Replace,
+                MatRef::from_column_major_slice(&below[..3 * q * 3 * k], 3 * q, 3 * k),
+                gradients.transpose(),
+                1.0,
+                Par::Seq,
+            );
+            for (b, &(c, d)) in BELOW.iter().enumerate() {
+                let mut target = system.view_mut((c * q, d * q), (q, q));
+                target += products.view((b * q, 0), (q, q));
+            }
         }
+        self.scratch.put(diagonal);
+        self.scratch.put(below);
         system
     }
 
@@ -368,23 +435,33 @@ impl ReducedModel {
         let elastic = self.gather(&forces);
         let rhs: Vec<f64> = quadratic_gradient.iter().zip(&elastic).map(|(g, e)| -g - e).collect();
         let (du, decrement) = self.condensed_solve(&step.inertia, &factors, &rhs)?;
-        // The local updates: dz_c, and the multipliers μ_c.
+        // The local updates: dz_c, and the multipliers μ_c, per point in parallel.
         let d = Vector6::from_column_slice(&OFF_DIAGONAL_WEIGHT);
+        let updates: Vec<(Vector6<f64>, Vector6<f64>, [f64; 9], f64)> = states
+            .par_iter()
+            .enumerate()
+            .map(|(c, state)| {
+                let a_du = SMatrix::<f64, 9, 1>::from_column_slice(self.map_product(c, &du).as_slice());
+                let change = state.target - z[c] + state.jacobian * a_du;
+                let multiplier = (state.gradient + state.hessian * change).component_div(&d);
+                let w = self.points[c].weight;
+                // ∇_u ℒ gets Σ w A_cᵀ J_Sᵀ D μ_c; ∇_z ℒ_c = w (ψ'(z_c) − D μ_c).
+                let pulled = state.jacobian.transpose() * multiplier.component_mul(&d) * w;
+                let mut force = [0.0; 9];
+                force.copy_from_slice(pulled.as_slice());
+                let slope = w * (state.gradient - multiplier.component_mul(&d)).dot(&change);
+                (change, multiplier, force, slope)
+            })
+            .collect();
+        let mut slope = dot(&quadratic_gradient, &du);
         let mut dz = Vec::with_capacity(count);
         multipliers.clear();
-        let mut slope = dot(&quadratic_gradient, &du);
-        let mut constraint_force = vec![[0.0; 9]; count];
-        for (c, state) in states.iter().enumerate() {
-            let a_du = SMatrix::<f64, 9, 1>::from_column_slice(self.map_product(c, &du).as_slice());
-            let change = state.target - z[c] + state.jacobian * a_du;
-            let multiplier = (state.gradient + state.hessian * change).component_div(&d);
-            let w = self.points[c].weight;
-            // ∇_u ℒ gets Σ w A_cᵀ J_Sᵀ D μ_c; ∇_z ℒ_c = w (ψ'(z_c) − D μ_c).
-            let pulled = state.jacobian.transpose() * multiplier.component_mul(&d) * w;
-            constraint_force[c].copy_from_slice(pulled.as_slice());
-            slope += w * (state.gradient - multiplier.component_mul(&d)).dot(&change);
+        let mut constraint_force = Vec::with_capacity(count);
+        for (change, multiplier, force, point_slope) in updates {
+            slope += point_slope;
             dz.push(change);
             multipliers.push(multiplier);
+            constraint_force.push(force);
         }
         slope += dot(&self.gather(&constraint_force), &du);
         let start = quadratic
@@ -412,6 +489,12 @@ impl ReducedModel {
             merit: if alpha > 0.0 { merit } else { start },
         })
     }
+}
+
+/// out = w₀ g₀ + w₁ g₁ + w₂ g₂ for a point's gradients gp = [g₀ g₁ g₂].
+#[inline]
+fn combine(out: &mut [f64], gp: &[f64], q: usize, w: [f64; 3]) {
+    combine3(out, &gp[..q], &gp[q..2 * q], &gp[2 * q..3 * q], w);
 }
 
 /// Backtracking from α = 1 until f(α) ≤ f(0) + c α slope (Armijo). When the

@@ -6,32 +6,14 @@
 //! these are the pieces it is built from.
 
 use crate::linalg::{polar_rotation, signed_svd3, symmetric_eigen3};
-use crate::material::{Material, Matrix6, Matrix9, StressDerivative, Want};
+use crate::material::{Material, Matrix9, StressDerivative, Want};
 use nalgebra::{Matrix3, SMatrix, Vector3, Vector6};
 
 /// ∂z/∂vec(F), vec column-major (F₁₁, F₂₁, F₃₁, F₁₂, …).
 pub type StretchJacobian = SMatrix<f64, 6, 9>;
 
-/// The entries (row, column) of S that z lists, in order.
-const ENTRIES: [(usize, usize); 6] = [(0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)];
-
-/// D = diag(1, 1, 1, 2, 2, 2): zᵀ D y = S : Y, the Frobenius product of the matrices.
-pub const OFF_DIAGONAL_WEIGHT: [f64; 6] = [1.0, 1.0, 1.0, 2.0, 2.0, 2.0];
-
-/// z of a symmetric matrix (its upper triangle is read).
-pub fn to_vector(s: &Matrix3<f64>) -> Vector6<f64> {
-    Vector6::from_fn(|k, _| s[ENTRIES[k]])
-}
-
-/// The symmetric matrix of z.
-pub fn to_matrix(z: &Vector6<f64>) -> Matrix3<f64> {
-    let mut s = Matrix3::zeros();
-    for (k, &(i, j)) in ENTRIES.iter().enumerate() {
-        s[(i, j)] = z[k];
-        s[(j, i)] = z[k];
-    }
-    s
-}
+use crate::material::symmetric::ENTRIES;
+pub use crate::material::symmetric::{project_to_psd6, to_matrix, to_vector, OFF_DIAGONAL_WEIGHT};
 
 /// vec(∂S/∂zₖ) as the columns of a 9×6 matrix: a diagonal entry moves one
 /// entry of S, an off-diagonal one moves two.
@@ -126,26 +108,39 @@ impl Stretch {
 }
 
 /// ψ(S), ∂ψ/∂z and ∂²ψ/∂z² of a rotation-invariant material at the stretch
-/// z: the material is evaluated at F = S (ψ(RS) = ψ(S)), and its P and ∂P/∂F
-/// are carried to z through ∂S/∂z. `project` clamps the 6×6 Hessian's
-/// negative eigenvalues to zero (the condensed solve needs it PSD).
-#[derive(Clone, Copy, Debug)]
-pub struct StretchEvaluation {
-    pub energy: f64,
-    pub gradient: Vector6<f64>,
-    pub hessian: Matrix6,
-}
+/// z. Where the material has a direct form at a positive-definite S
+/// ([`Material::evaluate_symmetric`]) that is used; otherwise the material is
+/// evaluated at F = S (ψ(RS) = ψ(S)) and its P and ∂P/∂F are carried to z
+/// through ∂S/∂z. `project` makes the 6×6 Hessian positive semi-definite (the
+/// condensed solve needs it) by clamping the 6×6 matrix's eigenvalues.
+pub use crate::material::symmetric::SymmetricEvaluation as StretchEvaluation;
 
 /// The energy density alone at z (+∞ where the material is undefined).
 pub fn stretch_energy(material: &dyn Material, z: &Vector6<f64>) -> f64 {
-    material.evaluate(&to_matrix(z), Want::Energy).energy_density
+    let s = to_matrix(z);
+    match material.evaluate_symmetric(&s, Want::Energy) {
+        Some(evaluation) => evaluation.energy,
+        None => material.evaluate(&s, Want::Energy).energy_density,
+    }
 }
 
 /// ψ, ∂ψ/∂z and ∂²ψ/∂z² at z (see [`StretchEvaluation`]); None where the
 /// material is undefined.
 pub fn evaluate_stretch(material: &dyn Material, z: &Vector6<f64>, project: bool) -> Option<StretchEvaluation> {
     let s = to_matrix(z);
-    let evaluation = material.evaluate(&s, Want::Derivative { project: false });
+    if let Some(evaluation) = material.evaluate_symmetric(&s, Want::Derivative { project }) {
+        return Some(evaluation);
+    }
+    general_stretch_evaluation(material, &s, project)
+}
+
+/// The general path of [`evaluate_stretch`]: ∂P/∂F at F = S carried to z.
+pub fn general_stretch_evaluation(
+    material: &dyn Material,
+    s: &Matrix3<f64>,
+    project: bool,
+) -> Option<StretchEvaluation> {
+    let evaluation = material.evaluate(s, Want::Derivative { project: false });
     if !evaluation.energy_density.is_finite() {
         return None;
     }
@@ -168,19 +163,4 @@ pub fn evaluate_stretch(material: &dyn Material, z: &Vector6<f64>, project: bool
         gradient,
         hessian,
     })
-}
-
-/// The PSD part of a symmetric 6×6 matrix.
-pub fn project_to_psd6(h: &Matrix6) -> Matrix6 {
-    // Positive definite (the common case): a Cholesky factorisation says so
-    // at a fraction of an eigen-decomposition's cost.
-    if nalgebra::Cholesky::new(*h).is_some() {
-        return *h;
-    }
-    let eigen = nalgebra::SymmetricEigen::new(*h);
-    if eigen.eigenvalues.iter().all(|l| *l >= 0.0) {
-        return *h;
-    }
-    let clamped = eigen.eigenvalues.map(|l| l.max(0.0));
-    eigen.eigenvectors * Matrix6::from_diagonal(&clamped) * eigen.eigenvectors.transpose()
 }
