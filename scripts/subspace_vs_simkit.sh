@@ -4,8 +4,9 @@
 # Needs `pip install 'simkit[mesh,solvers]==0.1.8'`. Writes target/subspace-vs-simkit/.
 # PYTHON=path picks the interpreter that has simkit (default python3).
 # SKIP_HOOKE=1 runs simkit alone (on meshes already written). ITERATIONS_ONLY=1 times
-# iterations alone (no precomputation on either side: a few minutes instead of about 15). SIMKIT_LARGE=1 also times simkit's precomputation on the 486k-tet bar (about
-# 35 minutes; its own cubature would need 36 GB, so the chunked distances are used).
+# iterations alone (no precomputation on either side: about 12 minutes instead of 20).
+# SIMKIT_LARGE=1 also times simkit's precomputation on the 486k-tet bar (about 35
+# minutes; its own cubature would need 36 GB, so the chunked distances are used).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$PWD/target/subspace-vs-simkit"
