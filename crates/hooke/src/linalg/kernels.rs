@@ -74,9 +74,9 @@ mod tests {
         let plain: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
         assert!((dot(&a, &b) - plain).abs() < 1e-12);
         let mut out = vec![0.0; 37];
-        combine3(&mut out, &a, &b, &c, [2.0, -1.0, 0.5]);
+        combine3(&mut out, &a, &b, &c, [2.0, -0.75, 0.5]);
         for i in 0..37 {
-            assert_eq!(out[i], 2.0 * a[i] + -1.0 * b[i] + 0.5 * c[i]);
+            assert_eq!(out[i], 2.0 * a[i] + -0.75 * b[i] + 0.5 * c[i]);
         }
     }
 }

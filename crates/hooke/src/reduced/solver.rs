@@ -439,7 +439,13 @@ impl ReducedModel {
         let (du, decrement) = self.condensed_solve(&step.inertia, &factors, &rhs)?;
         // The local updates: dz_c, and the multipliers μ_c, per point in parallel.
         let d = Vector6::from_column_slice(&OFF_DIAGONAL_WEIGHT);
-        let updates: Vec<(Vector6<f64>, Vector6<f64>, [f64; 9], f64)> = states
+        struct LocalUpdate {
+            change: Vector6<f64>,
+            multiplier: Vector6<f64>,
+            force: [f64; 9],
+            slope: f64,
+        }
+        let updates: Vec<LocalUpdate> = states
             .par_iter()
             .enumerate()
             .map(|(c, state)| {
@@ -452,18 +458,23 @@ impl ReducedModel {
                 let mut force = [0.0; 9];
                 force.copy_from_slice(pulled.as_slice());
                 let slope = w * (state.gradient - multiplier.component_mul(&d)).dot(&change);
-                (change, multiplier, force, slope)
+                LocalUpdate {
+                    change,
+                    multiplier,
+                    force,
+                    slope,
+                }
             })
             .collect();
         let mut slope = dot(&quadratic_gradient, &du);
         let mut dz = Vec::with_capacity(count);
         multipliers.clear();
         let mut constraint_force = Vec::with_capacity(count);
-        for (change, multiplier, force, point_slope) in updates {
-            slope += point_slope;
-            dz.push(change);
-            multipliers.push(multiplier);
-            constraint_force.push(force);
+        for update in updates {
+            slope += update.slope;
+            dz.push(update.change);
+            multipliers.push(update.multiplier);
+            constraint_force.push(update.force);
         }
         slope += dot(&self.gather(&constraint_force), &du);
         let start = quadratic
