@@ -11,7 +11,7 @@
 //! it is here to measure what the subspace saves, and for small problems.
 
 use super::solver::IterationReport;
-use super::stretch::{evaluate_stretch, stretch_energy, Stretch, OFF_DIAGONAL_WEIGHT};
+use super::stretch::{evaluate_stretch, local_update, stretch_energy, LocalUpdate, Stretch, OFF_DIAGONAL_WEIGHT};
 use crate::error::{HookeError, Result};
 use crate::fem::{ElementGather, ElementKind, LinearTetrahedron, TetrahedronGeometry, PACKED_HESSIAN_LEN};
 use crate::integrate::{
@@ -44,13 +44,6 @@ struct ElementState {
 
 /// An element's local update: dz, μ, the constraint force Dₑᵀ J_Sᵀ D μ
 /// (per vertex) and its share of the line search's slope.
-struct LocalUpdate {
-    change: Vector6<f64>,
-    multiplier: Vector6<f64>,
-    force: [f64; 12],
-    slope: f64,
-}
-
 /// Backward Euler by full-space mixed FEM.
 pub struct FullMixedBackwardEuler {
     tets: Vec<[usize; 4]>,
@@ -266,29 +259,31 @@ impl FullMixedBackwardEuler {
         }
         // The local updates, and the slope of ℒ along (dx, dz) with μ fixed.
         let d = Vector6::from_column_slice(&OFF_DIAGONAL_WEIGHT);
-        let updates: Vec<LocalUpdate> = states
+        let updates: Vec<LocalUpdate<12>> = states
             .par_iter()
             .enumerate()
             .map(|(e, state)| {
-                let w = self.geometries[e].rest_volume;
-                let df = LinearTetrahedron::deformation_gradient(&self.geometries[e], &self.local(e, &dx));
-                let change =
-                    state.target - z[e] + state.jacobian * SMatrix::<f64, 9, 1>::from_column_slice(df.as_slice());
-                let multiplier = (state.gradient + state.hessian * change).component_div(&d);
-                let pulled = state.jacobian.transpose() * multiplier.component_mul(&d);
-                let mut force = [0.0; 12];
-                LinearTetrahedron::gradient(
-                    &self.geometries[e],
-                    &Matrix3::from_column_slice(pulled.as_slice()),
-                    &mut force,
-                );
-                let slope = w * (state.gradient - multiplier.component_mul(&d)).dot(&change);
-                LocalUpdate {
-                    change,
-                    multiplier,
-                    force,
-                    slope,
-                }
+                let geometry = &self.geometries[e];
+                let df = LinearTetrahedron::deformation_gradient(geometry, &self.local(e, &dx));
+                local_update(
+                    &state.target,
+                    &z[e],
+                    &state.jacobian,
+                    &state.gradient,
+                    &state.hessian,
+                    &SMatrix::<f64, 9, 1>::from_column_slice(df.as_slice()),
+                    geometry.rest_volume,
+                    |pulled| {
+                        // The nodal forces of the stress Jᵀ D μ (the tet's gradient applies its volume).
+                        let mut force = [0.0; 12];
+                        LinearTetrahedron::gradient(
+                            geometry,
+                            &Matrix3::from_column_slice(pulled.as_slice()),
+                            &mut force,
+                        );
+                        force
+                    },
+                )
             })
             .collect();
         let constraint_forces: Vec<f64> = updates.iter().flat_map(|u| u.force).collect();

@@ -27,7 +27,7 @@
 //! mesh size.
 
 use super::problem::{ReducedLoads, ReducedModel};
-use super::stretch::{evaluate_stretch, stretch_energy, Stretch, OFF_DIAGONAL_WEIGHT};
+use super::stretch::{evaluate_stretch, local_update, stretch_energy, LocalUpdate, Stretch, OFF_DIAGONAL_WEIGHT};
 use crate::error::{HookeError, Result};
 use crate::linalg::{combine3, dot};
 use crate::material::{StressDerivative, Want};
@@ -438,32 +438,23 @@ impl ReducedModel {
         let rhs: Vec<f64> = quadratic_gradient.iter().zip(&elastic).map(|(g, e)| -g - e).collect();
         let (du, decrement) = self.condensed_solve(&step.inertia, &factors, &rhs)?;
         // The local updates: dz_c, and the multipliers μ_c, per point in parallel.
-        let d = Vector6::from_column_slice(&OFF_DIAGONAL_WEIGHT);
-        struct LocalUpdate {
-            change: Vector6<f64>,
-            multiplier: Vector6<f64>,
-            force: [f64; 9],
-            slope: f64,
-        }
-        let updates: Vec<LocalUpdate> = states
+        let updates: Vec<LocalUpdate<9>> = states
             .par_iter()
             .enumerate()
             .map(|(c, state)| {
                 let a_du = SMatrix::<f64, 9, 1>::from_column_slice(self.map_product(c, &du).as_slice());
-                let change = state.target - z[c] + state.jacobian * a_du;
-                let multiplier = (state.gradient + state.hessian * change).component_div(&d);
                 let w = self.points[c].weight;
-                // ∇_u ℒ gets Σ w A_cᵀ J_Sᵀ D μ_c; ∇_z ℒ_c = w (ψ'(z_c) − D μ_c).
-                let pulled = state.jacobian.transpose() * multiplier.component_mul(&d) * w;
-                let mut force = [0.0; 9];
-                force.copy_from_slice(pulled.as_slice());
-                let slope = w * (state.gradient - multiplier.component_mul(&d)).dot(&change);
-                LocalUpdate {
-                    change,
-                    multiplier,
-                    force,
-                    slope,
-                }
+                // ∇_u ℒ gets Σ w A_cᵀ J_Sᵀ D μ_c (gathered below); ∇_z ℒ_c = w (ψ'(z_c) − D μ_c).
+                local_update(
+                    &state.target,
+                    &z[c],
+                    &state.jacobian,
+                    &state.gradient,
+                    &state.hessian,
+                    &a_du,
+                    w,
+                    |pulled| std::array::from_fn(|k| pulled[k] * w),
+                )
             })
             .collect();
         let mut slope = dot(&quadratic_gradient, &du);
@@ -477,6 +468,7 @@ impl ReducedModel {
             constraint_force.push(update.force);
         }
         slope += dot(&self.gather(&constraint_force), &du);
+        let d = Vector6::from_column_slice(&OFF_DIAGONAL_WEIGHT);
         let start = quadratic
             + (0..count)
                 .map(|c| {

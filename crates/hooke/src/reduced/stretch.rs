@@ -6,7 +6,7 @@
 //! these are the pieces it is built from.
 
 use crate::linalg::{polar_rotation, signed_svd3, symmetric_eigen3};
-use crate::material::{Material, Matrix9, StressDerivative, Want};
+use crate::material::{Material, Matrix6, Matrix9, StressDerivative, Want};
 use nalgebra::{Matrix3, SMatrix, Vector3, Vector6};
 
 /// ∂z/∂vec(F), vec column-major (F₁₁, F₂₁, F₃₁, F₁₂, …).
@@ -163,4 +163,45 @@ pub fn general_stretch_evaluation(
         gradient,
         hessian,
     })
+}
+
+/// One point's local update in the mixed formulation (seed 002 Eqs. 6–8),
+/// with `N` the length of its force in the caller's layout.
+#[derive(Clone, Copy, Debug)]
+pub struct LocalUpdate<const N: usize> {
+    /// dz = z̄ − z + J dF.
+    pub change: Vector6<f64>,
+    /// μ = D⁻¹(ψ' + H dz).
+    pub multiplier: Vector6<f64>,
+    /// The constraint's pull Jᵀ D μ on F, carried to the caller's unknowns.
+    pub force: [f64; N],
+    /// Its term of the Lagrangian's slope, w (ψ' − D μ)·dz.
+    pub slope: f64,
+}
+
+/// The local update of a point whose stretch is linearised at z (`target`
+/// z̄ = z(F), `jacobian` ∂z̄/∂F, `gradient` ψ'(z), `hessian` H) along a step
+/// that changes F by `df`, with weight `w`: ∇_u ℒ gets w Jᵀ D μ through F;
+/// `carry` takes Jᵀ D μ to the caller's unknowns (and applies w).
+#[allow(clippy::too_many_arguments)]
+pub fn local_update<const N: usize>(
+    target: &Vector6<f64>,
+    z: &Vector6<f64>,
+    jacobian: &StretchJacobian,
+    gradient: &Vector6<f64>,
+    hessian: &Matrix6,
+    df: &SMatrix<f64, 9, 1>,
+    w: f64,
+    carry: impl Fn(&SMatrix<f64, 9, 1>) -> [f64; N],
+) -> LocalUpdate<N> {
+    let d = Vector6::from_column_slice(&OFF_DIAGONAL_WEIGHT);
+    let change = target - z + jacobian * df;
+    let multiplier = (gradient + hessian * change).component_div(&d);
+    let pulled = jacobian.transpose() * multiplier.component_mul(&d);
+    LocalUpdate {
+        change,
+        multiplier,
+        force: carry(&pulled),
+        slope: w * (gradient - multiplier.component_mul(&d)).dot(&change),
+    }
 }
