@@ -66,6 +66,38 @@ dispatch! {
 mod tests {
     use super::*;
 
+    /// The baseline build's dot product, bit for bit the reference.
+    fn baseline_dot(a: &[f64], b: &[f64]) -> f64 {
+        let mut partial = [0.0; 8];
+        let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
+        let tail: f64 = a_chunks
+            .remainder()
+            .iter()
+            .zip(b_chunks.remainder())
+            .map(|(x, y)| x * y)
+            .sum();
+        for (x, y) in a_chunks.zip(b_chunks) {
+            for k in 0..8 {
+                partial[k] += x[k] * y[k];
+            }
+        }
+        partial.iter().sum::<f64>() + tail
+    }
+
+    #[test]
+    fn every_variant_gives_the_baseline_bits() {
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        for n in 0..200 {
+            let a: Vec<f64> = (0..n).map(|_| next() * 1e3).collect();
+            let b: Vec<f64> = (0..n).map(|_| next()).collect();
+            assert_eq!(dot(&a, &b).to_bits(), baseline_dot(&a, &b).to_bits(), "length {n}");
+        }
+    }
+
     #[test]
     fn kernels_equal_their_plain_definitions() {
         let a: Vec<f64> = (0..37).map(|i| (i as f64 * 0.37).sin()).collect();

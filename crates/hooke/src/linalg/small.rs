@@ -34,23 +34,26 @@ fn jacobi<const VECTORS: bool>(s: &Matrix3<f64>) -> (Vector3<f64>, Matrix3<f64>)
         if off <= JACOBI_TOLERANCE * scale {
             break;
         }
-        for (p, q, r) in [(0, 1, 2), (0, 2, 1), (1, 2, 0)] {
+        for (p, q) in [(0, 1), (0, 2), (1, 2)] {
             let apq = a[(p, q)];
             if apq == 0.0 {
                 continue;
             }
-            // The rotation angle that zeroes a[p][q] (Golub & Van Loan, algorithm 8.4.1),
-            // applied to the upper triangle only: the matrix stays symmetric.
+            // The rotation angle that zeroes a[p][q] (Golub & Van Loan, algorithm 8.4.1).
             let tau = (a[(q, q)] - a[(p, p)]) / (2.0 * apq);
             let t = tau.signum() / (tau.abs() + (1.0 + tau * tau).sqrt());
             let c = 1.0 / (1.0 + t * t).sqrt();
             let s = t * c;
-            a[(p, p)] -= t * apq;
-            a[(q, q)] += t * apq;
-            a[(p, q)] = 0.0;
-            let (arp, arq) = (a[(r.min(p), r.max(p))], a[(r.min(q), r.max(q))]);
-            a[(r.min(p), r.max(p))] = c * arp - s * arq;
-            a[(r.min(q), r.max(q))] = s * arp + c * arq;
+            for k in 0..3 {
+                let (akp, akq) = (a[(k, p)], a[(k, q)]);
+                a[(k, p)] = c * akp - s * akq;
+                a[(k, q)] = s * akp + c * akq;
+            }
+            for k in 0..3 {
+                let (apk, aqk) = (a[(p, k)], a[(q, k)]);
+                a[(p, k)] = c * apk - s * aqk;
+                a[(q, k)] = s * apk + c * aqk;
+            }
             if VECTORS {
                 for k in 0..3 {
                     let (vkp, vkq) = (v[(k, p)], v[(k, q)]);
