@@ -52,6 +52,10 @@ pub struct Checkpoint {
     /// checkpoints of runs that cannot tear).
     #[serde(default)]
     pub torn: Vec<Vec<usize>>,
+    /// [`crate::model::Model::term_histories`]: what terms carry between
+    /// steps (absent when no term keeps any).
+    #[serde(default)]
+    pub term_histories: Vec<crate::model::TermHistory>,
 }
 
 impl Checkpoint {

@@ -29,6 +29,11 @@ impl Fingerprint {
         self.feed(&value.to_le_bytes());
     }
 
+    /// The hash so far.
+    pub fn value(&self) -> u64 {
+        self.0
+    }
+
     /// `<directory>/<kind>-<hash>.json`.
     pub fn path(&self, directory: &Path, kind: &str) -> PathBuf {
         directory.join(format!("{kind}-{:016x}.json", self.0))

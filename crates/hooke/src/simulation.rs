@@ -337,6 +337,7 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
             check_resumable(&checkpoint, integrator.name(), model, settings, steps)?;
             integrator.restore_history(&checkpoint.integrator_history)?;
             model.restore_torn(&checkpoint.torn)?;
+            model.restore_term_histories(&checkpoint.term_histories)?;
             let vtk = match writes_frames {
                 false => None,
                 true => Some(VtkSeriesWriter::resume(directory, "frame", checkpoint.frames)?),
@@ -430,6 +431,7 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
             wall_seconds: ledger.wall_before + started.elapsed().as_secs_f64(),
             notes: ledger.notes.clone(),
             torn: model.torn_elements(),
+            term_histories: model.term_histories(),
         }
         .write(directory)
     };

@@ -113,9 +113,12 @@ fn run(text: &str, directory: &Path, stop_after: Option<usize>) -> hooke::Result
             stop.store(true, Ordering::SeqCst);
         }
     };
+    // The scene's folder, as `hooke run` records it: a resumed run finds the
+    // same cached precomputations (subspace, EigenFit) there.
     Simulation::new(&built.model, built.integrator.as_mut(), &settings)
         .notes(built.notes.clone())
         .scene_text(text.to_string())
+        .scene_directory(std::env::temp_dir())
         .progress(&mut progress)
         .stop_when(&stop)
         .run(built.initial_state.clone())
@@ -355,5 +358,19 @@ fn a_subspace_run_resumes_byte_for_byte() {
         );
     for stop_after in [4, 9] {
         assert_resume_is_exact(&text, "backward_euler (subspace mixed FEM)", stop_after);
+    }
+}
+
+/// An EigenFit run (nonlinear material, a pin released at step 7) resumes
+/// to the same files: the checkpoint keeps the last modes, the next refit's
+/// warm start.
+#[test]
+fn an_eigenfit_run_resumes_byte_for_byte() {
+    let text = bar_scene("backward_euler", "stable_neo_hookean", true).replace(
+        "[output]",
+        "[eigenfit]\nreference = { box = { size = [0.4, 0.1, 0.1], cells = [8, 2, 2] } }\nmodes = 4\n[output]",
+    );
+    for stop_after in [4, 8] {
+        assert_resume_is_exact(&text, "backward_euler (EigenFit)", stop_after);
     }
 }

@@ -94,10 +94,10 @@ pub struct EigenFit {
     cache: Option<std::path::PathBuf>,
     rest: Mutex<Vec<RestFit>>,
     step: Mutex<Option<StepFit>>,
-    warm_start: Mutex<Vec<Vec<f64>>>,
-    /// The stiffness the last modes were computed from, with them: a step
-    /// whose K is the same (linear elasticity, every step) reuses them.
-    last_modes: Mutex<Option<(Vec<f64>, ElasticModes)>>,
+    /// The last refit's modes: the next refit's warm start, and reused
+    /// outright by a step whose K is the same (linear elasticity, every
+    /// step). A checkpoint keeps them ([`EnergyTerm::history`]).
+    last_modes: Mutex<Option<LastModes>>,
     report: Mutex<FitReport>,
 }
 
@@ -130,7 +130,6 @@ impl EigenFit {
             cache: None,
             rest: Mutex::new(Vec::new()),
             step: Mutex::new(None),
-            warm_start: Mutex::new(Vec::new()),
             last_modes: Mutex::new(None),
             report: Mutex::new(FitReport::default()),
         }
@@ -207,15 +206,22 @@ impl EigenFit {
     pub fn refit(&self, model: &Model, state: &State, time: f64) -> Result<()> {
         let rest = self.rest_fit(model, time)?;
         let dofs = model.dof_map(time);
-        let warm = self.warm_start.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let (stiffness, gradient) = elastic_stiffness(model, &state.positions, &dofs, time)?;
+        let fingerprint = stiffness_fingerprint(&stiffness);
         let current = {
             let mut last = self.last_modes.lock().unwrap_or_else(|p| p.into_inner());
             match last.as_ref() {
-                Some((k, modes)) if *k == stiffness => modes.clone(),
+                Some(l) if l.stiffness == fingerprint => {
+                    ElasticModes::from_free(model, &dofs, l.values.clone(), l.free_vectors.clone())
+                }
                 _ => {
-                    let modes = modes_of(model, &stiffness, &dofs, self.modes, &warm)?;
-                    *last = Some((stiffness, modes.clone()));
+                    let warm = last.as_ref().map(|l| l.free_vectors.as_slice()).unwrap_or(&[]);
+                    let modes = modes_of(model, &stiffness, &dofs, self.modes, warm)?;
+                    *last = Some(LastModes {
+                        stiffness: fingerprint,
+                        values: modes.values.clone(),
+                        free_vectors: modes.free_vectors.clone(),
+                    });
                     modes
                 }
             }
@@ -246,7 +252,6 @@ impl EigenFit {
             applied_ratios: weights.iter().map(|w| w + 1.0).collect(),
             eigenvalues: current.values.clone(),
         };
-        *self.warm_start.lock().unwrap_or_else(|p| p.into_inner()) = current.free_vectors;
         *self.step.lock().unwrap_or_else(|p| p.into_inner()) = Some(StepFit {
             origin: state.positions.clone(),
             mass_modes,
@@ -348,38 +353,66 @@ fn modes_of(model: &Model, k: &[f64], dofs: &DofMap, count: usize, warm_start: &
         },
     };
     let pairs = smallest_eigenpairs(&pattern, k, &m, count.min(dofs.free_count()), &settings)?;
-    let n = dofs.free_index.len();
-    let full_vectors: Vec<Vec<f64>> = pairs
-        .vectors
-        .iter()
-        .map(|free| {
-            let mut full = vec![0.0; n];
-            for (&dof, value) in dofs.free_dofs.iter().zip(free) {
-                full[dof] = *value;
-            }
-            full
-        })
-        .collect();
-    let mass_vectors = full_vectors
-        .iter()
-        .map(|u| {
-            let mut mu = vec![0.0; u.len()];
-            model.mass_multiply(u, &mut mu);
-            // M u on pinned DOFs would couple the correction to held DOFs: zero them.
-            for (dof, index) in dofs.free_index.iter().enumerate() {
-                if index.is_none() {
-                    mu[dof] = 0.0;
+    Ok(ElasticModes::from_free(model, dofs, pairs.values, pairs.vectors))
+}
+
+impl ElasticModes {
+    /// The modes of eigenvectors over the free DOFs: the same over all DOFs
+    /// (zero on pinned ones) and their M-images.
+    fn from_free(model: &Model, dofs: &DofMap, values: Vec<f64>, free_vectors: Vec<Vec<f64>>) -> ElasticModes {
+        let n = dofs.free_index.len();
+        let full_vectors: Vec<Vec<f64>> = free_vectors
+            .iter()
+            .map(|free| {
+                let mut full = vec![0.0; n];
+                for (&dof, value) in dofs.free_dofs.iter().zip(free) {
+                    full[dof] = *value;
                 }
-            }
-            mu
-        })
-        .collect();
-    Ok(ElasticModes {
-        values: pairs.values,
-        free_vectors: pairs.vectors,
-        full_vectors,
-        mass_vectors,
-    })
+                full
+            })
+            .collect();
+        let mass_vectors = full_vectors
+            .iter()
+            .map(|u| {
+                let mut mu = vec![0.0; u.len()];
+                model.mass_multiply(u, &mut mu);
+                // M u on pinned DOFs would couple the correction to held DOFs: zero them.
+                for (dof, index) in dofs.free_index.iter().enumerate() {
+                    if index.is_none() {
+                        mu[dof] = 0.0;
+                    }
+                }
+                mu
+            })
+            .collect();
+        ElasticModes {
+            values,
+            free_vectors,
+            full_vectors,
+            mass_vectors,
+        }
+    }
+}
+
+/// The last refit's modes with a fingerprint of the stiffness (over the free
+/// DOFs) they came from: enough to rebuild [`ElasticModes`], and small
+/// enough for a checkpoint.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct LastModes {
+    stiffness: u64,
+    values: Vec<f64>,
+    free_vectors: Vec<Vec<f64>>,
+}
+
+/// FNV-1a of the stiffness values' bits and count: equal fingerprints are
+/// taken for the same K.
+fn stiffness_fingerprint(values: &[f64]) -> u64 {
+    let mut hash = crate::disk_cache::Fingerprint::default();
+    hash.feed_number(values.len() as u64);
+    for value in values {
+        hash.feed_number(value.to_bits());
+    }
+    hash.value()
 }
 
 impl EnergyTerm for EigenFit {
@@ -402,6 +435,19 @@ impl EnergyTerm for EigenFit {
 
     fn begin_step(&self, model: &Model, state: &State, time: f64) -> Result<()> {
         self.refit(model, state, time)
+    }
+
+    fn history(&self) -> serde_json::Value {
+        let last = self.last_modes.lock().unwrap_or_else(|p| p.into_inner());
+        serde_json::to_value(&*last).unwrap_or(serde_json::Value::Null)
+    }
+
+    fn restore_history(&self, history: &serde_json::Value) -> Result<()> {
+        let last: Option<LastModes> = serde_json::from_value(history.clone()).map_err(|error| HookeError::Solver {
+            reason: format!("the checkpoint's EigenFit history does not fit this version: {error}"),
+        })?;
+        *self.last_modes.lock().unwrap_or_else(|p| p.into_inner()) = last;
+        Ok(())
     }
 
     fn energy(&self, x: &[f64], _time: f64) -> f64 {

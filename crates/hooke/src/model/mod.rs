@@ -16,6 +16,7 @@ mod state;
 mod subspace;
 pub mod tearing;
 mod term;
+mod term_history;
 pub mod vectors;
 mod viscoelastic;
 
@@ -31,6 +32,7 @@ pub use selection::Selection;
 pub use state::State;
 pub use subspace::Subspace;
 pub use term::{ElasticityTerm, EnergyTerm, HessianTarget, TermCapabilities, TermKind};
+pub use term_history::TermHistory;
 pub use viscoelastic::RebasedElasticity;
 
 use crate::error::{HookeError, Result};
@@ -480,6 +482,8 @@ impl Model {
     /// mass and the free DOFs.
     pub fn fingerprint(&self, dofs: &DofMap) -> crate::disk_cache::Fingerprint {
         let mut hash = crate::disk_cache::Fingerprint::default();
+        // Another version may compute the same quantities to other bits.
+        hash.feed(concat!("hooke ", env!("CARGO_PKG_VERSION")).as_bytes());
         for value in self.rest_positions() {
             hash.feed_number(value.to_bits());
         }

@@ -159,6 +159,27 @@ pub trait EnergyTerm: Send + Sync {
         Ok(())
     }
 
+    /// What [`EnergyTerm::begin_step`] carries from one step to the next
+    /// that a resumed run needs to take the same steps (EigenFit's warm
+    /// start); `Null` when nothing.
+    fn history(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+
+    /// Takes back what [`EnergyTerm::history`] gave, on a term built afresh
+    /// from the same scene.
+    fn restore_history(&self, history: &serde_json::Value) -> Result<()> {
+        match history {
+            serde_json::Value::Null => Ok(()),
+            _ => Err(crate::error::HookeError::Solver {
+                reason: format!(
+                    "the term {} keeps no history, but the checkpoint holds one",
+                    self.name()
+                ),
+            }),
+        }
+    }
+
     /// The kinetic energy the term gives the body by moving it (a soft pin
     /// that turns or translates drags its vertices along at its speed), with
     /// `masses` the lumped vertex masses: divergence checks count it as
