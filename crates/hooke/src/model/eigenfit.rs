@@ -210,17 +210,21 @@ impl EigenFit {
         let fingerprint = stiffness_fingerprint(&stiffness);
         let current = {
             let mut last = self.last_modes.lock().unwrap_or_else(|p| p.into_inner());
-            match last.as_ref() {
+            match last.as_mut() {
                 Some(l) if l.stiffness == fingerprint => {
-                    ElasticModes::from_free(model, &dofs, l.values.clone(), l.free_vectors.clone())
+                    if l.modes.full_vectors.len() != l.modes.free_vectors.len() {
+                        // Read back from a checkpoint: derive the rest once.
+                        let (values, free) = (l.modes.values.clone(), l.modes.free_vectors.clone());
+                        l.modes = ElasticModes::from_free(model, &dofs, values, free);
+                    }
+                    l.modes.clone()
                 }
                 _ => {
-                    let warm = last.as_ref().map(|l| l.free_vectors.as_slice()).unwrap_or(&[]);
+                    let warm = last.as_ref().map(|l| l.modes.free_vectors.as_slice()).unwrap_or(&[]);
                     let modes = modes_of(model, &stiffness, &dofs, self.modes, warm)?;
                     *last = Some(LastModes {
                         stiffness: fingerprint,
-                        values: modes.values.clone(),
-                        free_vectors: modes.free_vectors.clone(),
+                        modes: modes.clone(),
                     });
                     modes
                 }
@@ -308,15 +312,18 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Eigenpairs of the elastic stiffness over the free DOFs.
-#[derive(Clone, Debug)]
+/// Eigenpairs of the elastic stiffness over the free DOFs. A checkpoint
+/// keeps the values and free vectors; the rest derives from them.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct ElasticModes {
     values: Vec<f64>,
     /// Eigenvectors over the free DOFs (warm starts).
     free_vectors: Vec<Vec<f64>>,
-    /// The same over all DOFs, zero on pinned ones.
+    /// The same over all DOFs, zero on pinned ones (empty when read back).
+    #[serde(skip)]
     full_vectors: Vec<Vec<f64>>,
-    /// M uᵢ over all DOFs.
+    /// M uᵢ over all DOFs (empty when read back).
+    #[serde(skip)]
     mass_vectors: Vec<Vec<f64>>,
 }
 
@@ -395,13 +402,11 @@ impl ElasticModes {
 }
 
 /// The last refit's modes with a fingerprint of the stiffness (over the free
-/// DOFs) they came from: enough to rebuild [`ElasticModes`], and small
-/// enough for a checkpoint.
+/// DOFs) they came from.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct LastModes {
     stiffness: u64,
-    values: Vec<f64>,
-    free_vectors: Vec<Vec<f64>>,
+    modes: ElasticModes,
 }
 
 /// FNV-1a of the stiffness values' bits and count: equal fingerprints are
