@@ -81,6 +81,33 @@ fn assembled_hessian_matches_finite_differences() {
     }
 }
 
+/// A second Hessian at the same point reuses the per-element results of the
+/// first (EigenFit's refit and a semi-implicit step both linearise at xₙ);
+/// any other point, or the other projection, computes afresh.
+#[test]
+fn a_repeated_hessian_is_the_same_and_any_other_is_fresh() {
+    let model = small_model(MaterialModel::StableNeoHookean);
+    let (x, y) = (perturbed(&model, 0.2, 3), perturbed(&model, 0.2, 4));
+    let fresh = |x: &[f64], project: bool| {
+        let twin = small_model(MaterialModel::StableNeoHookean);
+        twin.stiffness(x, 0.0, project).unwrap()
+    };
+    let exact_x = model.stiffness(&x, 0.0, false).unwrap();
+    assert_eq!(exact_x, fresh(&x, false));
+    assert_eq!(model.stiffness(&x, 0.0, false).unwrap(), exact_x);
+    let projected_x = model.stiffness(&x, 0.0, true).unwrap();
+    assert_eq!(projected_x, fresh(&x, true));
+    assert_ne!(
+        projected_x, exact_x,
+        "x must be far enough from rest for the projection to act"
+    );
+    // A gradient elsewhere overwrites the per-element results.
+    model.elastic_energy(&y);
+    common::internal_gradient(&model, &y, 0.0).unwrap();
+    assert_eq!(model.stiffness(&x, 0.0, true).unwrap(), projected_x);
+    assert_eq!(model.stiffness(&y, 0.0, true).unwrap(), fresh(&y, true));
+}
+
 #[test]
 fn rigid_motions_produce_no_force() {
     let rotation = Lcg::new(9).rotation();

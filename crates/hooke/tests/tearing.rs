@@ -120,8 +120,14 @@ fn stretched_tetrahedra_tear_and_leave_the_derivatives() {
         })
         .collect();
     let before = model.energy(&x, 0.0);
+    let whole_stiffness = model.stiffness(&x, 0.0, false).unwrap();
     model.set_tearing_limit(Some(1.3));
     let torn = model.tear(&x);
+    // A Hessian at the same point after a tear is not the one remembered from before it.
+    let torn_stiffness = model.stiffness(&x, 0.0, false).unwrap();
+    assert_ne!(torn_stiffness, whole_stiffness);
+    model.energy(&model.rest_positions(), 0.0);
+    assert_eq!(model.stiffness(&x, 0.0, false).unwrap(), torn_stiffness);
     let elements = model.torn_elements().concat();
     assert_eq!(torn.elements, elements.len());
     let tets = model.mesh().tetrahedra().unwrap();

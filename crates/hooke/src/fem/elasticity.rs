@@ -24,6 +24,19 @@ struct Workspace {
     energies: Vec<f64>,
     gradients: Vec<f64>,
     hessians: Vec<f64>,
+    /// What the per-element results above were computed for, when they hold
+    /// a Hessian: a second Hessian at the same point only gathers them again.
+    /// EigenFit's refit and a semi-implicit step both linearise at xₙ.
+    hessian_at: Option<HessianKey>,
+}
+
+/// A Hessian evaluation: the positions, the projection, and how many
+/// elements were torn (tearing only adds, so the count names the mask).
+#[derive(PartialEq)]
+struct HessianKey {
+    x: Vec<f64>,
+    project: bool,
+    torn: usize,
 }
 
 /// Elasticity of elements of kind E.
@@ -126,6 +139,12 @@ impl<E: ElementKind> Elasticity<E> {
         if want_hessian {
             workspace.hessians.resize(count * E::PACKED, 0.0);
         }
+        let key = want.derivative().map(|project| HessianKey {
+            x: x.to_vec(),
+            project,
+            torn: self.torn.count(),
+        });
+        let repeated = key.is_some() && workspace.hessian_at == key;
         // Elements of zero measure (flat in a rebased rest shape) and torn
         // elements contribute nothing.
         let compute = |e: usize, energy: &mut f64, element_gradient: &mut [f64]| {
@@ -149,7 +168,9 @@ impl<E: ElementKind> Elasticity<E> {
             }
             Some(evaluation)
         };
-        if want_hessian {
+        if repeated {
+            // The per-element energies, gradients and Hessians are those of this call.
+        } else if want_hessian {
             workspace
                 .energies
                 .par_iter_mut()
@@ -178,9 +199,11 @@ impl<E: ElementKind> Elasticity<E> {
                     compute(e, energy, element_gradient);
                 });
         }
+        workspace.hessian_at = None;
         if let Some(e) = workspace.energies.iter().position(|v| !v.is_finite()) {
             return Err(self.undefined_error(e, x));
         }
+        workspace.hessian_at = key;
         let energy: f64 = workspace.energies.iter().sum();
         if let Some((gradient, overwrite)) = gradient {
             self.gather().vectors(&workspace.gradients, gradient, overwrite);

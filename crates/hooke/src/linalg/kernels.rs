@@ -62,6 +62,41 @@ dispatch! {
     }
 }
 
+dispatch! {
+    // y += A x for the symmetric matrix whose lower triangle is given in
+    // compressed columns, x and y blocks of `width` vectors stored row by
+    // row, so that each matrix entry meets all the vectors at once.
+    symmetric_block_product(
+        column_starts: &[usize],
+        row_indices: &[usize],
+        values: &[f64],
+        x: &[f64],
+        width: usize,
+        y: &mut [f64]
+    ) -> () {
+        let mut accumulated = vec![0.0; width];
+        for column in 0..column_starts.len() - 1 {
+            let x_column = &x[column * width..(column + 1) * width];
+            accumulated.fill(0.0);
+            for k in column_starts[column]..column_starts[column + 1] {
+                let row = row_indices[k];
+                let a = values[k];
+                for (y, x) in y[row * width..(row + 1) * width].iter_mut().zip(x_column) {
+                    *y += a * x;
+                }
+                if row != column {
+                    for (sum, x) in accumulated.iter_mut().zip(&x[row * width..(row + 1) * width]) {
+                        *sum += a * x;
+                    }
+                }
+            }
+            for (y, sum) in y[column * width..(column + 1) * width].iter_mut().zip(&accumulated) {
+                *y += sum;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 
 mod cholesky;
 mod eigen;
+mod eigen_tracking;
 mod exponential;
 mod kernels;
 mod krylov_exponential;
@@ -13,6 +14,7 @@ mod system;
 
 pub use cholesky::{FactorizationOutcome, SparseCholesky};
 pub use eigen::{smallest_eigenpairs, smallest_eigenpairs_reusing, EigenPairs, EigenSettings};
+pub use eigen_tracking::{track_eigenpairs, ShiftInvert, TrackedPairs, TrackingSettings};
 pub use exponential::{expm, phi1_times};
 pub(crate) use kernels::{combine3, dot};
 pub use krylov_exponential::{dense_operator, expv, phi1v, KrylovReport, KrylovSettings};

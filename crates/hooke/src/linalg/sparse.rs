@@ -73,6 +73,24 @@ impl LowerPattern {
         }
     }
 
+    /// Y = A X for a block of vectors (the columns of X): one pass over the
+    /// matrix serves them all.
+    pub fn symmetric_multiply_block(&self, values: &[f64], x: &nalgebra::DMatrix<f64>) -> nalgebra::DMatrix<f64> {
+        let width = x.ncols();
+        // Rows of X contiguous, so each matrix entry meets all columns at once.
+        let rows = x.transpose();
+        let mut out = vec![0.0; self.size * width];
+        super::kernels::symmetric_block_product(
+            &self.column_starts,
+            &self.row_indices,
+            values,
+            rows.as_slice(),
+            width,
+            &mut out,
+        );
+        nalgebra::DMatrix::from_row_slice(self.size, width, &out)
+    }
+
     /// The sub-pattern on the kept unknowns. `new_index[i]` is the new index of
     /// unknown i (None when it is removed), and must preserve order. Returns the
     /// pattern and, for each of its entries, the position of the entry it copies.
@@ -115,6 +133,15 @@ mod tests {
         for i in 0..4 {
             let expected: f64 = (0..4).map(|j| dense[i][j] * x[j]).sum();
             assert!((y[i] - expected).abs() < 1e-14);
+        }
+        // A block of three columns gives each column's product, bit for bit.
+        let block = nalgebra::DMatrix::from_fn(4, 3, |r, c| x[r] * (c as f64 + 1.0) - c as f64);
+        let products = pattern.symmetric_multiply_block(&values, &block);
+        for c in 0..3 {
+            let column: Vec<f64> = block.column(c).iter().copied().collect();
+            let mut single = [0.0; 4];
+            pattern.symmetric_multiply(&values, &column, &mut single);
+            assert_eq!(products.column(c).as_slice(), &single);
         }
         assert_eq!(pattern.position(3, 0), None);
         assert_eq!(pattern.position(3, 1), Some(4));

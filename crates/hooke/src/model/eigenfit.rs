@@ -8,8 +8,10 @@
 //! recomputed whenever the set of pinned DOFs changes (a pin released).
 //!
 //! **Each step** (at its start state xₙ): the m lowest eigenpairs (λᵢ, uᵢ) of
-//! the coarse elastic stiffness K(xₙ) (PSD-projected) against M, warm-started
-//! from the previous step's, are matched to the rest modes by
+//! the coarse elastic stiffness K(xₙ) (PSD-projected) against M, followed
+//! from the previous step's (block LOBPCG preconditioned by K − σM,
+//! linalg/eigen_tracking.rs; a warm-started Lanczos run when that fails or
+//! the pins changed), are matched to the rest modes by
 //! |uᵢᵀ M u_rest,j| > 0.6 (a mode that matches none keeps ratio 1), and the
 //! elastic stiffness and force become (seed 003 eq. 15, with its erratum
 //! U⁻¹ → Uᵀ):
@@ -28,7 +30,10 @@
 use super::{DofMap, EnergyTerm, HessianTarget, Model, State, TermCapabilities, TermKind};
 use crate::disk_cache;
 use crate::error::{HookeError, Result};
-use crate::linalg::{smallest_eigenpairs, EigenSettings, LowRank};
+use crate::linalg::{
+    smallest_eigenpairs_reusing, track_eigenpairs, EigenSettings, LowRank, LowerPattern, ShiftInvert, SparseCholesky,
+    TrackingSettings,
+};
 use nalgebra::DMatrix;
 use std::sync::Mutex;
 
@@ -37,6 +42,17 @@ pub const MATCH_THRESHOLD: f64 = 0.6;
 
 /// Rest eigenvalues within this fraction of the largest one found are rigid motions.
 const RIGID_FRACTION: f64 = 1e-8;
+
+/// Eigenpairs followed beyond the corrected ones: they set the rate at which
+/// a refit converges (through the gap to the first eigenvalue past them) and
+/// catch a mode that sinks into the corrected range.
+const GUARD_MODES: usize = 3;
+
+/// A refit accepts its modes when each one's relative error in the energy
+/// norm is below this (linalg/eigen_tracking.rs); the eigenvalues are then
+/// good to about its square, far below what the ratios are known to. A
+/// tighter value costs solves and changes no figure (BENCHMARKS.md, EigenFit).
+pub const DEFAULT_REFIT_TOLERANCE: f64 = 1e-3;
 
 /// The rest data for one set of pinned DOFs.
 #[derive(Clone, Debug)]
@@ -71,9 +87,23 @@ impl StepFit {
     }
 }
 
+/// How a refit found its modes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Refit {
+    /// Block Lanczos (the first step, a pin change, or tracking failed).
+    #[default]
+    Solved,
+    /// Followed from the last step's modes with this many solves (0: K moved
+    /// less than the tolerance).
+    Tracked { iterations: usize },
+    /// The stiffness was the same to the bit (linear elasticity): the last modes.
+    Reused,
+}
+
 /// What the last step's refit found.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FitReport {
+    pub refit: Refit,
     /// Current modes matched to a rest mode (the others keep ratio 1).
     pub matched: usize,
     pub modes: usize,
@@ -98,6 +128,11 @@ pub struct EigenFit {
     /// outright by a step whose K is the same (linear elasticity, every
     /// step). A checkpoint keeps them ([`EnergyTerm::history`]).
     last_modes: Mutex<Option<LastModes>>,
+    /// The symbolic analysis of K − σM over the free DOFs, kept between refits.
+    factor: Mutex<Option<SparseCholesky>>,
+    /// The pattern and mass over the free DOFs of the last refit.
+    free_matrices: Mutex<Option<std::sync::Arc<FreeMatrices>>>,
+    tracking: TrackingSettings,
     report: Mutex<FitReport>,
 }
 
@@ -131,6 +166,12 @@ impl EigenFit {
             rest: Mutex::new(Vec::new()),
             step: Mutex::new(None),
             last_modes: Mutex::new(None),
+            factor: Mutex::new(None),
+            free_matrices: Mutex::new(None),
+            tracking: TrackingSettings {
+                tolerance: DEFAULT_REFIT_TOLERANCE,
+                max_iterations: 4,
+            },
             report: Mutex::new(FitReport::default()),
         }
     }
@@ -141,6 +182,19 @@ impl EigenFit {
     pub fn with_cache(mut self, directory: std::path::PathBuf) -> EigenFit {
         self.cache = Some(directory);
         self
+    }
+
+    /// Accepts each step's modes at relative residual `tolerance`
+    /// (default [`DEFAULT_REFIT_TOLERANCE`]).
+    pub fn with_refit_tolerance(mut self, tolerance: f64) -> Result<EigenFit> {
+        if !(tolerance.is_finite() && tolerance > 0.0 && tolerance < 1.0) {
+            return Err(HookeError::scene(
+                "eigenfit.tolerance",
+                format!("must lie in (0, 1), got {tolerance}"),
+            ));
+        }
+        self.tracking.tolerance = tolerance;
+        Ok(self)
     }
 
     fn checked(modes: usize) -> Result<()> {
@@ -158,12 +212,14 @@ impl EigenFit {
             return Ok(fit.clone());
         }
         let rest_positions = model.rest_positions();
-        let coarse = modes_of(
+        let free = FreeMatrices::new(model, &dofs);
+        let (coarse, _) = modes_of(
             model,
-            &elastic_stiffness(model, &rest_positions, &dofs, time)?.0,
+            (&elastic_stiffness(model, &rest_positions, &free, time)?.0, &free),
             &dofs,
-            self.modes,
+            (self.modes, 0),
             &[],
+            &mut None,
         )?;
         let count = coarse.values.len();
         let (fine_eigenvalues, ratios) = match (&self.reference, &self.given_ratios) {
@@ -206,32 +262,47 @@ impl EigenFit {
     pub fn refit(&self, model: &Model, state: &State, time: f64) -> Result<()> {
         let rest = self.rest_fit(model, time)?;
         let dofs = model.dof_map(time);
-        let (stiffness, gradient) = elastic_stiffness(model, &state.positions, &dofs, time)?;
+        let free = self.free_matrices(model, &dofs);
+        let (stiffness, gradient) = elastic_stiffness(model, &state.positions, &free, time)?;
         let fingerprint = stiffness_fingerprint(&stiffness);
-        let current = {
+        let (current, how) = {
             let mut last = self.last_modes.lock().unwrap_or_else(|p| p.into_inner());
             match last.as_mut() {
                 Some(l) if l.stiffness == fingerprint => {
-                    if l.modes.full_vectors.len() != l.modes.free_vectors.len() {
+                    if l.modes.full_vectors.is_empty() {
                         // Read back from a checkpoint: derive the rest once.
                         let (values, free) = (l.modes.values.clone(), l.modes.free_vectors.clone());
-                        l.modes = ElasticModes::from_free(model, &dofs, values, free);
+                        l.modes = ElasticModes::from_free(model, &dofs, values, free, self.modes);
                     }
-                    l.modes.clone()
+                    (l.modes.clone(), Refit::Reused)
                 }
                 _ => {
-                    let warm = last.as_ref().map(|l| l.modes.free_vectors.as_slice()).unwrap_or(&[]);
-                    let modes = modes_of(model, &stiffness, &dofs, self.modes, warm)?;
+                    let mut factor = self.factor.lock().unwrap_or_else(|p| p.into_inner());
+                    let tracked = match last.as_ref() {
+                        Some(l) => self.track(model, (&stiffness, &free), &dofs, l, &mut factor)?,
+                        None => None,
+                    };
+                    let (modes, shift, how) = match tracked {
+                        Some((modes, shift, iterations)) => (modes, shift, Refit::Tracked { iterations }),
+                        None => {
+                            let warm = last.as_ref().map(|l| l.modes.free_vectors.as_slice()).unwrap_or(&[]);
+                            let wanted = (self.modes, GUARD_MODES);
+                            let operators = (stiffness.as_slice(), free.as_ref());
+                            let (modes, shift) = modes_of(model, operators, &dofs, wanted, warm, &mut factor)?;
+                            (modes, shift, Refit::Solved)
+                        }
+                    };
                     *last = Some(LastModes {
                         stiffness: fingerprint,
+                        shift,
                         modes: modes.clone(),
                     });
-                    modes
+                    (modes, how)
                 }
             }
         };
         let n = state.positions.len();
-        let count = current.values.len();
+        let count = current.full_vectors.len();
         let mut weights = vec![0.0; count];
         let mut matched = 0;
         for i in 0..count {
@@ -251,19 +322,66 @@ impl EigenFit {
         let slopes = current.full_vectors.iter().map(|u| dot(u, &gradient)).collect();
         let mass_modes = DMatrix::from_fn(n, count, |r, c| current.mass_vectors[c][r]);
         *self.report.lock().unwrap_or_else(|p| p.into_inner()) = FitReport {
+            refit: how,
             matched,
             modes: count,
             applied_ratios: weights.iter().map(|w| w + 1.0).collect(),
-            eigenvalues: current.values.clone(),
+            eigenvalues: current.values[..count].to_vec(),
         };
         *self.step.lock().unwrap_or_else(|p| p.into_inner()) = Some(StepFit {
             origin: state.positions.clone(),
             mass_modes,
             weights,
-            values: current.values,
+            values: current.values[..count].to_vec(),
             slopes,
         });
         Ok(())
+    }
+
+    /// The model's pattern and mass over the free DOFs of `dofs`, kept while they do not change.
+    fn free_matrices(&self, model: &Model, dofs: &DofMap) -> std::sync::Arc<FreeMatrices> {
+        let mut kept = self.free_matrices.lock().unwrap_or_else(|p| p.into_inner());
+        match kept.as_ref() {
+            Some(free) if free.free_dofs == dofs.free_dofs => free.clone(),
+            _ => {
+                let free = std::sync::Arc::new(FreeMatrices::new(model, dofs));
+                *kept = Some(free.clone());
+                free
+            }
+        }
+    }
+
+    /// The last refit's modes followed to the stiffness `k` (values over the
+    /// free DOFs), with the shift and the solves it took; None when the free
+    /// DOFs changed or tracking did not converge.
+    fn track(
+        &self,
+        model: &Model,
+        (k, free_matrices): (&[f64], &FreeMatrices),
+        dofs: &DofMap,
+        last: &LastModes,
+        factor: &mut Option<SparseCholesky>,
+    ) -> Result<Option<(ElasticModes, f64, usize)>> {
+        let free = dofs.free_count();
+        let wanted = self.modes.min(free);
+        let start = &last.modes.free_vectors;
+        if start.len() < wanted || start.iter().any(|v| v.len() != free) || last.shift >= 0.0 {
+            return Ok(None);
+        }
+        let FreeMatrices { pattern, mass: m, .. } = free_matrices;
+        if factor.as_ref().is_none_or(|f| f.pattern() != pattern) {
+            *factor = Some(SparseCholesky::analyse(pattern)?);
+        }
+        let preconditioner = ShiftInvert {
+            factor: factor.as_mut().expect("analysed just above"),
+            shift: last.shift,
+        };
+        let tracked = track_eigenpairs(pattern, k, m, start, wanted, preconditioner, &self.tracking)?;
+        Ok(tracked.map(|pairs| {
+            let iterations = pairs.iterations;
+            let modes = ElasticModes::from_free(model, dofs, pairs.values, pairs.vectors, wanted);
+            (modes, last.shift, iterations)
+        }))
     }
 
     /// The modal coordinates aᵢ = uᵢᵀ M (x − xₙ) and the fit, or None before any refit
@@ -300,8 +418,11 @@ fn fine_eigenvalues(fine: &Model, time: f64, count: usize, cache: Option<&std::p
     {
         return Ok(values);
     }
-    let (stiffness, _) = elastic_stiffness(fine, &fine.rest_positions(), &dofs, time)?;
-    let values = modes_of(fine, &stiffness, &dofs, count, &[])?.values;
+    let free = FreeMatrices::new(fine, &dofs);
+    let (stiffness, _) = elastic_stiffness(fine, &fine.rest_positions(), &free, time)?;
+    let values = modes_of(fine, (&stiffness, &free), &dofs, (count, 0), &[], &mut None)?
+        .0
+        .values;
     if let Some(path) = path {
         disk_cache::store(&path, &values);
     }
@@ -312,17 +433,18 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Eigenpairs of the elastic stiffness over the free DOFs. A checkpoint
-/// keeps the values and free vectors; the rest derives from them.
+/// Eigenpairs of the elastic stiffness over the free DOFs: the corrected
+/// modes, then the guards. A checkpoint keeps the values and free vectors;
+/// the rest derives from them.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct ElasticModes {
     values: Vec<f64>,
-    /// Eigenvectors over the free DOFs (warm starts).
+    /// Eigenvectors over the free DOFs (the next refit's start).
     free_vectors: Vec<Vec<f64>>,
-    /// The same over all DOFs, zero on pinned ones (empty when read back).
+    /// The corrected ones over all DOFs, zero on pinned ones (empty when read back).
     #[serde(skip)]
     full_vectors: Vec<Vec<f64>>,
-    /// M uᵢ over all DOFs (empty when read back).
+    /// M uᵢ over all DOFs of the corrected ones (empty when read back).
     #[serde(skip)]
     mass_vectors: Vec<Vec<f64>>,
 }
@@ -331,17 +453,45 @@ struct ElasticModes {
 /// the restricted pattern), projected to PSD element by element (seed 003 §2.4),
 /// and the elastic energy's gradient there over all DOFs. Gravity, loads,
 /// contact and soft pins are left out.
-fn elastic_stiffness(model: &Model, x: &[f64], dofs: &DofMap, time: f64) -> Result<(Vec<f64>, Vec<f64>)> {
+fn elastic_stiffness(model: &Model, x: &[f64], free: &FreeMatrices, time: f64) -> Result<(Vec<f64>, Vec<f64>)> {
     let (values, gradient) = model.element_hessian(x, time, true)?;
-    let (_, source) = model.pattern().restrict(&dofs.free_index);
-    Ok((source.iter().map(|&s| values[s]).collect(), gradient))
+    Ok((free.source.iter().map(|&s| values[s]).collect(), gradient))
 }
 
-/// The `count` lowest eigenpairs of (K, M) over the free DOFs, K from
-/// [`elastic_stiffness`].
-fn modes_of(model: &Model, k: &[f64], dofs: &DofMap, count: usize, warm_start: &[Vec<f64>]) -> Result<ElasticModes> {
-    let (pattern, source) = model.pattern().restrict(&dofs.free_index);
-    let m: Vec<f64> = source.iter().map(|&s| model.mass().values()[s]).collect();
+/// The model's pattern and mass restricted to one set of free DOFs.
+struct FreeMatrices {
+    free_dofs: Vec<usize>,
+    pattern: LowerPattern,
+    /// For each entry of `pattern`, the position of the entry it copies.
+    source: Vec<usize>,
+    mass: Vec<f64>,
+}
+
+impl FreeMatrices {
+    fn new(model: &Model, dofs: &DofMap) -> FreeMatrices {
+        let (pattern, source) = model.pattern().restrict(&dofs.free_index);
+        let mass = source.iter().map(|&s| model.mass().values()[s]).collect();
+        FreeMatrices {
+            free_dofs: dofs.free_dofs.clone(),
+            pattern,
+            source,
+            mass,
+        }
+    }
+}
+
+/// The lowest eigenpairs of (K, M) over the free DOFs, K from
+/// [`elastic_stiffness`]: `(corrected, guards)` of them, and the shift used.
+/// `factor` keeps the symbolic analysis between calls.
+fn modes_of(
+    model: &Model,
+    (k, free_matrices): (&[f64], &FreeMatrices),
+    dofs: &DofMap,
+    (count, guards): (usize, usize),
+    warm_start: &[Vec<f64>],
+    factor: &mut Option<SparseCholesky>,
+) -> Result<(ElasticModes, f64)> {
+    let FreeMatrices { pattern, mass: m, .. } = free_matrices;
     let warm_start: Vec<Vec<f64>> = warm_start
         .iter()
         .filter(|v| v.len() == dofs.free_count())
@@ -359,16 +509,25 @@ fn modes_of(model: &Model, k: &[f64], dofs: &DofMap, count: usize, warm_start: &
             ..EigenSettings::default()
         },
     };
-    let pairs = smallest_eigenpairs(&pattern, k, &m, count.min(dofs.free_count()), &settings)?;
-    Ok(ElasticModes::from_free(model, dofs, pairs.values, pairs.vectors))
+    let free = dofs.free_count();
+    let pairs = smallest_eigenpairs_reusing(factor, pattern, k, m, (count + guards).min(free), &settings)?;
+    let modes = ElasticModes::from_free(model, dofs, pairs.values, pairs.vectors, count.min(free));
+    Ok((modes, pairs.shift))
 }
 
 impl ElasticModes {
-    /// The modes of eigenvectors over the free DOFs: the same over all DOFs
-    /// (zero on pinned ones) and their M-images.
-    fn from_free(model: &Model, dofs: &DofMap, values: Vec<f64>, free_vectors: Vec<Vec<f64>>) -> ElasticModes {
+    /// The modes of eigenvectors over the free DOFs, the first `count` of
+    /// which are corrected: those over all DOFs (zero on pinned ones) and
+    /// their M-images.
+    fn from_free(
+        model: &Model,
+        dofs: &DofMap,
+        values: Vec<f64>,
+        free_vectors: Vec<Vec<f64>>,
+        count: usize,
+    ) -> ElasticModes {
         let n = dofs.free_index.len();
-        let full_vectors: Vec<Vec<f64>> = free_vectors
+        let full_vectors: Vec<Vec<f64>> = free_vectors[..count.min(free_vectors.len())]
             .iter()
             .map(|free| {
                 let mut full = vec![0.0; n];
@@ -406,6 +565,9 @@ impl ElasticModes {
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct LastModes {
     stiffness: u64,
+    /// The shift σ of K − σM that found or followed them.
+    #[serde(default)]
+    shift: f64,
     modes: ElasticModes,
 }
 

@@ -11,18 +11,21 @@
 //! between steps, so a run is as deterministic as without tearing.
 
 use crate::error::{HookeError, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// The torn elements of one term.
 #[derive(Debug, Default)]
 pub struct TornMask {
     flags: Vec<AtomicBool>,
+    /// How many flags are set.
+    count: AtomicUsize,
 }
 
 impl TornMask {
     pub fn new(elements: usize) -> TornMask {
         TornMask {
             flags: (0..elements).map(|_| AtomicBool::new(false)).collect(),
+            count: AtomicUsize::new(0),
         }
     }
 
@@ -32,7 +35,16 @@ impl TornMask {
 
     /// Marks `element` torn; true when it was whole.
     pub fn tear(&self, element: usize) -> bool {
-        !self.flags[element].swap(true, Ordering::Relaxed)
+        let was_whole = !self.flags[element].swap(true, Ordering::Relaxed);
+        if was_whole {
+            self.count.fetch_add(1, Ordering::Relaxed);
+        }
+        was_whole
+    }
+
+    /// How many elements are torn (it only grows).
+    pub fn count(&self) -> usize {
+        self.count.load(Ordering::Relaxed)
     }
 
     /// The torn elements, in increasing order.
@@ -54,6 +66,7 @@ impl TornMask {
             flags: (0..self.flags.len())
                 .map(|e| AtomicBool::new(self.is_torn(e)))
                 .collect(),
+            count: AtomicUsize::new(self.count()),
         }
     }
 }

@@ -612,7 +612,10 @@ impl Scene {
         ));
         match section.method {
             EigenFitMethod::Eigenfit => {
-                let fit = crate::model::EigenFit::new(fine, section.modes)?.with_cache(self.cache_folder());
+                let mut fit = crate::model::EigenFit::new(fine, section.modes)?.with_cache(self.cache_folder());
+                if let Some(tolerance) = section.tolerance {
+                    fit = fit.with_refit_tolerance(tolerance)?;
+                }
                 let rest = fit.rest_fit(model, 0.0)?;
                 notes.push(format!(
                     "eigenfit: ratios λ_fine/λ_coarse of the {} lowest modes at rest: {}",

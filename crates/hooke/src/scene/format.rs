@@ -28,6 +28,10 @@ pub struct EigenFitSection {
     pub modes: usize,
     #[serde(default)]
     pub method: EigenFitMethod,
+    /// The relative residual ‖Ku − λMu‖ / ‖Ku‖ at which each step's modes
+    /// are accepted (default 1e-6).
+    #[serde(default)]
+    pub tolerance: Option<f64>,
 }
 
 fn default_eigenfit_modes() -> usize {
