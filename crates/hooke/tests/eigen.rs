@@ -81,6 +81,67 @@ fn pinned_bar_matches_the_dense_solver() {
     );
 }
 
+/// A stiffness with a low-rank part, K + Y S Yᵀ (EigenFit's correction has
+/// this form): the pairs match a dense solve of the whole matrix, whether the
+/// part softens (negative S) or stiffens, and differ from the sparse part's.
+#[test]
+fn a_low_rank_part_is_part_of_the_stiffness() {
+    let mut model = uniform_model(
+        bar([1.0, 0.1, 0.1], [8, 2, 2], TetsPerHex::Six),
+        MaterialModel::StableNeoHookean,
+        parameters(1e5, 0.4),
+        MassKind::Consistent,
+    );
+    clamp_left_end(&mut model, Motion::Fixed {}, None);
+    let (pattern, k, m, sparse_only) = problem(&model, &model.rest_positions());
+    let n = pattern.size;
+    let (kd, md) = (dense(&pattern, &k), dense(&pattern, &m));
+    // Y: M times the two lowest dense modes and a smooth field; S mixes them.
+    let l_inverse = md.clone().cholesky().unwrap().l().try_inverse().unwrap();
+    let reduced = &l_inverse * &kd * l_inverse.transpose();
+    let eigen = SymmetricEigen::new((&reduced + reduced.transpose()) * 0.5);
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| eigen.eigenvalues[a].total_cmp(&eigen.eigenvalues[b]));
+    let mode = |j: usize| l_inverse.transpose() * eigen.eigenvectors.column(order[j]);
+    let smooth = nalgebra::DVector::from_fn(n, |i, _| ((i as f64) * 0.37).sin());
+    let columns = [&md * mode(0), &md * mode(1), &md * smooth];
+    let vectors = DMatrix::from_columns(&columns);
+    for scale in [-0.4, 2.0] {
+        let (a, b, c) = (scale * sparse_only[0], scale * sparse_only[1], sparse_only[2]);
+        let core = DMatrix::from_row_slice(3, 3, &[a, 0.0, 0.0, 0.0, b, 0.1 * c, 0.0, 0.1 * c, 0.3 * c]);
+        let low_rank = hooke::linalg::LowRank::new(vectors.clone(), core).unwrap();
+        let whole = &kd + &low_rank.vectors * &low_rank.core * low_rank.vectors.transpose();
+        let reduced = &l_inverse * whole * l_inverse.transpose();
+        let mut reference: Vec<f64> = SymmetricEigen::new((&reduced + reduced.transpose()) * 0.5)
+            .eigenvalues
+            .iter()
+            .copied()
+            .collect();
+        reference.sort_by(f64::total_cmp);
+        let pairs = hooke::linalg::smallest_eigenpairs_with_low_rank(
+            &mut None,
+            (&pattern, &k, Some(&low_rank)),
+            &m,
+            6,
+            &EigenSettings::default(),
+        )
+        .unwrap();
+        for i in 0..6 {
+            let error = (pairs.values[i] / reference[i] - 1.0).abs();
+            assert!(
+                error < 1e-8,
+                "scale {scale}, λ{i}: {} vs {}",
+                pairs.values[i],
+                reference[i]
+            );
+        }
+        assert!(
+            (pairs.values[0] / sparse_only[0] - 1.0).abs() > 0.1,
+            "the low-rank part moved λ₁"
+        );
+    }
+}
+
 #[test]
 fn free_body_has_six_zero_modes_and_repeated_eigenvalues_are_found() {
     // A free cube: six zero modes and, by symmetry, repeated nonzero eigenvalues.

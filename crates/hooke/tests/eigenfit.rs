@@ -364,6 +364,9 @@ fn the_eigenfit_table_of_a_scene() {
     let corrected = run_scene(SCENE);
     let dac = run_scene(&SCENE.replace("modes = 4", "modes = 4\nmethod = \"dac\""));
     assert!(corrected != plain && dac != plain && dac != corrected);
+    // SIERE takes the correction too (its modes are the corrected stiffness's).
+    let siere = |text: &str| run_scene(&text.replace("kind = \"implicit_midpoint\"", "kind = \"siere\"\nmodes = 3"));
+    assert_ne!(siere(SCENE), siere(&SCENE[..SCENE.find("[eigenfit]").unwrap()]));
     for text in [
         SCENE.replace("kind = \"implicit_midpoint\"", "kind = \"symplectic_euler\""),
         SCENE.replace("[[pins]]", "[[bodies]]\nmesh = { box = { size = [0.1, 0.1, 0.1], cells = [1, 1, 1], origin = [1.0, 0.0, 0.0] } }\nmaterial = { model = \"linear\", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }\n[[pins]]"),

@@ -30,13 +30,18 @@
 //!   last modes' Rayleigh–Ritz residual on the new K exceeds it.
 //! - The eigensolver does not verify that no lower mode was missed: the
 //!   identity above holds for any set of exact eigenvectors.
+//! - A stiffness with a low-rank part (EigenFit's correction, K‡ = K + Y S Yᵀ):
+//!   the modes are those of the whole K‡ (the eigensolver applies (K‡ − σM)⁻¹
+//!   by Sherman–Morrison–Woodbury), and the complement solve has the
+//!   low-rank part in its semi-implicit matrix, so the identity still holds.
 
 use super::entry::{settings_from, IntegratorEntry};
 use super::semi_implicit_euler::Linearisation;
 use super::{commit_step, history_from_json, history_to_json, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};
 use crate::linalg::{
-    dot, phi1_times, smallest_eigenpairs_reusing, EigenSettings, LowerPattern, MOrthonormal, SparseCholesky,
+    dot, phi1_times, smallest_eigenpairs_with_low_rank, EigenSettings, LowRank, LowerPattern, MOrthonormal,
+    SparseCholesky,
 };
 use crate::model::{Model, State};
 use crate::solve::{FreeSystem, SolverSettings};
@@ -79,6 +84,8 @@ type Modes = (Vec<f64>, Vec<Vec<f64>>);
 struct FreeMatrices {
     pattern: LowerPattern,
     stiffness: Vec<f64>,
+    /// K's low-rank part over the free DOFs.
+    low_rank: Option<LowRank>,
     mass: Vec<f64>,
     damping: Option<Vec<f64>>,
     /// M's diagonal when M is diagonal.
@@ -89,6 +96,15 @@ impl FreeMatrices {
     fn times(&self, values: &[f64], x: &[f64]) -> Vec<f64> {
         let mut y = vec![0.0; x.len()];
         self.pattern.symmetric_multiply(values, x, &mut y);
+        y
+    }
+
+    /// K x, with K's low-rank part.
+    fn stiffness_times(&self, x: &[f64]) -> Vec<f64> {
+        let mut y = self.times(&self.stiffness, x);
+        if let Some(low_rank) = &self.low_rank {
+            low_rank.multiply_add(1.0, x, &mut y);
+        }
         y
     }
 
@@ -226,10 +242,9 @@ impl Siere {
             verify_complete: false,
             ..EigenSettings::default()
         };
-        let pairs = smallest_eigenpairs_reusing(
+        let pairs = smallest_eigenpairs_with_low_rank(
             &mut self.eigen_factor,
-            &matrices.pattern,
-            &matrices.stiffness,
+            (&matrices.pattern, &matrices.stiffness, matrices.low_rank.as_ref()),
             &matrices.mass,
             count,
             &settings,
@@ -325,7 +340,7 @@ fn rayleigh_ritz(matrices: &FreeMatrices, space: &[Vec<f64>], count: usize) -> O
     if m < count {
         return None;
     }
-    let k_basis: Vec<Vec<f64>> = basis.iter().map(|u| matrices.times(&matrices.stiffness, u)).collect();
+    let k_basis: Vec<Vec<f64>> = basis.iter().map(|u| matrices.stiffness_times(u)).collect();
     let kr = DMatrix::from_fn(m, m, |i, j| {
         0.5 * (dot(&basis[i], &k_basis[j]) + dot(&basis[j], &k_basis[i]))
     });
@@ -356,11 +371,7 @@ impl Integrator for Siere {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            // Its modes come from a sparse K.
-            low_rank_terms: false,
-            ..Capabilities::COMMON
-        }
+        Capabilities::COMMON
     }
 
     /// More modes than unknowns is a mistake in the scene, not something to clamp
@@ -396,12 +407,6 @@ impl Integrator for Siere {
         commit_step(model, state, dt, |state| {
             let started = Instant::now();
             let linearisation = Linearisation::at(model, state, dt, project)?;
-            if linearisation.low_rank.is_some() {
-                return Err(HookeError::Solver {
-                    reason: "SIERE's modes are computed from a sparse K; this model's stiffness has a low-rank part"
-                        .to_string(),
-                });
-            }
             let dofs = &linearisation.dofs;
             let count = self.modes.min(dofs.free_count());
             if count == 0 {
@@ -416,6 +421,7 @@ impl Integrator for Siere {
             let mass = restrict(model.mass().values());
             let matrices = FreeMatrices {
                 stiffness: restrict(&linearisation.stiffness),
+                low_rank: linearisation.low_rank.as_ref().map(|l| l.restricted(&dofs.free_dofs)),
                 diagonal_mass: pattern.diagonal_if_diagonal(&mass),
                 mass,
                 damping: linearisation.damping.as_deref().map(restrict),

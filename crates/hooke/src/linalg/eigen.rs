@@ -16,10 +16,15 @@
 //! locked and the space is kept M-orthogonal to them; a final fresh random
 //! block checks that no eigenvalue was missed. Eigenvectors come out
 //! M-orthonormal; convergence is judged by the true residual ‖Ku − λMu‖ / ‖Ku‖.
+//!
+//! K may have a low-rank part Y S Yᵀ besides its sparse one (EigenFit's
+//! correction): the sparse part's factor then serves (K − σM)⁻¹ through the
+//! Sherman–Morrison–Woodbury identity, and products with K add Y S Yᵀ x.
 
 use super::kernels::dot;
 use super::orthonormal::{axpy_in_place, MOrthonormal};
-use super::{LowerPattern, SparseCholesky};
+use super::system::{woodbury, Woodbury};
+use super::{LowRank, LowerPattern, SparseCholesky};
 use crate::error::{HookeError, Result};
 use nalgebra::{DMatrix, SymmetricEigen};
 
@@ -92,6 +97,8 @@ pub struct EigenPairs {
 struct Problem<'a> {
     pattern: &'a LowerPattern,
     stiffness: &'a [f64],
+    /// K's low-rank part, if any, and what solving with it needs.
+    low_rank: Option<(&'a LowRank, Woodbury)>,
     mass: &'a [f64],
     /// M's diagonal when M is diagonal (a lumped mass): then M x is a scaling.
     diagonal_mass: Option<Vec<f64>>,
@@ -113,6 +120,9 @@ impl Problem<'_> {
     fn stiffness_times(&self, x: &[f64]) -> Vec<f64> {
         let mut y = vec![0.0; x.len()];
         self.pattern.symmetric_multiply(self.stiffness, x, &mut y);
+        if let Some((low_rank, _)) = &self.low_rank {
+            low_rank.multiply_add(1.0, x, &mut y);
+        }
         y
     }
 
@@ -120,7 +130,10 @@ impl Problem<'_> {
     fn operator(&self, mass_block: &[Vec<f64>]) -> Result<Vec<Vec<f64>>> {
         let n = self.pattern.size;
         let mut stacked: Vec<f64> = mass_block.iter().flatten().copied().collect();
-        self.factor.solve_columns_in_place(&mut stacked, mass_block.len())?;
+        match &self.low_rank {
+            Some((_, woodbury)) => woodbury.solve(self.factor, &mut stacked, mass_block.len())?,
+            None => self.factor.solve_columns_in_place(&mut stacked, mass_block.len())?,
+        }
         Ok(stacked.chunks(n).map(<[f64]>::to_vec).collect())
     }
 }
@@ -217,6 +230,21 @@ pub fn smallest_eigenpairs_reusing(
     count: usize,
     settings: &EigenSettings,
 ) -> Result<EigenPairs> {
+    smallest_eigenpairs_with_low_rank(factor, (pattern, stiffness, None), mass, count, settings)
+}
+
+/// As [`smallest_eigenpairs_reusing`] for K = its sparse part (lower-triangle
+/// values on the pattern) plus an optional low-rank part Y S Yᵀ on the same
+/// unknowns. The shift must keep the whole of K − σM positive definite; it is
+/// chosen for the sparse part, which the low-rank part of a stiffness
+/// correction (EigenFit) keeps so as long as its eigenvalues stay positive.
+pub fn smallest_eigenpairs_with_low_rank(
+    factor: &mut Option<SparseCholesky>,
+    (pattern, stiffness, low_rank): (&LowerPattern, &[f64], Option<&LowRank>),
+    mass: &[f64],
+    count: usize,
+    settings: &EigenSettings,
+) -> Result<EigenPairs> {
     let n = pattern.size;
     if count == 0 || count > n {
         return Err(HookeError::LinearSolver {
@@ -271,9 +299,14 @@ pub fn smallest_eigenpairs_reusing(
         sums.into_iter().fold(0.0, f64::max)
     };
     let (norm_k, norm_m) = (row_sums(stiffness), row_sums(mass));
+    let low_rank = match low_rank.filter(|l| l.rank() > 0) {
+        Some(l) => Some((l, woodbury(cholesky, n, l)?)),
+        None => None,
+    };
     let problem = Problem {
         pattern,
         stiffness,
+        low_rank,
         mass,
         diagonal_mass: pattern.diagonal_if_diagonal(mass),
         factor: cholesky,

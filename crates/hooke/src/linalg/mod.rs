@@ -13,7 +13,9 @@ mod sparse;
 mod system;
 
 pub use cholesky::{FactorizationOutcome, SparseCholesky};
-pub use eigen::{smallest_eigenpairs, smallest_eigenpairs_reusing, EigenPairs, EigenSettings};
+pub use eigen::{
+    smallest_eigenpairs, smallest_eigenpairs_reusing, smallest_eigenpairs_with_low_rank, EigenPairs, EigenSettings,
+};
 pub use eigen_tracking::{track_eigenpairs, ShiftInvert, TrackedPairs, TrackingSettings};
 pub use exponential::{expm, phi1_times};
 pub(crate) use kernels::{combine3, dot};

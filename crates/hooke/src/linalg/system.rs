@@ -188,7 +188,7 @@ enum DenseFactor {
 }
 
 /// What the Woodbury identity needs besides A's factor.
-struct Woodbury {
+pub(crate) struct Woodbury {
     /// A⁻¹U.
     solved_vectors: DMatrix<f64>,
     low_rank: LowRank,
@@ -303,7 +303,7 @@ impl SystemSolver {
 
 impl Woodbury {
     /// x = y − A⁻¹U C⁻¹ S Uᵀ y with y = A⁻¹ b, for each column.
-    fn solve(&self, cholesky: &SparseCholesky, rhs: &mut [f64], columns: usize) -> Result<()> {
+    pub(crate) fn solve(&self, cholesky: &SparseCholesky, rhs: &mut [f64], columns: usize) -> Result<()> {
         cholesky.solve_columns_in_place(rhs, columns)?;
         let n = self.solved_vectors.nrows();
         for y in rhs.chunks_mut(n).take(columns) {
@@ -326,7 +326,7 @@ fn singular_capacitance() -> HookeError {
 }
 
 /// Prepares the Woodbury solve for A (factorised in `cholesky`) plus `low_rank`.
-fn woodbury(cholesky: &SparseCholesky, n: usize, low_rank: &LowRank) -> Result<Woodbury> {
+pub(crate) fn woodbury(cholesky: &SparseCholesky, n: usize, low_rank: &LowRank) -> Result<Woodbury> {
     if low_rank.size() != n {
         return Err(HookeError::LinearSolver {
             reason: format!("a low-rank part of size {} on a {n}×{n} system", low_rank.size()),

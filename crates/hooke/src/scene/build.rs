@@ -460,6 +460,7 @@ const EIGENFIT_INTEGRATORS: &[&str] = &[
     "backward_euler",
     "implicit_midpoint",
     "exponential_rosenbrock_euler",
+    "siere",
 ];
 
 impl Scene {
