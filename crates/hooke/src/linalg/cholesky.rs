@@ -39,6 +39,9 @@ enum Factor {
     },
 }
 
+/// Factors with fewer entries than this are computed on one thread.
+const SEQUENTIAL_FACTOR_ENTRIES: usize = 1_000_000;
+
 /// A reusable LLᵀ factorisation of a fixed lower-triangle pattern.
 pub struct SparseCholesky {
     pattern: LowerPattern,
@@ -73,6 +76,17 @@ impl SparseCholesky {
         })
     }
 
+    /// A small factor is faster on one thread: its supernodes are too small
+    /// to repay the hand-offs (measured: 1,836 unknowns with 170k factor
+    /// entries, 2.8 → 1.5 ms; 4,410 unknowns with 859k entries, the same
+    /// either way; 38k unknowns, two threads 1.4× faster).
+    fn factorisation_parallelism(&self) -> faer::Par {
+        match self.symbolic.len_val() < SEQUENTIAL_FACTOR_ENTRIES {
+            true => faer::Par::Seq,
+            false => faer::get_global_parallelism(),
+        }
+    }
+
     pub fn pattern(&self) -> &LowerPattern {
         &self.pattern
     }
@@ -84,7 +98,7 @@ impl SparseCholesky {
 
     /// Factorises the matrix with these values; fails if it is not positive definite.
     pub fn factorize(&mut self, values: &[f64]) -> Result<()> {
-        let parallelism = faer::get_global_parallelism();
+        let parallelism = self.factorisation_parallelism();
         self.kind = Factor::None;
         self.factor.resize(self.symbolic.len_val(), 0.0);
         let mut buffer = workspace(
@@ -148,7 +162,7 @@ impl SparseCholesky {
             return Ok(FactorizationOutcome::PositiveDefinite);
         }
         let n = self.pattern.size;
-        let parallelism = faer::get_global_parallelism();
+        let parallelism = self.factorisation_parallelism();
         self.factor.resize(self.symbolic.len_val(), 0.0);
         let (mut subdiagonal, mut forward, mut inverse) = (vec![0.0; n], vec![0usize; n], vec![0usize; n]);
         let mut buffer = workspace(
