@@ -381,6 +381,28 @@ fn the_eigenfit_table_of_a_scene() {
     }
 }
 
+/// `hooke compare --eigenfit` on a scene whose integrator EigenFit cannot
+/// correct fails naming the key before it runs anything (no fine run first).
+#[test]
+fn a_comparison_refuses_an_uncorrectable_scene_before_running() {
+    let directory = scratch("compare-refused");
+    let _ = std::fs::remove_dir_all(&directory);
+    let text = SCENE.replace("kind = \"implicit_midpoint\"", "kind = \"symplectic_euler\"");
+    let mut scene = hooke::scene::Scene::from_text(&text, "refused.toml", directory.clone()).unwrap();
+    scene.cache_directory = Some(directory.join("cache"));
+    let outcome =
+        hooke::resolution_comparison::compare_resolutions(&scene, &directory.join("out"), &mut |_, _, _| {}, None);
+    match outcome {
+        Err(hooke::HookeError::Scene { key, .. }) => assert_eq!(key, "eigenfit"),
+        other => panic!("expected a scene error on eigenfit, got {:?}", other.map(|_| ())),
+    }
+    assert!(
+        !directory.join("out").join("fine").exists(),
+        "the fine variant ran first"
+    );
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
 /// The fine mesh's rest eigenvalues are kept in the cache folder: a second
 /// build reads them (the same ratios), and an unreadable cache file is only
 /// recomputed and replaced.
