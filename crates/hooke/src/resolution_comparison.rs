@@ -14,7 +14,7 @@ use crate::output::{plot_lines, read_frame};
 use crate::scene::EigenFitMethod;
 use crate::scene::Scene;
 use crate::simulation::Simulation;
-use nalgebra::{Matrix3, Vector3, Vector4};
+use nalgebra::{Vector3, Vector4};
 use std::path::{Path, PathBuf};
 
 /// The variants, in the order of the run and of the table.
@@ -141,43 +141,11 @@ pub(crate) fn frames(directory: &Path) -> Result<Vec<(f64, PathBuf)>> {
     Ok(frames)
 }
 
-/// For each fine rest vertex, a coarse tetrahedron and its barycentric
-/// coordinates there (the nearest tetrahedron for a vertex outside them all).
-fn embedding(coarse: &TetMesh, fine: &TetMesh) -> Vec<(usize, Vector4<f64>)> {
-    let inverses: Vec<Option<Matrix3<f64>>> = coarse
-        .tets
-        .iter()
-        .map(|t| {
-            let p = |k: usize| coarse.vertices[t[k]];
-            Matrix3::from_columns(&[p(1) - p(0), p(2) - p(0), p(3) - p(0)]).try_inverse()
-        })
-        .collect();
-    fine.vertices
-        .iter()
-        .map(|x| {
-            let mut best = (0, Vector4::new(1.0, 0.0, 0.0, 0.0), f64::NEG_INFINITY);
-            for (e, inverse) in inverses.iter().enumerate() {
-                let Some(inverse) = inverse else { continue };
-                let local = inverse * (x - coarse.vertices[coarse.tets[e][0]]);
-                let weights = Vector4::new(1.0 - local.sum(), local.x, local.y, local.z);
-                let worst = weights.min();
-                if worst > best.2 {
-                    best = (e, weights, worst);
-                    if worst >= -1e-12 {
-                        break;
-                    }
-                }
-            }
-            (best.0, best.1)
-        })
-        .collect()
-}
-
 fn frame_errors(meshes: &[(PathBuf, TetMesh)]) -> Result<Vec<ErrorRow>> {
     let (fine_directory, fine_mesh) = &meshes[0];
     let fine_frames = frames(fine_directory)?;
     let coarse_mesh = &meshes[1].1;
-    let weights = embedding(coarse_mesh, fine_mesh);
+    let weights = coarse_mesh.locate(&fine_mesh.vertices);
     let mut series: Vec<Vec<(f64, PathBuf)>> = Vec::new();
     for (directory, _) in &meshes[1..] {
         series.push(frames(directory)?);

@@ -37,6 +37,40 @@ pub struct TetMesh {
 }
 
 impl TetMesh {
+    /// For each point, a tetrahedron and the point's barycentric coordinates
+    /// in it (the nearest tetrahedron, by its most negative coordinate, for a
+    /// point outside them all): how fields of this mesh are read at the
+    /// vertices of another mesh of the same body.
+    pub fn locate(&self, points: &[Vector3<f64>]) -> Vec<(usize, nalgebra::Vector4<f64>)> {
+        let inverses: Vec<Option<nalgebra::Matrix3<f64>>> = self
+            .tets
+            .iter()
+            .map(|t| {
+                let p = |k: usize| self.vertices[t[k]];
+                nalgebra::Matrix3::from_columns(&[p(1) - p(0), p(2) - p(0), p(3) - p(0)]).try_inverse()
+            })
+            .collect();
+        points
+            .iter()
+            .map(|x| {
+                let mut best = (0, nalgebra::Vector4::new(1.0, 0.0, 0.0, 0.0), f64::NEG_INFINITY);
+                for (e, inverse) in inverses.iter().enumerate() {
+                    let Some(inverse) = inverse else { continue };
+                    let local = inverse * (x - self.vertices[self.tets[e][0]]);
+                    let weights = nalgebra::Vector4::new(1.0 - local.sum(), local.x, local.y, local.z);
+                    let worst = weights.min();
+                    if worst > best.2 {
+                        best = (e, weights, worst);
+                        if worst >= -1e-12 {
+                            break;
+                        }
+                    }
+                }
+                (best.0, best.1)
+            })
+            .collect()
+    }
+
     /// Builds a mesh, checking that every index is in range and that labels match tets.
     pub fn new(vertices: Vec<Vector3<f64>>, tets: Vec<[usize; 4]>, labels: Vec<i32>) -> Result<Self> {
         check_elements(&vertices, &tets, labels.len(), "tetrahedra", "element")?;

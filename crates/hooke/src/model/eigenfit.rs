@@ -60,8 +60,13 @@ pub struct RestFit {
     pub free_dofs: Vec<usize>,
     pub coarse_eigenvalues: Vec<f64>,
     pub fine_eigenvalues: Vec<f64>,
-    /// rᵢ = λᵢ^fine / λᵢ^coarse (1 for rigid modes).
+    /// rᵢ = λⱼ^fine / λᵢ^coarse with j = i, or with j the fine mode of the
+    /// same shape under [`Pairing::Shape`] (1 for rigid modes).
     pub ratios: Vec<f64>,
+    /// For each coarse mode, the fine mode most like it in shape and the
+    /// overlap |cos| (in the coarse mass inner product), above 0.6; empty
+    /// when the ratios were given.
+    pub shape_pairs: Vec<Option<(usize, f64)>>,
     /// M u_rest,j over all DOFs (zero on pinned ones), for mode matching.
     mass_modes: Vec<Vec<f64>>,
 }
@@ -100,6 +105,20 @@ pub enum Refit {
     Reused,
 }
 
+/// How the ratios pair coarse modes with fine ones.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pairing {
+    /// The i-th with the i-th, as seed 003 does.
+    #[default]
+    Index,
+    /// Each coarse mode with the fine mode most like it in shape (overlap
+    /// above 0.6 in the mass inner product; else by index): a coarse mesh
+    /// that orders its modes differently (one stiffened more than the next)
+    /// gets each mode's own ratio.
+    Shape,
+}
+
 /// What the last step's refit found.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FitReport {
@@ -133,6 +152,7 @@ pub struct EigenFit {
     /// The pattern and mass over the free DOFs of the last refit.
     free_matrices: Mutex<Option<std::sync::Arc<FreeMatrices>>>,
     tracking: TrackingSettings,
+    pairing: Pairing,
     report: Mutex<FitReport>,
 }
 
@@ -172,6 +192,7 @@ impl EigenFit {
                 tolerance: DEFAULT_REFIT_TOLERANCE,
                 max_iterations: 4,
             },
+            pairing: Pairing::Index,
             report: Mutex::new(FitReport::default()),
         }
     }
@@ -195,6 +216,12 @@ impl EigenFit {
         }
         self.tracking.tolerance = tolerance;
         Ok(self)
+    }
+
+    /// Pairs coarse and fine modes as `pairing` says (default by index).
+    pub fn with_pairing(mut self, pairing: Pairing) -> EigenFit {
+        self.pairing = pairing;
+        self
     }
 
     fn checked(modes: usize) -> Result<()> {
@@ -222,26 +249,32 @@ impl EigenFit {
             &mut None,
         )?;
         let count = coarse.values.len();
-        let (fine_eigenvalues, ratios) = match (&self.reference, &self.given_ratios) {
-            (_, Some(given)) => (Vec::new(), given.clone()),
+        let (fine_eigenvalues, ratios, pairs) = match (&self.reference, &self.given_ratios) {
+            (_, Some(given)) => (Vec::new(), given.clone(), Vec::new()),
             (Some(fine), None) => {
-                let fine = fine_eigenvalues(fine, time, count, self.cache.as_deref())?;
+                let fine = fine_rest_modes(fine, model, time, count, self.cache.as_deref())?;
+                let pairs = shape_pairs(&free, &coarse.free_vectors, &fine.sampled);
                 let scale = coarse.values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
                 let ratios = (0..count)
                     .map(|i| {
                         let rigid = coarse.values[i].abs() <= RIGID_FRACTION * scale;
+                        let partner = match (self.pairing, pairs.get(i)) {
+                            (Pairing::Shape, Some(Some((j, _)))) => *j,
+                            _ => i,
+                        };
                         // A fine model with fewer modes than asked (tiny) leaves the rest at 1.
-                        match fine.get(i) {
-                            Some(fine) if !rigid => fine / coarse.values[i],
+                        match fine.values.get(partner) {
+                            Some(value) if !rigid => value / coarse.values[i],
                             _ => 1.0,
                         }
                     })
                     .collect();
-                (fine, ratios)
+                (fine.values, ratios, pairs)
             }
             (None, None) => unreachable!("an EigenFit has a reference or ratios"),
         };
         let fit = RestFit {
+            shape_pairs: pairs,
             free_dofs: dofs.free_dofs.clone(),
             coarse_eigenvalues: coarse.values,
             fine_eigenvalues,
@@ -400,33 +433,112 @@ impl EigenFit {
     }
 }
 
-/// The fine model's `count` lowest rest eigenvalues with the pins active at
-/// `time`, from `cache` when it holds them for this mesh, these materials and
-/// pins (a file `eigenfit-<key>.json`), else computed and stored there. A
-/// cache that cannot be read or written is only a cost: it is recomputed.
-fn fine_eigenvalues(fine: &Model, time: f64, count: usize, cache: Option<&std::path::Path>) -> Result<Vec<f64>> {
+/// The fine model's lowest rest modes: their eigenvalues, and their shapes
+/// read at the coarse model's free DOFs (barycentrically, at its rest
+/// vertices), to pair modes by shape (seed 003 §2.7's first-frame test).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct FineRest {
+    values: Vec<f64>,
+    sampled: Vec<Vec<f64>>,
+}
+
+/// The fine model's `count` lowest rest modes with the pins active at `time`,
+/// from `cache` when it holds them for this fine mesh, these materials and
+/// pins, and this coarse model (a file `eigenfit-<key>.json`), else computed
+/// and stored there. A cache that cannot be read or written is only a cost:
+/// it is recomputed.
+fn fine_rest_modes(
+    fine: &Model,
+    coarse: &Model,
+    time: f64,
+    count: usize,
+    cache: Option<&std::path::Path>,
+) -> Result<FineRest> {
     let dofs = fine.dof_map(time);
+    let coarse_dofs = coarse.dof_map(time);
     let path = cache.map(|directory| {
         let mut key = fine.fingerprint(&dofs);
         key.feed_number(count as u64);
+        key.feed_number(coarse.fingerprint(&coarse_dofs).value());
         key.path(directory, "eigenfit")
     });
-    if let Some(values) = path
-        .as_deref()
-        .and_then(disk_cache::load::<Vec<f64>>)
-        .filter(|values| values.len() == count.min(dofs.free_count()) && values.iter().all(|v| v.is_finite()))
-    {
-        return Ok(values);
+    let expected = count.min(dofs.free_count());
+    if let Some(rest) = path.as_deref().and_then(disk_cache::load::<FineRest>).filter(|r| {
+        r.values.len() == expected
+            && r.values.iter().all(|v| v.is_finite())
+            && r.sampled.len() == expected
+            && r.sampled.iter().all(|v| v.len() == coarse_dofs.free_count())
+    }) {
+        return Ok(rest);
     }
     let free = FreeMatrices::new(fine, &dofs);
     let (stiffness, _) = elastic_stiffness(fine, &fine.rest_positions(), &free, time)?;
-    let values = modes_of(fine, (&stiffness, &free), &dofs, (count, 0), &[], &mut None)?
-        .0
-        .values;
+    let (modes, _) = modes_of(fine, (&stiffness, &free), &dofs, (count, 0), &[], &mut None)?;
+    let sampled = match (fine.mesh().tetrahedra(), coarse.mesh().tetrahedra()) {
+        (Some(fine_mesh), Some(coarse_mesh)) => {
+            let located = fine_mesh.locate(&coarse_mesh.vertices);
+            modes
+                .full_vectors
+                .iter()
+                .map(|u| {
+                    coarse_dofs
+                        .free_dofs
+                        .iter()
+                        .map(|&dof| {
+                            let (e, weights) = &located[dof / 3];
+                            let tet = fine_mesh.tets[*e];
+                            (0..4).map(|k| weights[k] * u[3 * tet[k] + dof % 3]).sum()
+                        })
+                        .collect()
+                })
+                .collect()
+        }
+        // Not two tetrahedral meshes: no shapes to compare.
+        _ => Vec::new(),
+    };
+    let rest = FineRest {
+        values: modes.values,
+        sampled,
+    };
     if let Some(path) = path {
-        disk_cache::store(&path, &values);
+        disk_cache::store(&path, &rest);
     }
-    Ok(values)
+    Ok(rest)
+}
+
+/// For each coarse mode (M-orthonormal, over the free DOFs), the fine mode
+/// most like it in shape and |cos| of the angle between them in the coarse
+/// mass inner product, when above [`MATCH_THRESHOLD`].
+fn shape_pairs(free: &FreeMatrices, coarse_modes: &[Vec<f64>], sampled: &[Vec<f64>]) -> Vec<Option<(usize, f64)>> {
+    let mass_sampled: Vec<(Vec<f64>, f64)> = sampled
+        .iter()
+        .map(|v| {
+            let mut mv = vec![0.0; v.len()];
+            free.pattern.symmetric_multiply(&free.mass, v, &mut mv);
+            let norm = dot(v, &mv).max(0.0).sqrt();
+            (mv, norm)
+        })
+        .collect();
+    coarse_modes
+        .iter()
+        .map(|u| {
+            let norm = {
+                let mut mu = vec![0.0; u.len()];
+                free.pattern.symmetric_multiply(&free.mass, u, &mut mu);
+                dot(u, &mu).max(0.0).sqrt()
+            };
+            mass_sampled
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, n))| *n > 0.0)
+                .map(|(j, (mv, n))| (j, dot(u, mv).abs() / (n * norm)))
+                .fold(None, |best: Option<(usize, f64)>, (j, c)| match best {
+                    Some((_, b)) if b >= c => best,
+                    _ => Some((j, c)),
+                })
+                .filter(|(_, c)| *c > MATCH_THRESHOLD)
+        })
+        .collect()
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {

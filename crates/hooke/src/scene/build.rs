@@ -613,7 +613,9 @@ impl Scene {
         ));
         match section.method {
             EigenFitMethod::Eigenfit => {
-                let mut fit = crate::model::EigenFit::new(fine, section.modes)?.with_cache(self.cache_folder());
+                let mut fit = crate::model::EigenFit::new(fine, section.modes)?
+                    .with_cache(self.cache_folder())
+                    .with_pairing(section.pairing);
                 if let Some(tolerance) = section.tolerance {
                     fit = fit.with_refit_tolerance(tolerance)?;
                 }
@@ -627,6 +629,9 @@ impl Scene {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ));
+                if let Some(note) = pairing_note(&rest.shape_pairs, section.pairing) {
+                    notes.push(note);
+                }
                 model.add_term(Box::new(fit))?;
             }
             EigenFitMethod::Dac => {
@@ -639,6 +644,44 @@ impl Scene {
         }
         Ok(())
     }
+}
+
+/// Seed 003 §2.7's first-frame test, as a note: which coarse modes are not
+/// most like the fine mode of their own index (their ratios then compare
+/// different motions unless `pairing = "shape"`), and whether fewer than half
+/// resemble any fine mode (EigenFit's premise fails).
+fn pairing_note(pairs: &[Option<(usize, f64)>], pairing: crate::model::eigenfit::Pairing) -> Option<String> {
+    if pairs.is_empty() {
+        return None;
+    }
+    let matched = pairs.iter().filter(|p| p.is_some()).count();
+    let crossed: Vec<String> = pairs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            p.filter(|(j, _)| *j != i)
+                .map(|(j, c)| format!("{} ~ fine {} ({c:.2})", i + 1, j + 1))
+        })
+        .collect();
+    let mut parts = Vec::new();
+    if matched * 2 < pairs.len() {
+        parts.push(format!(
+            "only {matched} of {} coarse modes resemble a fine mode (overlap > 0.6): the meshes' lowest modes differ, and EigenFit's ratios mean little",
+            pairs.len()
+        ));
+    }
+    if !crossed.is_empty() {
+        parts.push(match pairing {
+            crate::model::eigenfit::Pairing::Index => format!(
+                "coarse modes pair by shape with other fine modes than their index ({}); their ratios compare different motions: pairing = \"shape\" pairs them by shape",
+                crossed.join(", ")
+            ),
+            crate::model::eigenfit::Pairing::Shape => {
+                format!("ratios paired by shape where it differs from the index: {}", crossed.join(", "))
+            }
+        });
+    }
+    (!parts.is_empty()).then(|| format!("eigenfit: {}", parts.join("; ")))
 }
 
 /// Strain-limited membrane triangles (fem::membrane) from a cloth's `membrane` table.

@@ -32,6 +32,9 @@ pub struct EigenFitSection {
     /// are accepted (default 1e-6).
     #[serde(default)]
     pub tolerance: Option<f64>,
+    /// How ratios pair coarse and fine modes: "index" (default, seed 003) or "shape".
+    #[serde(default)]
+    pub pairing: crate::model::eigenfit::Pairing,
 }
 
 fn default_eigenfit_modes() -> usize {
