@@ -91,3 +91,44 @@ fn unused_vertices_are_removed_and_elements_renumbered() {
     assert_eq!(mesh.vertex_count(), 8);
     assert!((0..mesh.tet_count()).all(|e| mesh.signed_volume(e, &mesh.vertices) > 0.0));
 }
+
+/// `TetMesh::locate` (a grid search) gives what comparing every
+/// tetrahedron gives: the first one containing the point, or for a point
+/// outside them all the one whose worst barycentric coordinate is best; the
+/// coordinates reproduce the point.
+#[test]
+fn locating_points_agrees_with_testing_every_tetrahedron() {
+    let mesh = bar([1.0, 0.3, 0.2], [7, 3, 2], TetsPerHex::Six);
+    let every = |x: &Vector3<f64>| {
+        let mut best = (0, f64::NEG_INFINITY);
+        for (e, t) in mesh.tets.iter().enumerate() {
+            let p = |k: usize| mesh.vertices[t[k]];
+            let Some(inverse) = nalgebra::Matrix3::from_columns(&[p(1) - p(0), p(2) - p(0), p(3) - p(0)]).try_inverse()
+            else {
+                continue;
+            };
+            let local = inverse * (x - p(0));
+            let worst = (1.0 - local.sum()).min(local.min());
+            if worst > best.1 {
+                best = (e, worst);
+                if worst >= -1e-12 {
+                    break;
+                }
+            }
+        }
+        best.0
+    };
+    let mut rng = common::Lcg::new(5);
+    // Inside, outside, and on the mesh's own vertices (shared by many tetrahedra).
+    let mut points: Vec<Vector3<f64>> = (0..400)
+        .map(|_| Vector3::new(0.6 + 1.4 * rng.next(), 0.15 + 0.5 * rng.next(), 0.1 + 0.4 * rng.next()))
+        .collect();
+    points.extend(mesh.vertices.iter().copied());
+    let located = mesh.locate(&points);
+    for (x, (e, weights)) in points.iter().zip(&located) {
+        assert_eq!(*e, every(x), "point {x:?}");
+        let tet = mesh.tets[*e];
+        let back: Vector3<f64> = (0..4).map(|k| mesh.vertices[tet[k]] * weights[k]).sum();
+        assert!((back - x).norm() < 1e-12, "{back:?} against {x:?}");
+    }
+}

@@ -25,6 +25,77 @@ pub use triangles::{rectangle_mesh, TriangleMesh};
 use crate::error::{HookeError, Result};
 use nalgebra::Vector3;
 
+/// A point whose barycentric coordinates are all above −this is inside.
+const LOCATE_INSIDE: f64 = 1e-12;
+
+/// The tetrahedra whose bounding boxes meet each cell of a uniform grid
+/// over the mesh, in increasing order.
+struct TetGrid {
+    origin: Vector3<f64>,
+    cell: Vector3<f64>,
+    cells: [usize; 3],
+    members: Vec<Vec<usize>>,
+}
+
+impl TetGrid {
+    fn new(mesh: &TetMesh) -> TetGrid {
+        let (mut low, mut high) = (Vector3::repeat(f64::INFINITY), Vector3::repeat(f64::NEG_INFINITY));
+        for v in &mesh.vertices {
+            low = low.inf(v);
+            high = high.sup(v);
+        }
+        // About one tetrahedron per cell along each axis' share.
+        let per_axis = ((mesh.tets.len() as f64).cbrt().ceil() as usize).clamp(1, 256);
+        let extent = (high - low).map(|d| d.max(f64::MIN_POSITIVE));
+        let cells = [per_axis; 3];
+        let cell = extent / per_axis as f64;
+        let mut members = vec![Vec::new(); per_axis * per_axis * per_axis];
+        if !low.iter().all(|v| v.is_finite()) {
+            return TetGrid {
+                origin: low,
+                cell,
+                cells,
+                members: Vec::new(),
+            };
+        }
+        let index = |x: f64, axis: usize| (((x - low[axis]) / cell[axis]).floor().max(0.0) as usize).min(per_axis - 1);
+        for (e, tet) in mesh.tets.iter().enumerate() {
+            let (mut a, mut b) = (Vector3::repeat(f64::INFINITY), Vector3::repeat(f64::NEG_INFINITY));
+            for &v in tet {
+                a = a.inf(&mesh.vertices[v]);
+                b = b.sup(&mesh.vertices[v]);
+            }
+            for i in index(a.x, 0)..=index(b.x, 0) {
+                for j in index(a.y, 1)..=index(b.y, 1) {
+                    for k in index(a.z, 2)..=index(b.z, 2) {
+                        members[(i * per_axis + j) * per_axis + k].push(e);
+                    }
+                }
+            }
+        }
+        TetGrid {
+            origin: low,
+            cell,
+            cells,
+            members,
+        }
+    }
+
+    /// The tetrahedra that may contain x (none when x is outside the grid).
+    fn candidates(&self, x: &Vector3<f64>) -> &[usize] {
+        let mut at = [0; 3];
+        for axis in 0..3 {
+            let position = (x[axis] - self.origin[axis]) / self.cell[axis];
+            // A point just outside the box may still be in a tetrahedron, within rounding.
+            if !(-1e-9..=self.cells[axis] as f64 + 1e-9).contains(&position) || self.members.is_empty() {
+                return &[];
+            }
+            at[axis] = (position.floor().max(0.0) as usize).min(self.cells[axis] - 1);
+        }
+        &self.members[(at[0] * self.cells[1] + at[1]) * self.cells[2] + at[2]]
+    }
+}
+
 /// A tetrahedral mesh: rest positions, connectivity and an integer label per element.
 ///
 /// Labels name material regions (the TetGen region attribute, the MEDIT reference,
@@ -38,9 +109,12 @@ pub struct TetMesh {
 
 impl TetMesh {
     /// For each point, a tetrahedron and the point's barycentric coordinates
-    /// in it (the nearest tetrahedron, by its most negative coordinate, for a
-    /// point outside them all): how fields of this mesh are read at the
-    /// vertices of another mesh of the same body.
+    /// in it: the first tetrahedron (by index) that contains the point, or for
+    /// a point outside them all the one whose most negative coordinate is the
+    /// least negative. This is how fields of this mesh are read at the
+    /// vertices of another mesh of the same body. A uniform grid of the
+    /// tetrahedra's bounding boxes finds the containing one; only points
+    /// outside every tetrahedron are compared with all of them.
     pub fn locate(&self, points: &[Vector3<f64>]) -> Vec<(usize, nalgebra::Vector4<f64>)> {
         let inverses: Vec<Option<nalgebra::Matrix3<f64>>> = self
             .tets
@@ -50,23 +124,34 @@ impl TetMesh {
                 nalgebra::Matrix3::from_columns(&[p(1) - p(0), p(2) - p(0), p(3) - p(0)]).try_inverse()
             })
             .collect();
+        let weights_in = |e: usize, x: &Vector3<f64>| {
+            inverses[e].map(|inverse| {
+                let local = inverse * (x - self.vertices[self.tets[e][0]]);
+                nalgebra::Vector4::new(1.0 - local.sum(), local.x, local.y, local.z)
+            })
+        };
+        let grid = TetGrid::new(self);
         points
             .iter()
             .map(|x| {
-                let mut best = (0, nalgebra::Vector4::new(1.0, 0.0, 0.0, 0.0), f64::NEG_INFINITY);
-                for (e, inverse) in inverses.iter().enumerate() {
-                    let Some(inverse) = inverse else { continue };
-                    let local = inverse * (x - self.vertices[self.tets[e][0]]);
-                    let weights = nalgebra::Vector4::new(1.0 - local.sum(), local.x, local.y, local.z);
-                    let worst = weights.min();
-                    if worst > best.2 {
-                        best = (e, weights, worst);
-                        if worst >= -1e-12 {
-                            break;
+                let inside = grid
+                    .candidates(x)
+                    .iter()
+                    .find_map(|&e| weights_in(e, x).filter(|w| w.min() >= -LOCATE_INSIDE).map(|w| (e, w)));
+                inside.unwrap_or_else(|| {
+                    let mut best = (0, nalgebra::Vector4::new(1.0, 0.0, 0.0, 0.0), f64::NEG_INFINITY);
+                    for e in 0..self.tets.len() {
+                        let Some(weights) = weights_in(e, x) else { continue };
+                        let worst = weights.min();
+                        if worst > best.2 {
+                            best = (e, weights, worst);
+                            if worst >= -LOCATE_INSIDE {
+                                break;
+                            }
                         }
                     }
-                }
-                (best.0, best.1)
+                    (best.0, best.1)
+                })
             })
             .collect()
     }
