@@ -449,6 +449,30 @@ fn a_comparison_refuses_an_uncorrectable_scene_before_running() {
     let _ = std::fs::remove_dir_all(&directory);
 }
 
+/// A refit tolerance outside (0, 1) is refused naming `eigenfit.tolerance`,
+/// and an unknown pairing names its line.
+#[test]
+fn bad_refit_settings_are_refused_by_name() {
+    for tolerance in ["0.0", "1.5", "-1e-3"] {
+        let text = SCENE.replace("modes = 4", &format!("modes = 4\ntolerance = {tolerance}"));
+        let mut scene = hooke::scene::Scene::from_text(&text, "bad.toml", ".".into()).unwrap();
+        scene.cache_directory = Some(scratch("bad-settings"));
+        match scene.build() {
+            Err(hooke::HookeError::Scene { key, .. }) => assert_eq!(key, "eigenfit.tolerance"),
+            other => panic!(
+                "tolerance {tolerance}: expected a scene error, got {:?}",
+                other.map(|_| ())
+            ),
+        }
+    }
+    let text = SCENE.replace("modes = 4", "modes = 4\npairing = \"closest\"");
+    let error = hooke::scene::Scene::from_text(&text, "bad.toml", ".".into())
+        .err()
+        .expect("refused");
+    let message = error.to_string();
+    assert!(message.contains("bad.toml") && message.contains("closest"), "{message}");
+}
+
 /// The fine mesh's rest eigenvalues are kept in the cache folder: a second
 /// build reads them (the same ratios), and an unreadable cache file is only
 /// recomputed and replaced.
