@@ -466,9 +466,9 @@ fn bad_refit_settings_are_refused_by_name() {
         }
     }
     let text = SCENE.replace("modes = 4", "modes = 4\npairing = \"closest\"");
-    let error = hooke::scene::Scene::from_text(&text, "bad.toml", ".".into())
-        .err()
-        .expect("refused");
+    let Err(error) = hooke::scene::Scene::from_text(&text, "bad.toml", ".".into()) else {
+        panic!("an unknown pairing was accepted");
+    };
     let message = error.to_string();
     assert!(message.contains("bad.toml") && message.contains("closest"), "{message}");
 }
