@@ -98,8 +98,9 @@ pub enum Refit {
     /// Block Lanczos (the first step, a pin change, or tracking failed).
     #[default]
     Solved,
-    /// Followed from the last step's modes with this many solves (0: K moved
-    /// less than the tolerance).
+    /// Followed from the last step's modes with this many Rayleigh–Ritz
+    /// steps beyond the first (each one more block solve; 0: the old modes,
+    /// projected on the new K, passed).
     Tracked { iterations: usize },
     /// The stiffness was the same to the bit (linear elasticity): the last modes.
     Reused,
@@ -205,7 +206,7 @@ impl EigenFit {
         self
     }
 
-    /// Accepts each step's modes at relative residual `tolerance`
+    /// Accepts each step's modes at relative energy-norm error `tolerance`
     /// (default [`DEFAULT_REFIT_TOLERANCE`]).
     pub fn with_refit_tolerance(mut self, tolerance: f64) -> Result<EigenFit> {
         if !(tolerance.is_finite() && tolerance > 0.0 && tolerance < 1.0) {
@@ -385,7 +386,7 @@ impl EigenFit {
     }
 
     /// The last refit's modes followed to the stiffness `k` (values over the
-    /// free DOFs), with the shift and the solves it took; None when the free
+    /// free DOFs), with the shift and the iterations it took; None when the free
     /// DOFs changed or tracking did not converge.
     fn track(
         &self,
