@@ -2,8 +2,9 @@
 //! is used; volume is resisted only through the stretches themselves.
 
 use super::isotropic::StretchEnergy;
-use super::Lame;
-use nalgebra::{Matrix3, Vector3};
+use super::symmetric::{StretchInvariants, SymmetricEvaluation, OFF_DIAGONAL_WEIGHT};
+use super::{Lame, Matrix6};
+use nalgebra::{Matrix3, Vector3, Vector6};
 
 pub struct Arap;
 
@@ -18,6 +19,19 @@ impl StretchEnergy for Arap {
 
     fn hessian(&self, _s: &Vector3<f64>, lame: &Lame) -> Matrix3<f64> {
         Matrix3::identity() * (2.0 * lame.mu)
+    }
+
+    /// ψ = μ‖S − I‖², ∂ψ/∂z = 2μ D(z − z(I)), ∂²ψ/∂z² = 2μ D.
+    fn at_stretch(&self, z: &StretchInvariants, lame: &Lame, derivatives: bool) -> Option<SymmetricEvaluation> {
+        let energy = lame.mu * z.distance_to_identity_squared();
+        Some(match derivatives {
+            false => SymmetricEvaluation::energy_only(energy),
+            true => SymmetricEvaluation {
+                energy,
+                gradient: z.weighted_from_identity() * (2.0 * lame.mu),
+                hessian: Matrix6::from_diagonal(&Vector6::from_column_slice(&OFF_DIAGONAL_WEIGHT)) * (2.0 * lame.mu),
+            },
+        })
     }
 
     /// With R the polar rotation: ψ = μ‖F − R‖², P = 2μ(F − R).

@@ -2,6 +2,7 @@
 //! ψ = μ‖F − R‖² + λ/2 (J − 1)², defined and smooth through inversion.
 
 use super::isotropic::{cofactor, volume_gradient, volume_hessian, StretchEnergy};
+use super::symmetric::{StretchInvariants, SymmetricEvaluation, OFF_DIAGONAL_WEIGHT};
 use super::Lame;
 use nalgebra::{Matrix3, Vector3};
 
@@ -24,6 +25,25 @@ impl StretchEnergy for FixedCorotational {
         Matrix3::identity() * (2.0 * lame.mu)
             + dj * dj.transpose() * lame.lambda
             + volume_hessian(s) * (lame.lambda * (j - 1.0))
+    }
+
+    /// ψ = μ‖S − I‖² + λ/2 (det S − 1)².
+    fn at_stretch(&self, z: &StretchInvariants, lame: &Lame, derivatives: bool) -> Option<SymmetricEvaluation> {
+        let volume = z.determinant - 1.0;
+        let energy = lame.mu * z.distance_to_identity_squared() + 0.5 * lame.lambda * volume * volume;
+        if !derivatives {
+            return Some(SymmetricEvaluation::energy_only(energy));
+        }
+        let dj = z.determinant_gradient();
+        let mut hessian = z.determinant_hessian() * (lame.lambda * volume) + dj * dj.transpose() * lame.lambda;
+        for k in 0..6 {
+            hessian[(k, k)] += 2.0 * lame.mu * OFF_DIAGONAL_WEIGHT[k];
+        }
+        Some(SymmetricEvaluation {
+            energy,
+            gradient: z.weighted_from_identity() * (2.0 * lame.mu) + dj * (lame.lambda * volume),
+            hessian,
+        })
     }
 
     /// With R the polar rotation: P = 2μ(F − R) + λ (J − 1) cof F.

@@ -8,6 +8,7 @@
 //! semi-definite, which is far cheaper than an eigen-decomposition of the 12×12
 //! element Hessian and gives the same guarantee (Bᵀ C B is PSD when C is).
 
+use super::symmetric::{StretchInvariants, SymmetricEvaluation};
 use super::{Evaluation, Lame, Matrix9, StressDerivative, StretchEigensystem, Want};
 use crate::linalg::{signed_svd3, symmetric_eigen3};
 use nalgebra::{Matrix3, SVector, Vector3};
@@ -25,6 +26,14 @@ pub trait StretchEnergy {
     /// steps and quasi-Newton iterations, then skip the SVD (Hessians still use
     /// it). None: the stretch form only.
     fn direct(&self, _f: &Matrix3<f64>, _lame: &Lame, _stress: bool) -> Option<(f64, Matrix3<f64>)> {
+        None
+    }
+    /// ψ and, with `derivatives`, ∂ψ/∂z and the unprojected ∂²ψ/∂z² at a
+    /// symmetric positive-definite S = S(z) from its invariants
+    /// ([`super::symmetric::StretchInvariants`]), where the model has such a
+    /// form: no eigen-decomposition, the whole per-point cost of a mixed
+    /// iteration's material. None: the eigen form serves.
+    fn at_stretch(&self, _z: &StretchInvariants, _lame: &Lame, _derivatives: bool) -> Option<SymmetricEvaluation> {
         None
     }
 }

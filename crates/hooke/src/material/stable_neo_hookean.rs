@@ -5,6 +5,7 @@
 //! constant ψ₀ chosen so that ψ(I) = 0. Defined and smooth for inverted elements.
 
 use super::isotropic::{cofactor, volume_gradient, volume_hessian, StretchEnergy};
+use super::symmetric::{StretchInvariants, SymmetricEvaluation, OFF_DIAGONAL_WEIGHT};
 use super::Lame;
 use nalgebra::{Matrix3, Vector3};
 
@@ -37,6 +38,29 @@ fn energy_of_invariants(c: &Coefficients, ic: f64, j: f64) -> f64 {
 impl StretchEnergy for StableNeoHookean {
     fn energy(&self, s: &Vector3<f64>, lame: &Lame) -> f64 {
         energy_of_invariants(&coefficients(lame), s.norm_squared(), s.product())
+    }
+
+    /// ψ(I_C, J) with I_C = ‖S‖² = zᵀDz and J = det S.
+    fn at_stretch(&self, z: &StretchInvariants, lame: &Lame, derivatives: bool) -> Option<SymmetricEvaluation> {
+        let c = coefficients(lame);
+        let (ic, j) = (z.norm_squared(), z.determinant);
+        let energy = energy_of_invariants(&c, ic, j);
+        if !derivatives {
+            return Some(SymmetricEvaluation::energy_only(energy));
+        }
+        let shear = c.mu * (1.0 - 1.0 / (ic + 1.0));
+        let (dz, dj) = (z.weighted(), z.determinant_gradient());
+        let mut hessian = dz * dz.transpose() * (2.0 * c.mu / (ic + 1.0).powi(2))
+            + dj * dj.transpose() * c.lambda
+            + z.determinant_hessian() * (c.lambda * (j - c.alpha));
+        for k in 0..6 {
+            hessian[(k, k)] += shear * OFF_DIAGONAL_WEIGHT[k];
+        }
+        Some(SymmetricEvaluation {
+            energy,
+            gradient: dz * shear + dj * (c.lambda * (j - c.alpha)),
+            hessian,
+        })
     }
 
     /// P = μ'(1 − 1/(I_C + 1)) F + λ'(J − α) cof F.
