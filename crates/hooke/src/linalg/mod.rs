@@ -18,7 +18,7 @@ pub use eigen::{
 };
 pub use eigen_tracking::{track_eigenpairs, ShiftInvert, TrackedPairs, TrackingSettings};
 pub use exponential::{expm, phi1_times};
-pub(crate) use kernels::{combine3, dot};
+pub(crate) use kernels::{combine3, dot, dot3x3};
 pub use krylov_exponential::{dense_operator, expv, phi1v, KrylovReport, KrylovSettings};
 pub use orthonormal::MOrthonormal;
 pub use small::{orthogonal_unit, polar_rotation, signed_svd3, symmetric_eigen3, symmetric_eigenvalues3};

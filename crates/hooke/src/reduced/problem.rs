@@ -340,8 +340,8 @@ impl ReducedModel {
     /// A_c v as a matrix: entry (c, e) is gₑ·v_c (F − I for v = u).
     pub fn map_product(&self, point: usize, v: &[f64]) -> Matrix3<f64> {
         let q = self.basis.block();
-        let g = self.point_gradients(point);
-        Matrix3::from_fn(|c, e| crate::linalg::dot(&g[e * q..(e + 1) * q], &v[c * q..(c + 1) * q]))
+        let nine = crate::linalg::dot3x3(self.point_gradients(point), &v[..3 * q], q);
+        Matrix3::from_fn(|c, e| nine[c + 3 * e])
     }
 
     /// F_c = I + A_c u.
