@@ -441,6 +441,11 @@ fn the_condensed_step_solves_the_full_kkt_system() {
             "μ at point {c}"
         );
     }
+    // The full step was taken, and the merit the iteration computed for it in
+    // its local pass is the Lagrangian there, bit for bit.
+    assert_eq!(alpha, 1.0);
+    let lagrangian = reduced.lagrangian(&step, &u, &z, &multipliers);
+    assert_eq!(report.merit.to_bits(), lagrangian.to_bits());
 }
 
 #[test]

@@ -27,14 +27,16 @@
 //! mesh size.
 
 use super::problem::{ReducedLoads, ReducedModel};
-use super::stretch::{evaluate_stretch, local_update, stretch_energy, LocalUpdate, Stretch, OFF_DIAGONAL_WEIGHT};
+use super::stretch::{
+    evaluate_stretch, local_update, project_to_psd6, stretch_energy, LocalUpdate, Stretch, OFF_DIAGONAL_WEIGHT,
+};
 use crate::error::{HookeError, Result};
 use crate::linalg::{combine3, dot};
 use crate::material::{StressDerivative, Want};
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{self, BlockStructure};
-use faer::linalg::solvers::Solve;
-use faer::{Accum, MatMut, MatRef, Par, Side};
+use faer::reborrow::{Reborrow, ReborrowMut};
+use faer::{Accum, MatMut, MatRef, Par};
 use nalgebra::{DMatrix, SMatrix, Vector6};
 use rayon::prelude::*;
 
@@ -103,6 +105,20 @@ fn semidefinite_factor<const N: usize>(a: &SMatrix<f64, N, N>) -> SMatrix<f64, N
     l
 }
 
+/// H₊, the PSD part of a symmetric 6×6 H as [`project_to_psd6`] gives it, and
+/// L with L Lᵀ = H₊: one Cholesky factorisation serves both where H is
+/// positive definite (the common case).
+fn projected_with_factor(h: &SMatrix<f64, 6, 6>) -> (SMatrix<f64, 6, 6>, SMatrix<f64, 6, 6>) {
+    match nalgebra::Cholesky::new(*h) {
+        Some(cholesky) => (*h, cholesky.unpack()),
+        None => {
+            let projected = project_to_psd6(h);
+            let factor = semidefinite_factor(&projected);
+            (projected, factor)
+        }
+    }
+}
+
 impl ReducedModel {
     /// The step's potential from uₙ, u̇ₙ, the step h and the reduced loads at t + h.
     pub fn step_potential(&self, u: &[f64], velocity: &[f64], h: f64, loads: &ReducedLoads) -> StepPotential {
@@ -132,48 +148,29 @@ impl ReducedModel {
         step.quadratic(u).0 + self.elastic_energy(u)
     }
 
-    /// Σ A_cᵀ v_c over points. Block c of the result is Σ_p Σₑ V_p[c, e] g_{p,e},
-    /// so the whole is one product G W (q × 3|𝒞| by 3|𝒞| × 3) with W's rows
-    /// 3p + e holding V_p[·, e]; sequential, so the sum's order is fixed.
-    fn gather(&self, per_point: &[[f64; 9]]) -> Vec<f64> {
-        let q = self.basis.block();
-        let n = per_point.len();
-        let mut weights = vec![0.0; 9 * n];
-        // Column-major 3|𝒞| × 3: entry (3p + e, c) is V_p[c + 3e].
-        for (p, v) in per_point.iter().enumerate() {
-            for e in 0..3 {
-                for c in 0..3 {
-                    weights[c * 3 * n + 3 * p + e] = v[c + 3 * e];
-                }
-            }
-        }
-        let mut out = vec![0.0; 3 * q];
-        matmul(
-            MatMut::from_column_major_slice_mut(&mut out, q, 3),
-            Accum::Replace,
-            MatRef::from_column_major_slice(&self.gradients, q, 3 * n),
-            MatRef::from_column_major_slice(&weights, 3 * n, 3),
-            1.0,
-            Par::Seq,
-        );
-        out
-    }
-
     /// H_u + K with K = Σ_c A_cᵀ t_cᵀ t_c A_c (`factors`: each point's t, R × 9),
-    /// lower triangle only (see the module's notes for the blocks). The
-    /// points are split into two fixed halves, summed in order, so the result
-    /// does not depend on the number of threads.
-    fn condensed_matrix<const R: usize>(&self, inertia: &DMatrix<f64>, factors: &[SMatrix<f64, R, 9>]) -> DMatrix<f64> {
-        let r = self.rank();
+    /// lower triangle only (see the module's notes for the blocks), and with
+    /// `forces` their gather Σ_c A_cᵀ v_c (the same pass over the points'
+    /// gradients). The points are split into two fixed halves, summed in
+    /// order, so the result does not depend on the number of threads.
+    fn condensed_system<const R: usize>(
+        &self,
+        inertia: &DMatrix<f64>,
+        factors: &[SMatrix<f64, R, 9>],
+        forces: Option<&[[f64; 9]]>,
+    ) -> (DMatrix<f64>, Vec<f64>) {
         let half = factors.len() / 2;
-        let (mut system, second) = rayon::join(
-            || self.condensed_part(0, &factors[..half]),
-            || self.condensed_part(half, &factors[half..]),
+        let ((mut system, mut gathered), (second, second_gathered)) = rayon::join(
+            || self.condensed_part(0, &factors[..half], forces.map(|f| &f[..half])),
+            || self.condensed_part(half, &factors[half..], forces.map(|f| &f[half..])),
         );
         system += second;
         system += inertia;
-        debug_assert_eq!(system.nrows(), r);
-        system
+        for (a, b) in gathered.iter_mut().zip(second_gathered) {
+            *a += b;
+        }
+        debug_assert_eq!(system.nrows(), self.rank());
+        (system, gathered)
     }
 
     /// The lower triangle of Σ A_cᵀ tᵀt A_c over the points `first..`, a chunk
@@ -182,8 +179,13 @@ impl ReducedModel {
     /// G S^{cd} Gᵀ, S^{cd} the points' 3 × 3 blocks of tᵀt: the diagonal
     /// blocks (S^{cc} symmetric) go to the lower triangle only, the three
     /// below them in one product: 13.5 q²k multiply-adds in all.
-    fn condensed_part<const R: usize>(&self, first: usize, factors: &[SMatrix<f64, R, 9>]) -> DMatrix<f64> {
-        const CHUNK: usize = 32;
+    fn condensed_part<const R: usize>(
+        &self,
+        first: usize,
+        factors: &[SMatrix<f64, R, 9>],
+        forces: Option<&[[f64; 9]]>,
+    ) -> (DMatrix<f64>, Vec<f64>) {
+        const CHUNK: usize = 64;
         const BELOW: [(usize, usize); 3] = [(1, 0), (2, 0), (2, 1)];
         let q = self.basis.block();
         let mut system = DMatrix::<f64>::zeros(3 * q, 3 * q);
@@ -192,15 +194,16 @@ impl ReducedModel {
         let mut diagonal = self.scratch.take(3 * q * 3 * CHUNK);
         let mut below = self.scratch.take(3 * q * 3 * CHUNK);
         let mut products = DMatrix::<f64>::zeros(3 * q, q);
+        let mut gathered = vec![0.0; 3 * q];
+        let mut weights = vec![0.0; 9 * CHUNK];
         for (chunk_index, chunk) in factors.chunks(CHUNK).enumerate() {
             let start = first + chunk_index * CHUNK;
             let k = chunk.len();
             for (p, t) in chunk.iter().enumerate() {
                 let gp = self.point_gradients(start + p);
-                // S^{cd}[e, f] = Σᵢ t[i, c+3e] t[i, d+3f].
-                let s = |c: usize, d: usize, e: usize, f: usize| {
-                    (0..R).map(|i| t[(i, c + 3 * e)] * t[(i, d + 3 * f)]).sum::<f64>()
-                };
+                // S^{cd}[e, f] = (tᵀt)[c + 3e, d + 3f].
+                let h = t.transpose() * t;
+                let s = |c: usize, d: usize, e: usize, f: usize| h[(c + 3 * e, d + 3 * f)];
                 for f in 0..3 {
                     let column = 3 * p + f;
                     for c in 0..3 {
@@ -217,6 +220,24 @@ impl ReducedModel {
             }
             let gradients =
                 MatRef::from_column_major_slice(&self.gradients[3 * q * start..3 * q * (start + k)], q, 3 * k);
+            if let Some(forces) = forces {
+                // Column-major 3k × 3: entry (3p + e, c) is v_p[c + 3e].
+                for (p, v) in forces[chunk_index * CHUNK..chunk_index * CHUNK + k].iter().enumerate() {
+                    for e in 0..3 {
+                        for c in 0..3 {
+                            weights[c * 3 * k + 3 * p + e] = v[c + 3 * e];
+                        }
+                    }
+                }
+                matmul(
+                    MatMut::from_column_major_slice_mut(&mut gathered, q, 3),
+                    Accum::Add,
+                    gradients,
+                    MatRef::from_column_major_slice(&weights[..9 * k], 3 * k, 3),
+                    1.0,
+                    Par::Seq,
+                );
+            }
             for c in 0..3 {
                 triangular::matmul(
                     MatMut::from_column_major_slice_mut(system.as_mut_slice(), 3 * q, 3 * q).submatrix_mut(
@@ -250,24 +271,32 @@ impl ReducedModel {
         }
         self.scratch.put(diagonal);
         self.scratch.put(below);
-        system
+        (system, gathered)
     }
 
-    /// Solves (H_u + K) du = rhs; returns du and the decrement duᵀ(H_u + K)du.
-    fn condensed_solve<const R: usize>(
-        &self,
-        inertia: &DMatrix<f64>,
-        factors: &[SMatrix<f64, R, 9>],
-        rhs: &[f64],
-    ) -> Result<(Vec<f64>, f64)> {
+    /// Solves (H_u + K) du = rhs for the lower triangle `system` of H_u + K
+    /// (factorised in place, on this thread: at r ≤ a few hundred a parallel
+    /// factorisation costs more in hand-offs than it saves); returns du and
+    /// the decrement duᵀ(H_u + K)du.
+    fn condensed_solve(&self, mut system: DMatrix<f64>, rhs: &[f64]) -> Result<(Vec<f64>, f64)> {
+        use faer::dyn_stack::{MemBuffer, MemStack};
+        use faer::linalg::cholesky::llt;
         let r = self.rank();
-        let system = self.condensed_matrix(inertia, factors);
-        let matrix = MatRef::from_column_major_slice(system.as_slice(), r, r);
-        let factor = matrix.llt(Side::Lower).map_err(|_| HookeError::LinearSolver {
-            reason: "the reduced system H_u + K is not positive definite (too few cubature points for the modes leave it singular; seed 002 keeps |𝒞| ≈ 20 m)".to_string(),
+        let mut factor = MatMut::from_column_major_slice_mut(system.as_mut_slice(), r, r);
+        let mut memory = MemBuffer::new(llt::factor::cholesky_in_place_scratch::<f64>(
+            r,
+            Par::Seq,
+            Default::default(),
+        ));
+        let stack = MemStack::new(&mut memory);
+        llt::factor::cholesky_in_place(factor.rb_mut(), Default::default(), Par::Seq, stack, Default::default()).map_err(|_| {
+            HookeError::LinearSolver {
+                reason: "the reduced system H_u + K is not positive definite (too few cubature points for the modes leave it singular; seed 002 keeps |𝒞| ≈ 20 m)".to_string(),
+            }
         })?;
         let mut solution = rhs.to_vec();
-        factor.solve_in_place(MatMut::from_column_major_slice_mut(&mut solution, r, 1));
+        let rhs_view = MatMut::from_column_major_slice_mut(&mut solution, r, 1);
+        llt::solve::solve_in_place(factor.rb(), rhs_view, Par::Seq, MemStack::new(&mut []));
         // duᵀ A du = duᵀ rhs.
         let decrement = dot(&solution, rhs);
         Ok((solution, decrement))
@@ -327,7 +356,7 @@ impl ReducedModel {
     pub fn elastic_hessian(&self, u: &[f64]) -> Result<DMatrix<f64>> {
         let (_, _, factors) = self.fem_linearisation(u)?;
         let r = self.rank();
-        let lower = self.condensed_matrix(&DMatrix::zeros(r, r), &factors);
+        let (lower, _) = self.condensed_system(&DMatrix::zeros(r, r), &factors, None);
         Ok(DMatrix::from_fn(r, r, |i, j| lower[(i.max(j), i.min(j))]))
     }
 
@@ -335,11 +364,12 @@ impl ReducedModel {
     pub fn newton_iteration(&self, step: &StepPotential, u: &mut [f64]) -> Result<IterationReport> {
         let (energy, stresses, factors) = self.fem_linearisation(u)?;
         let (quadratic, mut gradient) = step.quadratic(u);
-        for (g, e) in gradient.iter_mut().zip(self.gather(&stresses)) {
+        let (system, elastic) = self.condensed_system(&step.inertia, &factors, Some(&stresses));
+        for (g, e) in gradient.iter_mut().zip(elastic) {
             *g += e;
         }
         let rhs: Vec<f64> = gradient.iter().map(|g| -g).collect();
-        let (du, decrement) = self.condensed_solve(&step.inertia, &factors, &rhs)?;
+        let (du, decrement) = self.condensed_solve(system, &rhs)?;
         let start = quadratic + energy;
         let slope = -decrement;
         let trial = |alpha: f64| -> (Vec<f64>, f64) {
@@ -369,17 +399,20 @@ impl ReducedModel {
 
     /// ℒ(u, z; μ) = Φ_u(u) + Σ w_c [ψ(z_c) + μ_cᵀ D (z̄_c(u) − z_c)].
     pub fn lagrangian(&self, step: &StepPotential, u: &[f64], z: &[Vector6<f64>], multipliers: &[Vector6<f64>]) -> f64 {
-        let d = Vector6::from_column_slice(&OFF_DIAGONAL_WEIGHT);
         let terms: Vec<f64> = (0..self.points.len())
             .into_par_iter()
-            .map(|c| {
-                let point = &self.points[c];
-                let target = Stretch::of(&self.deformation_gradient(c, u)).vector();
-                let gap = (target - z[c]).component_mul(&d);
-                point.weight * (stretch_energy(&*point.material, &z[c]) + multipliers[c].dot(&gap))
-            })
+            .map(|c| self.lagrangian_term(c, u, &z[c], &multipliers[c]))
             .collect();
         step.quadratic(u).0 + terms.iter().sum::<f64>()
+    }
+
+    /// Point c's term of ℒ: w_c [ψ(z_c) + μ_cᵀ D (z̄_c(u) − z_c)].
+    fn lagrangian_term(&self, c: usize, u: &[f64], z: &Vector6<f64>, multiplier: &Vector6<f64>) -> f64 {
+        let d = Vector6::from_column_slice(&OFF_DIAGONAL_WEIGHT);
+        let point = &self.points[c];
+        let target = Stretch::of(&self.deformation_gradient(c, u)).vector();
+        let gap = (target - z).component_mul(&d);
+        point.weight * (stretch_energy(&*point.material, z) + multiplier.dot(&gap))
     }
 
     /// One SQP iteration of subspace mixed FEM from (u, z), updated in place;
@@ -398,54 +431,61 @@ impl ReducedModel {
             jacobian: SMatrix<f64, 6, 9>,
             gradient: Vector6<f64>,
             hessian: SMatrix<f64, 6, 6>,
-            force: [f64; 9],
-            factor: SMatrix<f64, 6, 9>,
         }
-        let states: Vec<Result<PointState>> = (0..count)
-            .into_par_iter()
-            .map(|c| {
+        // Each point's factor t (for the condensed matrix) and force are
+        // written in place, the rest kept per point.
+        let mut factors = vec![SMatrix::<f64, 6, 9>::zeros(); count];
+        let mut forces = vec![[0.0; 9]; count];
+        let mut states: Vec<Result<PointState>> = factors
+            .par_iter_mut()
+            .zip(forces.par_iter_mut())
+            .enumerate()
+            .map(|(c, (factor, force))| {
                 let point = &self.points[c];
                 let stretch = Stretch::of(&self.deformation_gradient(c, u));
                 let jacobian = stretch.jacobian();
                 let target = stretch.vector();
-                let evaluation = evaluate_stretch(&*point.material, &z[c], true).ok_or_else(|| HookeError::Solver {
-                    reason: format!(
-                        "the stretch of cubature element {} is outside its material's domain",
-                        point.element
-                    ),
-                })?;
-                let factor = semidefinite_factor(&evaluation.hessian).transpose() * jacobian * point.weight.sqrt();
-                let linearised = evaluation.gradient + evaluation.hessian * (target - z[c]);
+                let evaluation =
+                    evaluate_stretch(&*point.material, &z[c], false).ok_or_else(|| HookeError::Solver {
+                        reason: format!(
+                            "the stretch of cubature element {} is outside its material's domain",
+                            point.element
+                        ),
+                    })?;
+                let (hessian, lower) = projected_with_factor(&evaluation.hessian);
+                *factor = lower.transpose() * jacobian * point.weight.sqrt();
+                let linearised = evaluation.gradient + hessian * (target - z[c]);
                 let force_vector = jacobian.transpose() * linearised * point.weight;
-                let mut force = [0.0; 9];
                 force.copy_from_slice(force_vector.as_slice());
                 Ok(PointState {
                     target,
                     energy: evaluation.energy,
                     jacobian,
                     gradient: evaluation.gradient,
-                    hessian: evaluation.hessian,
-                    force,
-                    factor,
+                    hessian,
                 })
             })
             .collect();
-        let states: Vec<PointState> = states.into_iter().collect::<Result<_>>()?;
+        first_error(&mut states)?;
+        let states: Vec<&PointState> = states.iter().flatten().collect();
         let (quadratic, quadratic_gradient) = step.quadratic(u);
-        let forces: Vec<[f64; 9]> = states.iter().map(|s| s.force).collect();
-        let factors: Vec<SMatrix<f64, 6, 9>> = states.iter().map(|s| s.factor).collect();
-        let elastic = self.gather(&forces);
+        let (system, elastic) = self.condensed_system(&step.inertia, &factors, Some(&forces));
         let rhs: Vec<f64> = quadratic_gradient.iter().zip(&elastic).map(|(g, e)| -g - e).collect();
-        let (du, decrement) = self.condensed_solve(&step.inertia, &factors, &rhs)?;
-        // The local updates: dz_c, and the multipliers μ_c, per point in parallel.
-        let updates: Vec<LocalUpdate<9>> = states
+        let (du, decrement) = self.condensed_solve(system, &rhs)?;
+        // The local updates (dz_c and the multipliers μ_c) per point in
+        // parallel, and in the same pass each point's term of ℒ at the full
+        // step, the line search's first trial (its value is bit for bit what
+        // `lagrangian` gives there).
+        let full_u: Vec<f64> = u.iter().zip(&du).map(|(a, b)| a + b).collect();
+        let updates: Vec<(LocalUpdate<9>, f64, f64)> = states
             .par_iter()
             .enumerate()
             .map(|(c, state)| {
                 let a_du = SMatrix::<f64, 9, 1>::from_column_slice(self.map_product(c, &du).as_slice());
                 let w = self.points[c].weight;
-                // ∇_u ℒ gets Σ w A_cᵀ J_Sᵀ D μ_c (gathered below); ∇_z ℒ_c = w (ψ'(z_c) − D μ_c).
-                local_update(
+                // ∇_u ℒ gets Σ w A_cᵀ J_Sᵀ D μ_c; its part of the slope is
+                // that force against A_c du; ∇_z ℒ_c = w (ψ'(z_c) − D μ_c).
+                let update = local_update(
                     &state.target,
                     &z[c],
                     &state.jacobian,
@@ -454,20 +494,22 @@ impl ReducedModel {
                     &a_du,
                     w,
                     |pulled| std::array::from_fn(|k| pulled[k] * w),
-                )
+                );
+                let pull = update.force.iter().zip(a_du.iter()).map(|(f, d)| f * d).sum::<f64>();
+                let full_term = self.lagrangian_term(c, &full_u, &(z[c] + update.change), &update.multiplier);
+                (update, pull, full_term)
             })
             .collect();
         let mut slope = dot(&quadratic_gradient, &du);
         let mut dz = Vec::with_capacity(count);
         multipliers.clear();
-        let mut constraint_force = Vec::with_capacity(count);
-        for update in updates {
-            slope += update.slope;
+        let mut full_terms = Vec::with_capacity(count);
+        for (update, pull, full_term) in updates {
+            slope += update.slope + pull;
             dz.push(update.change);
             multipliers.push(update.multiplier);
-            constraint_force.push(update.force);
+            full_terms.push(full_term);
         }
-        slope += dot(&self.gather(&constraint_force), &du);
         let d = Vector6::from_column_slice(&OFF_DIAGONAL_WEIGHT);
         let start = quadratic
             + (0..count)
@@ -476,10 +518,14 @@ impl ReducedModel {
                     w * (states[c].energy + multipliers[c].dot(&(states[c].target - z[c]).component_mul(&d)))
                 })
                 .sum::<f64>();
+        let full_value = step.quadratic(&full_u).0 + full_terms.iter().sum::<f64>();
         let trial = |alpha: f64| -> ((Vec<f64>, Vec<Vector6<f64>>), f64) {
             let next_u: Vec<f64> = u.iter().zip(&du).map(|(a, b)| a + alpha * b).collect();
             let next_z: Vec<Vector6<f64>> = z.iter().zip(&dz).map(|(a, b)| a + alpha * b).collect();
-            let value = self.lagrangian(step, &next_u, &next_z, multipliers);
+            let value = match alpha == 1.0 {
+                true => full_value,
+                false => self.lagrangian(step, &next_u, &next_z, multipliers),
+            };
             ((next_u, next_z), value)
         };
         let (alpha, (next_u, next_z), merit) = backtrack(start, slope, trial);
@@ -493,6 +539,15 @@ impl ReducedModel {
             increment: alpha * self.rms_increment(&du),
             merit: if alpha > 0.0 { merit } else { start },
         })
+    }
+}
+
+/// The first failure among per-point results, in point order (so that the
+/// message does not depend on how the points were shared among threads).
+fn first_error<T>(results: &mut Vec<Result<T>>) -> Result<()> {
+    match results.iter().position(Result::is_err) {
+        Some(point) => results.swap_remove(point).map(|_| ()),
+        None => Ok(()),
     }
 }
 
