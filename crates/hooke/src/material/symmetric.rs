@@ -16,6 +16,12 @@
 //! matrix in z, as the general path does, so both give the same steps.
 //! An indefinite S (an inverted stretch, whose singular vectors are not S's
 //! eigenvectors) is left to the general path.
+//!
+//! Models written in the invariants ‖S‖² and det S (ARAP, fixed corotational,
+//! Stable Neo-Hookean) skip even the eigen-decomposition
+//! ([`StretchEnergy::at_stretch`]): both invariants are polynomials in z, so
+//! their derivatives are closed forms ([`StretchInvariants`]). Positive
+//! definiteness is then read off the leading minors of S.
 
 use super::isotropic::{flip_value, StretchEnergy, PAIRS};
 use super::{Lame, Matrix6, Want};
