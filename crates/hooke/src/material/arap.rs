@@ -2,7 +2,7 @@
 //! is used; volume is resisted only through the stretches themselves.
 
 use super::isotropic::StretchEnergy;
-use super::symmetric::{StretchInvariants, SymmetricEvaluation, OFF_DIAGONAL_WEIGHT};
+use super::stretch_coordinates::{StretchInvariants, SymmetricEvaluation, OFF_DIAGONAL_WEIGHT};
 use super::{Lame, Matrix6};
 use nalgebra::{Matrix3, Vector3, Vector6};
 

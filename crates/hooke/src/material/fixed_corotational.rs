@@ -2,7 +2,7 @@
 //! ψ = μ‖F − R‖² + λ/2 (J − 1)², defined and smooth through inversion.
 
 use super::isotropic::{cofactor, volume_gradient, volume_hessian, StretchEnergy};
-use super::symmetric::{StretchInvariants, SymmetricEvaluation, OFF_DIAGONAL_WEIGHT};
+use super::stretch_coordinates::{StretchInvariants, SymmetricEvaluation, OFF_DIAGONAL_WEIGHT};
 use super::Lame;
 use nalgebra::{Matrix3, Vector3};
 

@@ -8,7 +8,7 @@
 //! semi-definite, which is far cheaper than an eigen-decomposition of the 12×12
 //! element Hessian and gives the same guarantee (Bᵀ C B is PSD when C is).
 
-use super::symmetric::{StretchInvariants, SymmetricEvaluation};
+use super::stretch_coordinates::{StretchInvariants, SymmetricEvaluation};
 use super::{Evaluation, Lame, Matrix9, StressDerivative, StretchEigensystem, Want};
 use crate::linalg::{signed_svd3, symmetric_eigen3};
 use nalgebra::{Matrix3, SVector, Vector3};
@@ -30,7 +30,7 @@ pub trait StretchEnergy {
     }
     /// ψ and, with `derivatives`, ∂ψ/∂z and the unprojected ∂²ψ/∂z² at a
     /// symmetric positive-definite S = S(z) from its invariants
-    /// ([`super::symmetric::StretchInvariants`]), where the model has such a
+    /// ([`super::stretch_coordinates::StretchInvariants`]), where the model has such a
     /// form: no eigen-decomposition, the whole per-point cost of a mixed
     /// iteration's material. None: the eigen form serves.
     fn at_stretch(&self, _z: &StretchInvariants, _lame: &Lame, _derivatives: bool) -> Option<SymmetricEvaluation> {

@@ -29,6 +29,7 @@ pub mod scaled;
 mod st_venant_kirchhoff;
 mod stable_neo_hookean;
 pub mod strain_limit;
+pub mod stretch_coordinates;
 pub mod symmetric;
 pub mod valanis_landel;
 mod voigt;

@@ -5,7 +5,7 @@
 //! constant ψ₀ chosen so that ψ(I) = 0. Defined and smooth for inverted elements.
 
 use super::isotropic::{cofactor, volume_gradient, volume_hessian, StretchEnergy};
-use super::symmetric::{StretchInvariants, SymmetricEvaluation, OFF_DIAGONAL_WEIGHT};
+use super::stretch_coordinates::{StretchInvariants, SymmetricEvaluation, OFF_DIAGONAL_WEIGHT};
 use super::Lame;
 use nalgebra::{Matrix3, Vector3};
 
