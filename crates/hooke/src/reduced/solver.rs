@@ -150,79 +150,78 @@ impl ReducedModel {
 
     /// H_u + K with K = Σ_c A_cᵀ t_cᵀ t_c A_c (`factors`: each point's t, R × 9),
     /// lower triangle only (see the module's notes for the blocks), and with
-    /// `forces` their gather Σ_c A_cᵀ v_c (the same pass over the points'
-    /// gradients). The points are split into two fixed halves, summed in
-    /// order, so the result does not depend on the number of threads.
+    /// `forces` their gather Σ_c A_cᵀ v_c (in the same pass over the points'
+    /// gradients). Two threads share the lower blocks by rows of u's
+    /// coordinates, (0, 0), (1, 0), (1, 1) and the gather against (2, 0),
+    /// (2, 1), (2, 2), about equal work that writes disjoint parts of the
+    /// matrix: no sum of partial matrices afterwards, and every entry is summed
+    /// over the points in one fixed order, whatever the number of threads.
     fn condensed_system<const R: usize>(
         &self,
         inertia: &DMatrix<f64>,
         factors: &[SMatrix<f64, R, 9>],
         forces: Option<&[[f64; 9]]>,
     ) -> (DMatrix<f64>, Vec<f64>) {
-        let half = factors.len() / 2;
-        let ((mut system, mut gathered), (second, second_gathered)) = rayon::join(
-            || self.condensed_part(0, &factors[..half], forces.map(|f| &f[..half])),
-            || self.condensed_part(half, &factors[half..], forces.map(|f| &f[half..])),
+        let q = self.basis.block();
+        debug_assert_eq!(inertia.nrows(), 3 * q);
+        let mut system = inertia.clone();
+        let mut gathered = vec![0.0; 3 * q];
+        let matrix = MatMut::from_column_major_slice_mut(system.as_mut_slice(), 3 * q, 3 * q);
+        let (top, bottom) = matrix.split_at_row_mut(2 * q);
+        rayon::join(
+            || {
+                self.condensed_blocks(
+                    &[(0, 0), (1, 0), (1, 1)],
+                    0,
+                    top,
+                    factors,
+                    forces.map(|f| (f, &mut gathered[..])),
+                )
+            },
+            || self.condensed_blocks(&[(2, 0), (2, 1), (2, 2)], 2, bottom, factors, None),
         );
-        system += second;
-        system += inertia;
-        for (a, b) in gathered.iter_mut().zip(second_gathered) {
-            *a += b;
-        }
-        debug_assert_eq!(system.nrows(), self.rank());
         (system, gathered)
     }
 
-    /// The lower triangle of Σ A_cᵀ tᵀt A_c over the points `first..`, a chunk
-    /// of points at a time so that the scaled gradients stay in cache. For a
-    /// chunk with gradients G (q × 3k), block (c, d) of u's coordinates is
-    /// G S^{cd} Gᵀ, S^{cd} the points' 3 × 3 blocks of tᵀt: the diagonal
-    /// blocks (S^{cc} symmetric) go to the lower triangle only, the three
-    /// below them in one product: 13.5 q²k multiply-adds in all.
-    fn condensed_part<const R: usize>(
+    /// Adds blocks (c, d) of Σ A_cᵀ tᵀt A_c to `target`, the rows of the
+    /// matrix from block row `first_row` on, a chunk of points at a time so
+    /// that the scaled gradients stay in cache. For a chunk with gradients G
+    /// (q × 3k), block (c, d) is G S^{cd} Gᵀ, S^{cd} the points' 3 × 3 blocks
+    /// of tᵀt; a diagonal block (S^{cc} symmetric) gets its lower triangle
+    /// only. With `gather`, also adds Σ A_cᵀ v_c to its vector.
+    fn condensed_blocks<const R: usize>(
         &self,
-        first: usize,
+        blocks: &[(usize, usize)],
+        first_row: usize,
+        mut target: MatMut<'_, f64>,
         factors: &[SMatrix<f64, R, 9>],
-        forces: Option<&[[f64; 9]]>,
-    ) -> (DMatrix<f64>, Vec<f64>) {
+        mut gather: Option<(&[[f64; 9]], &mut [f64])>,
+    ) {
         const CHUNK: usize = 64;
-        const BELOW: [(usize, usize); 3] = [(1, 0), (2, 0), (2, 1)];
         let q = self.basis.block();
-        let mut system = DMatrix::<f64>::zeros(3 * q, 3 * q);
-        // Per chunk: columns of [G S^{00} | G S^{11} | G S^{22}] stacked as
-        // three q × 3k matrices, then [G S^{10}; G S^{20}; G S^{21}] (3q × 3k).
-        let mut diagonal = self.scratch.take(3 * q * 3 * CHUNK);
-        let mut below = self.scratch.take(3 * q * 3 * CHUNK);
-        let mut products = DMatrix::<f64>::zeros(3 * q, q);
-        let mut gathered = vec![0.0; 3 * q];
+        // Per chunk and block b: the columns of G S^{cd}, a q × 3k matrix.
+        let mut scaled = self.scratch.take(blocks.len() * q * 3 * CHUNK);
         let mut weights = vec![0.0; 9 * CHUNK];
         for (chunk_index, chunk) in factors.chunks(CHUNK).enumerate() {
-            let start = first + chunk_index * CHUNK;
+            let start = chunk_index * CHUNK;
             let k = chunk.len();
             for (p, t) in chunk.iter().enumerate() {
                 let gp = self.point_gradients(start + p);
                 // S^{cd}[e, f] = (tᵀt)[c + 3e, d + 3f].
                 let h = t.transpose() * t;
-                let s = |c: usize, d: usize, e: usize, f: usize| h[(c + 3 * e, d + 3 * f)];
-                for f in 0..3 {
-                    let column = 3 * p + f;
-                    for c in 0..3 {
-                        let weights = [s(c, c, 0, f), s(c, c, 1, f), s(c, c, 2, f)];
-                        let out = &mut diagonal[(c * 3 * k + column) * q..(c * 3 * k + column + 1) * q];
-                        combine(out, gp, q, weights);
-                    }
-                    for (b, &(c, d)) in BELOW.iter().enumerate() {
-                        let weights = [s(c, d, 0, f), s(c, d, 1, f), s(c, d, 2, f)];
-                        let out = &mut below[column * 3 * q + b * q..column * 3 * q + (b + 1) * q];
-                        combine(out, gp, q, weights);
+                for (b, &(c, d)) in blocks.iter().enumerate() {
+                    for f in 0..3 {
+                        let w = [h[(c, d + 3 * f)], h[(c + 3, d + 3 * f)], h[(c + 6, d + 3 * f)]];
+                        let column = b * 3 * k + 3 * p + f;
+                        combine(&mut scaled[column * q..(column + 1) * q], gp, q, w);
                     }
                 }
             }
             let gradients =
                 MatRef::from_column_major_slice(&self.gradients[3 * q * start..3 * q * (start + k)], q, 3 * k);
-            if let Some(forces) = forces {
+            if let Some((forces, gathered)) = gather.as_mut() {
                 // Column-major 3k × 3: entry (3p + e, c) is v_p[c + 3e].
-                for (p, v) in forces[chunk_index * CHUNK..chunk_index * CHUNK + k].iter().enumerate() {
+                for (p, v) in forces[start..start + k].iter().enumerate() {
                     for e in 0..3 {
                         for c in 0..3 {
                             weights[c * 3 * k + 3 * p + e] = v[c + 3 * e];
@@ -230,7 +229,7 @@ impl ReducedModel {
                     }
                 }
                 matmul(
-                    MatMut::from_column_major_slice_mut(&mut gathered, q, 3),
+                    MatMut::from_column_major_slice_mut(gathered, q, 3),
                     Accum::Add,
                     gradients,
                     MatRef::from_column_major_slice(&weights[..9 * k], 3 * k, 3),
@@ -238,40 +237,26 @@ impl ReducedModel {
                     Par::Seq,
                 );
             }
-            for c in 0..3 {
-                triangular::matmul(
-                    MatMut::from_column_major_slice_mut(system.as_mut_slice(), 3 * q, 3 * q).submatrix_mut(
-                        c * q,
-                        c * q,
-                        q,
-                        q,
+            for (b, &(c, d)) in blocks.iter().enumerate() {
+                let left = MatRef::from_column_major_slice(&scaled[b * 3 * k * q..(b + 1) * 3 * k * q], q, 3 * k);
+                let block = target.rb_mut().submatrix_mut((c - first_row) * q, d * q, q, q);
+                match c == d {
+                    true => triangular::matmul(
+                        block,
+                        BlockStructure::TriangularLower,
+                        Accum::Add,
+                        left,
+                        BlockStructure::Rectangular,
+                        gradients.transpose(),
+                        BlockStructure::Rectangular,
+                        1.0,
+                        Par::Seq,
                     ),
-                    BlockStructure::TriangularLower,
-                    Accum::Add,
-                    MatRef::from_column_major_slice(&diagonal[c * 3 * k * q..(c + 1) * 3 * k * q], q, 3 * k),
-                    BlockStructure::Rectangular,
-                    gradients.transpose(),
-                    BlockStructure::Rectangular,
-                    1.0,
-                    Par::Seq,
-                );
-            }
-            matmul(
-                MatMut::from_column_major_slice_mut(products.as_mut_slice(), 3 * q, q),
-                Accum::Replace,
-                MatRef::from_column_major_slice(&below[..3 * q * 3 * k], 3 * q, 3 * k),
-                gradients.transpose(),
-                1.0,
-                Par::Seq,
-            );
-            for (b, &(c, d)) in BELOW.iter().enumerate() {
-                let mut target = system.view_mut((c * q, d * q), (q, q));
-                target += products.view((b * q, 0), (q, q));
+                    false => matmul(block, Accum::Add, left, gradients.transpose(), 1.0, Par::Seq),
+                }
             }
         }
-        self.scratch.put(diagonal);
-        self.scratch.put(below);
-        (system, gathered)
+        self.scratch.put(scaled);
     }
 
     /// Solves (H_u + K) du = rhs for the lower triangle `system` of H_u + K
