@@ -122,3 +122,64 @@ impl SymmetricEvaluation {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn invariants(z: &Vector6<f64>) -> Option<StretchInvariants> {
+        StretchInvariants::of(&to_matrix(z))
+    }
+
+    /// A symmetric positive-definite S near the identity, as z.
+    fn stretch() -> impl Strategy<Value = Vector6<f64>> {
+        proptest::array::uniform6(-0.3..0.3f64)
+            .prop_map(|d| Vector6::new(1.0 + d[0], 1.0 + d[1], 1.0 + d[2], 0.4 * d[3], 0.4 * d[4], 0.4 * d[5]))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// det S, ‖S‖² and their derivatives in z against nalgebra's
+        /// determinant and central differences.
+        #[test]
+        fn the_invariants_and_their_derivatives_match_finite_differences(z in stretch()) {
+            let at = invariants(&z).expect("positive definite");
+            let s = to_matrix(&z);
+            prop_assert!((at.determinant - s.determinant()).abs() < 1e-14);
+            prop_assert!((at.norm_squared() - s.norm_squared()).abs() < 1e-13);
+            prop_assert!((at.distance_to_identity_squared() - (s - Matrix3::identity()).norm_squared()).abs() < 1e-14);
+            let step = 1e-6;
+            let (gradient, hessian) = (at.determinant_gradient(), at.determinant_hessian());
+            for k in 0..6 {
+                let mut e = Vector6::zeros();
+                e[k] = step;
+                let (plus, minus) = (invariants(&(z + e)).unwrap(), invariants(&(z - e)).unwrap());
+                let slope = (plus.determinant - minus.determinant) / (2.0 * step);
+                prop_assert!((slope - gradient[k]).abs() < 1e-8, "∂J/∂z{k}: {slope} against {}", gradient[k]);
+                let curvature = (plus.determinant_gradient() - minus.determinant_gradient()) / (2.0 * step);
+                prop_assert!((curvature - hessian.column(k)).amax() < 1e-8, "∂²J/∂z∂z{k}");
+                let norm_slope = (plus.norm_squared() - minus.norm_squared()) / (2.0 * step);
+                prop_assert!((norm_slope - 2.0 * at.weighted()[k]).abs() < 1e-7);
+                let distance_slope =
+                    (plus.distance_to_identity_squared() - minus.distance_to_identity_squared()) / (2.0 * step);
+                prop_assert!((distance_slope - 2.0 * at.weighted_from_identity()[k]).abs() < 1e-7);
+            }
+        }
+    }
+
+    #[test]
+    fn only_a_positive_definite_stretch_has_invariants() {
+        let of = |d: [f64; 3]| StretchInvariants::of(&Matrix3::from_diagonal(&nalgebra::Vector3::from(d)));
+        assert!(of([1.0, 2.0, 0.5]).is_some());
+        assert!(of([1.0, 2.0, -0.5]).is_none());
+        assert!(of([-1.0, -2.0, 0.5]).is_none(), "det > 0 but indefinite");
+        assert!(of([1.0, 0.0, 1.0]).is_none());
+        // Indefinite through an off-diagonal entry: [[1, 2], [2, 1]] has eigenvalue −1.
+        let mut s = Matrix3::identity();
+        s[(0, 1)] = 2.0;
+        s[(1, 0)] = 2.0;
+        assert!(StretchInvariants::of(&s).is_none());
+    }
+}
