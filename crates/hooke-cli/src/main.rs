@@ -166,6 +166,11 @@ enum Command {
         /// Load the harmonic problems along the fine boundary's own normals instead of the coarse faces'.
         #[arg(long)]
         fine_normals: bool,
+        /// Hold what the scene's pins hold for the whole run at the affine field in the harmonic
+        /// problems (mixed Dirichlet/Neumann), so a held edge stays straight; the pins must hold
+        /// the body in place.
+        #[arg(long)]
+        held_pins: bool,
         /// How many of the lowest frequencies to compare.
         #[arg(short = 'n', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         modes: u32,
@@ -585,10 +590,14 @@ fn coarsen(
     output: &Path,
     corotated: bool,
     fine_normals: bool,
+    held_pins: bool,
     modes: usize,
 ) -> Result<(), HookeError> {
     let scene = scene_from_file(scene)?;
-    let settings = hooke::coarsen::CoarseningSettings { fine_normals };
+    let settings = hooke::coarsen::CoarseningSettings {
+        fine_normals,
+        held_pins,
+    };
     let result = hooke::coarsen::coarsen_scene(&scene, coarse, corotated, settings, modes, output)?;
     let coverage = result.coarsening.coverage.iter().copied().fold(f64::INFINITY, f64::min);
     say!(
@@ -1288,6 +1297,7 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             output,
             corotated,
             fine_normals,
+            held_pins,
             modes,
         } => done(coarsen(
             scene,
@@ -1295,6 +1305,7 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             output,
             *corotated,
             *fine_normals,
+            *held_pins,
             *modes as usize,
         )),
         Command::Integrators => done(integrators()),

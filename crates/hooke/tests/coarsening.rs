@@ -53,7 +53,15 @@ fn a_homogeneous_body_coarsens_to_its_own_material() {
     let inside = Mesh::Tetrahedra(block([0.07, 0.11, 0.05], [0.8, 0.75, 0.85], [2, 1, 2]));
     for (coarse, name) in [(&nested, "nested"), (&inside, "inside")] {
         for fine_normals in [false, true] {
-            let result = coarsen(&fine, coarse, CoarseningSettings { fine_normals }).unwrap();
+            let result = coarsen(
+                &fine,
+                coarse,
+                CoarseningSettings {
+                    fine_normals,
+                    held_pins: false,
+                },
+            )
+            .unwrap();
             for (q, tensor) in result.tensors.iter().enumerate() {
                 assert!(
                     relative(tensor, &c) < 1e-10,
@@ -79,6 +87,85 @@ fn a_homogeneous_body_coarsens_to_its_own_material() {
     for tensor in &result.tensors {
         assert!(relative(tensor, &c2) < 1e-10, "2D: {:e}", relative(tensor, &c2));
     }
+}
+
+#[test]
+fn held_pins_hold_the_affine_field_and_keep_a_homogeneous_material() {
+    use hooke::model::{Motion, Pin};
+    let settings = CoarseningSettings {
+        fine_normals: false,
+        held_pins: true,
+    };
+    let planar = |material: &dyn Fn(f64) -> MaterialRef| {
+        let mesh = rectangle_mesh([0.0, 0.0], [2.0, 1.0], [8, 4]).unwrap();
+        let materials = (0..mesh.triangle_count())
+            .map(|e| material(mesh.centroid(e).x))
+            .collect();
+        Model::planar(mesh, materials, MassKind::Lumped).unwrap()
+    };
+    let coarse = Mesh::Triangles(rectangle_mesh([0.0, 0.0], [2.0, 1.0], [2, 1]).unwrap());
+    // A homogeneous body clamped at x = 0 still coarsens to its own material.
+    let material = linear(1e4, 0.3);
+    let mut fine = planar(&|_| material.clone());
+    let clamped = common::clamp_left_end(&mut fine, Motion::Fixed {}, None);
+    let result = coarsen(&fine, &coarse, settings).unwrap();
+    let c = voigt_tensor(material.as_ref(), 2);
+    for tensor in &result.tensors {
+        assert!(
+            relative(tensor, &c) < 1e-10,
+            "homogeneous, held: {:e}",
+            relative(tensor, &c)
+        );
+    }
+    // Two materials: every probe keeps the clamped edge at E_αβ x exactly,
+    // where the free-boundary problems (the default) move it off the line.
+    let mut fine = planar(&|x| if x < 1.0 { linear(1e6, 0.3) } else { linear(2e4, 0.3) });
+    common::clamp_left_end(&mut fine, Motion::Fixed {}, None);
+    let held = coarsen(&fine, &coarse, settings).unwrap();
+    let free = coarsen(&fine, &coarse, CoarseningSettings::default()).unwrap();
+    let rest = fine.rest_positions();
+    let pairs = hooke::coarsen::simplex::voigt_pairs(2);
+    let mut free_departure: f64 = 0.0;
+    for (j, &(alpha, beta)) in pairs.iter().enumerate() {
+        // The affine field through the first clamped vertex, fitted to the free one's.
+        for &v in &clamped {
+            let x = [rest[2 * v], rest[2 * v + 1]];
+            for a in 0..2 {
+                let affine = 0.5 * (if a == alpha { x[beta] } else { 0.0 } + if a == beta { x[alpha] } else { 0.0 });
+                assert!(
+                    (held.harmonic[j][2 * v + a] - affine).abs() < 1e-14,
+                    "probe {j}, vertex {v}"
+                );
+            }
+        }
+        // Along the clamped edge x = 0 the held fields are affine in y (zero
+        // second differences) and the free-boundary fields are not.
+        let departure = |fields: &[Vec<f64>]| {
+            let scale = fields[j].iter().fold(0.0f64, |m, h| m.max(h.abs()));
+            let mut edge: Vec<(f64, f64)> = clamped.iter().map(|&v| (rest[2 * v + 1], fields[j][2 * v])).collect();
+            edge.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let bend = edge
+                .windows(3)
+                .fold(0.0f64, |m, w| m.max((w[0].1 - 2.0 * w[1].1 + w[2].1).abs()));
+            bend / scale
+        };
+        assert!(departure(&held.harmonic) < 1e-12, "probe {j}: held edge bent");
+        free_departure = free_departure.max(departure(&free.harmonic));
+    }
+    assert!(
+        free_departure > 1e-4,
+        "the free problems bend the edge ({free_departure:e})"
+    );
+    // Pins that leave the body free to turn are refused, naming the pins.
+    let mut fine = planar(&|_| material.clone());
+    fine.add_pin(Pin::new(vec![0], Motion::Fixed {}, None));
+    let error = coarsen(&fine, &coarse, settings).unwrap_err().to_string();
+    assert!(error.contains("pins") && error.contains("rigid motion"), "{error}");
+    // As are pins released during the run (they do not hold for its whole length).
+    let mut fine = planar(&|_| material.clone());
+    common::clamp_left_end(&mut fine, Motion::Fixed {}, Some(0.5));
+    let error = coarsen(&fine, &coarse, settings).unwrap_err().to_string();
+    assert!(error.contains("no pin holds for the whole run"), "{error}");
 }
 
 /// A cube of soft (1e3) and stiff (1e6) layers stacked along z (four of

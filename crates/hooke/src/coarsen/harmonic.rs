@@ -15,11 +15,23 @@
 //! stiffness with three vertices held (3-2-1: six DOFs in 3D, three in 2D),
 //! which only fixes the rigid motion; the rigid part of each solution is then
 //! projected out (zero mean translation and rotation).
+//!
+//! The mixed variant (seed 001 §4.3 names it for vertices that stay held
+//! during the simulation; the thesis gives no details, so these are Hooke's):
+//! the DOFs that the scene's pins hold for the whole run are held at the
+//! affine field E_αβ x, and the rest of the boundary carries the traction
+//! that field would make there, (C_e : E_αβ) n with C_e the tensor of the
+//! element under the facet. A homogeneous body then gives exactly the affine
+//! field (so it still coarsens to its own material), and a held edge stays
+//! straight in every probe, so the coarse element and the fine
+//! reconstruction keep it so. The effective tensors do not depend on how the
+//! probes are scaled, so the change from E n to (C : E) n changes nothing
+//! else. The pins must hold every rigid motion.
 
 use super::simplex::voigt_pairs;
 use crate::error::{HookeError, Result};
 use crate::linalg::SparseCholesky;
-use crate::model::Model;
+use crate::model::{moves, Model};
 use nalgebra::{DMatrix, Vector3};
 
 /// Orthonormal columns spanning the rigid motions of `rest` (`dimension` per vertex).
@@ -96,13 +108,65 @@ fn held_dofs(rest: &[f64], dimension: usize) -> Result<Vec<usize>> {
     Ok(held)
 }
 
+/// The mixed variant's data: the DOFs held at E_αβ x, and the Voigt tensor
+/// (engineering shears) of the element under each boundary facet.
+pub struct HeldBoundary {
+    pub dofs: Vec<usize>,
+    pub facet_tensors: Vec<DMatrix<f64>>,
+}
+
+/// The DOFs that `model`'s pins hold at rest for the whole run (fixed and
+/// never released), in increasing order.
+pub fn permanently_held_dofs(model: &Model) -> Vec<usize> {
+    let d = model.dimension();
+    let mut dofs: Vec<usize> = model
+        .pins()
+        .iter()
+        .filter(|pin| !moves(&pin.motion, pin.release_time))
+        .flat_map(|pin| {
+            pin.vertices
+                .iter()
+                .flat_map(move |&v| (0..d).filter(move |&a| pin.components[a]).map(move |a| v * d + a))
+        })
+        .collect();
+    dofs.sort_unstable();
+    dofs.dedup();
+    dofs
+}
+
+/// Refuses held DOFs that leave a rigid motion of the body free (the mixed
+/// problems would then be singular).
+fn check_holds_rigid_motion(rigid: &DMatrix<f64>, held: &[usize]) -> Result<()> {
+    if held.is_empty() {
+        return Err(HookeError::scene(
+            "pins",
+            "no pin holds for the whole run (fixed and never released); the mixed harmonic problems (--held-pins) need pins that hold the body in place",
+        ));
+    }
+    let rows = DMatrix::from_fn(held.len(), rigid.ncols(), |i, j| rigid[(held[i], j)]);
+    let singular = rows.svd(false, false).singular_values;
+    let largest = singular.iter().copied().fold(0.0, f64::max);
+    let free = rigid.ncols() - singular.iter().filter(|&&s| s > 1e-9 * largest.max(1e-300)).count();
+    match free {
+        0 => Ok(()),
+        _ => Err(HookeError::scene(
+            "pins",
+            format!(
+                "the pins that hold for the whole run leave {free} rigid motion(s) of the body free; the mixed harmonic problems (--held-pins) need pins that hold it in place"
+            ),
+        )),
+    }
+}
+
 /// The harmonic displacements of the fine model's elements, one per Voigt
 /// probe (in [`voigt_pairs`] order), each over all DOFs; `normals[f]` is the
-/// normal used on boundary facet f of `facets` (vertices, measure).
+/// normal used on boundary facet f of `facets` (vertices, measure). With
+/// `held` (the mixed variant), its DOFs are held at E_αβ x.
 pub fn harmonic_displacements(
     model: &Model,
     facets: &[(Vec<usize>, f64)],
     normals: &[Vector3<f64>],
+    held: Option<&HeldBoundary>,
 ) -> Result<Vec<Vec<f64>>> {
     let d = model.dimension();
     let n = model.dof_count();
@@ -110,7 +174,15 @@ pub fn harmonic_displacements(
     // The elements' own stiffness at rest (linear elasticity with their C).
     let (stiffness, _) = model.element_hessian(&rest, 0.0, false)?;
     let rigid = rigid_basis(&rest, d);
-    let held = held_dofs(&rest, d)?;
+    let facet_tensors = held.map(|h| &h.facet_tensors);
+    let mixed = held.is_some();
+    let held = match held {
+        Some(boundary) => {
+            check_holds_rigid_motion(&rigid, &boundary.dofs)?;
+            boundary.dofs.clone()
+        }
+        None => held_dofs(&rest, d)?,
+    };
     let mut free_index = vec![None; n];
     let mut free = 0;
     for (i, slot) in free_index.iter_mut().enumerate() {
@@ -128,13 +200,42 @@ pub fn harmonic_displacements(
     let pairs = voigt_pairs(d);
     let mut loads = vec![0.0; free * pairs.len()];
     let mut full_loads = Vec::with_capacity(pairs.len());
-    for &(alpha, beta) in pairs {
+    // The mixed variant's held values, E_αβ x: (E x)_a = ½(δ_aα x_β + δ_aβ x_α).
+    let held_fields: Vec<Vec<f64>> = pairs
+        .iter()
+        .map(|&(alpha, beta)| {
+            let mut field = vec![0.0; n];
+            if mixed {
+                for &i in &held {
+                    let (v, a) = (i / d, i % d);
+                    let x = |b: usize| rest[v * d + b];
+                    field[i] = 0.5 * (if a == alpha { x(beta) } else { 0.0 } + if a == beta { x(alpha) } else { 0.0 });
+                }
+            }
+            field
+        })
+        .collect();
+    for (j, &(alpha, beta)) in pairs.iter().enumerate() {
         let mut load = vec![0.0; n];
-        for ((vertices, measure), normal) in facets.iter().zip(normals) {
-            // t = E_αβ n, E_αβ = ½(e_α⊗e_β + e_β⊗e_α).
+        for (f, ((vertices, measure), normal)) in facets.iter().zip(normals).enumerate() {
             let mut traction = [0.0; 3];
-            traction[alpha] += 0.5 * normal[beta];
-            traction[beta] += 0.5 * normal[alpha];
+            match facet_tensors {
+                // t = (C_e : E_αβ) n: σ's Voigt vector is column j of C_e.
+                Some(tensors) => {
+                    for (k, &(a, b)) in pairs.iter().enumerate() {
+                        let stress = tensors[f][(k, j)];
+                        traction[a] += stress * normal[b];
+                        if a != b {
+                            traction[b] += stress * normal[a];
+                        }
+                    }
+                }
+                // t = E_αβ n, E_αβ = ½(e_α⊗e_β + e_β⊗e_α).
+                None => {
+                    traction[alpha] += 0.5 * normal[beta];
+                    traction[beta] += 0.5 * normal[alpha];
+                }
+            }
             let share = measure / vertices.len() as f64;
             for &v in vertices {
                 for a in 0..d {
@@ -142,7 +243,16 @@ pub fn harmonic_displacements(
                 }
             }
         }
-        project_out(&rigid, &mut load);
+        if mixed {
+            // The held values' pull on the free DOFs moves to the right-hand side.
+            let mut pull = vec![0.0; n];
+            model
+                .pattern()
+                .symmetric_multiply(&stiffness, &held_fields[j], &mut pull);
+            load.iter_mut().zip(&pull).for_each(|(l, p)| *l -= p);
+        } else {
+            project_out(&rigid, &mut load);
+        }
         full_loads.push(load);
     }
     for (j, load) in full_loads.iter().enumerate() {
@@ -155,13 +265,15 @@ pub fn harmonic_displacements(
     factor.solve_columns_in_place(&mut loads, pairs.len())?;
     Ok((0..pairs.len())
         .map(|j| {
-            let mut field = vec![0.0; n];
+            let mut field = held_fields[j].clone();
             for (i, slot) in free_index.iter().enumerate() {
                 if let Some(f) = slot {
                     field[i] = loads[j * free + f];
                 }
             }
-            project_out(&rigid, &mut field);
+            if !mixed {
+                project_out(&rigid, &mut field);
+            }
             field
         })
         .collect())

@@ -52,6 +52,10 @@ pub struct CoarseningSettings {
     /// Load the harmonic problems along the fine boundary's own normals
     /// instead of the coarse faces' (the plain Neumann problem of §4.3.5).
     pub fine_normals: bool,
+    /// Hold the DOFs that the fine scene's pins hold for the whole run at
+    /// the affine field in the harmonic problems (the mixed Dirichlet/Neumann
+    /// variant of seed 001 §4.3), instead of leaving the whole boundary free.
+    pub held_pins: bool,
 }
 
 /// Where a coarse vertex sits in the fine mesh: a fine element and its
@@ -169,17 +173,17 @@ fn locate(point: &Vector3<f64>, grid: &ElementGrid, fine: &[Simplex]) -> Embeddi
 /// way (normals within 60°), the coarse face "over" it; the fine normal where
 /// no coarse face does.
 fn coarse_normals(
-    fine_facets: &[(Vec<usize>, Vector3<f64>, f64)],
+    fine_facets: &[(Vec<usize>, Vector3<f64>, f64, usize)],
     fine_mesh: &Mesh,
     coarse: &Mesh,
 ) -> Vec<Vector3<f64>> {
     let coarse_faces: Vec<(Vec<Vector3<f64>>, Vector3<f64>)> = boundary_facets(coarse)
         .into_iter()
-        .map(|(vertices, normal, _)| (vertices.iter().map(|&v| coarse.vertices()[v]).collect(), normal))
+        .map(|(vertices, normal, _, _)| (vertices.iter().map(|&v| coarse.vertices()[v]).collect(), normal))
         .collect();
     fine_facets
         .par_iter()
-        .map(|(vertices, normal, _)| {
+        .map(|(vertices, normal, _, _)| {
             let centre =
                 vertices.iter().map(|&v| fine_mesh.vertices()[v]).sum::<Vector3<f64>>() / vertices.len() as f64;
             coarse_faces
@@ -229,8 +233,15 @@ pub fn coarsen(fine: &Model, coarse: &Mesh, settings: CoarseningSettings) -> Res
     } else {
         coarse_normals(&facets, fine.mesh(), coarse)
     };
-    let loads: Vec<(Vec<usize>, f64)> = facets.iter().map(|(v, _, m)| (v.clone(), *m)).collect();
-    let harmonic = harmonic::harmonic_displacements(fine, &loads, &normals)?;
+    let loads: Vec<(Vec<usize>, f64)> = facets.iter().map(|(v, _, m, _)| (v.clone(), *m)).collect();
+    let held = settings.held_pins.then(|| harmonic::HeldBoundary {
+        dofs: harmonic::permanently_held_dofs(fine),
+        facet_tensors: facets
+            .iter()
+            .map(|f| voigt_tensor(materials[f.3].as_ref(), d))
+            .collect(),
+    });
+    let harmonic = harmonic::harmonic_displacements(fine, &loads, &normals, held.as_ref())?;
     let probes = harmonic.len();
     // 2. Fine mollifiers and each element's GᵀCG.
     let corner_values = |mesh: &Mesh, e: usize, field: &[f64]| -> Vec<f64> {

@@ -87,16 +87,17 @@ impl Simplex {
     }
 }
 
-/// The outward boundary facets of a mesh: vertices, unit outward normal and measure.
-pub fn boundary_facets(mesh: &Mesh) -> Vec<(Vec<usize>, Vector3<f64>, f64)> {
+/// The outward boundary facets of a mesh: vertices, unit outward normal,
+/// measure and the element they bound.
+pub fn boundary_facets(mesh: &Mesh) -> Vec<(Vec<usize>, Vector3<f64>, f64, usize)> {
     match mesh {
         Mesh::Tetrahedra(tets) => crate::mesh::boundary_faces(tets)
             .into_iter()
-            .map(|(face, _)| {
+            .map(|(face, element)| {
                 let [a, b, c] = face.map(|v| tets.vertices[v]);
                 let cross = (b - a).cross(&(c - a));
                 let area = 0.5 * cross.norm();
-                (face.to_vec(), cross.normalize(), area)
+                (face.to_vec(), cross.normalize(), area, element)
             })
             .collect(),
         Mesh::Triangles(triangles) => {
@@ -108,14 +109,14 @@ pub fn boundary_facets(mesh: &Mesh) -> Vec<(Vec<usize>, Vector3<f64>, f64)> {
                 }
             }
             let mut facets = Vec::new();
-            for t in &triangles.triangles {
+            for (element, t) in triangles.triangles.iter().enumerate() {
                 for c in 0..3 {
                     let (a, b) = (t[c], t[(c + 1) % 3]);
                     if count[&(a.min(b), a.max(b))] == 1 {
                         // Counter-clockwise triangles: the outward normal is the edge turned clockwise.
                         let edge = triangles.vertices[b] - triangles.vertices[a];
                         let length = edge.norm();
-                        facets.push((vec![a, b], Vector3::new(edge.y, -edge.x, 0.0) / length, length));
+                        facets.push((vec![a, b], Vector3::new(edge.y, -edge.x, 0.0) / length, length, element));
                     }
                 }
             }
