@@ -17,6 +17,9 @@ use std::sync::{Arc, Mutex};
 
 /// Elements run in parallel in blocks of at least this many, to amortise scheduling.
 const PARALLEL_MIN_ELEMENTS: usize = 256;
+/// Elements whose energies and stresses are asked of their material in one
+/// call (the polar-rotation models decompose sixteen at a time).
+const BATCH: usize = 32;
 
 /// Per-element results, kept between calls to avoid reallocating.
 #[derive(Default)]
@@ -189,14 +192,29 @@ impl<E: ElementKind> Elasticity<E> {
                     }
                 });
         } else {
+            // Runs of elements of one material go to it together.
             workspace
                 .energies
-                .par_iter_mut()
-                .zip(workspace.gradients.par_chunks_mut(local))
+                .par_chunks_mut(BATCH)
+                .zip(workspace.gradients.par_chunks_mut(BATCH * local))
                 .enumerate()
-                .with_min_len(PARALLEL_MIN_ELEMENTS)
-                .for_each(|(e, (energy, element_gradient))| {
-                    compute(e, energy, element_gradient);
+                .with_min_len(PARALLEL_MIN_ELEMENTS / BATCH)
+                .for_each(|(batch, (energies, gradients))| {
+                    let first = batch * BATCH;
+                    let mut stresses = [Matrix3::zeros(); BATCH];
+                    if self.evaluate_batch(first, x, want, energies, &mut stresses) {
+                        for (i, (energy, stress)) in energies.iter_mut().zip(&stresses).enumerate() {
+                            let geometry = &self.geometry[first + i];
+                            *energy *= E::measure(geometry);
+                            if energy.is_finite() {
+                                E::gradient(geometry, stress, &mut gradients[i * local..(i + 1) * local]);
+                            }
+                        }
+                    } else {
+                        for (i, energy) in energies.iter_mut().enumerate() {
+                            compute(first + i, energy, &mut gradients[i * local..(i + 1) * local]);
+                        }
+                    }
                 });
         }
         workspace.hessian_at = None;
@@ -212,6 +230,37 @@ impl<E: ElementKind> Elasticity<E> {
             self.gather().matrices(&workspace.hessians, values, overwrite);
         }
         Ok(energy)
+    }
+
+    /// ψ and P (as `want`, energy or stress) of the elements from `first` on,
+    /// as many as `densities` holds, by one call to their material when they
+    /// all share it, none is torn and all have measure; false, computing
+    /// nothing, otherwise.
+    fn evaluate_batch(
+        &self,
+        first: usize,
+        x: &[f64],
+        want: Want,
+        densities: &mut [f64],
+        stresses: &mut [Matrix3<f64>; BATCH],
+    ) -> bool {
+        let elements = first..first + densities.len();
+        let material = &self.materials[first];
+        let uniform = elements.clone().all(|e| {
+            !self.torn.is_torn(e)
+                && E::measure(&self.geometry[e]) > 0.0
+                && std::ptr::addr_eq(Arc::as_ptr(&self.materials[e]), Arc::as_ptr(material))
+        });
+        if !uniform {
+            return false;
+        }
+        let mut f = [Matrix3::zeros(); BATCH];
+        for (f, e) in f.iter_mut().zip(elements) {
+            *f = self.deformation_gradient(e, x);
+        }
+        let count = densities.len();
+        material.evaluate_stresses(&f[..count], want, densities, &mut stresses[..count]);
+        true
     }
 
     fn undefined_error(&self, e: usize, x: &[f64]) -> HookeError {
@@ -388,18 +437,28 @@ impl<E: ElementKind> ElasticityTerm for Elasticity<E> {
     }
 
     fn energy_densities(&self, x: &[f64]) -> Vec<f64> {
-        (0..self.count())
-            .into_par_iter()
-            .with_min_len(PARALLEL_MIN_ELEMENTS)
-            .map(|e| match self.torn.is_torn(e) {
-                true => 0.0,
-                false => {
-                    self.materials[e]
-                        .evaluate(&self.deformation_gradient(e, x), Want::Energy)
-                        .energy_density
+        let mut densities = vec![0.0; self.count()];
+        densities
+            .par_chunks_mut(BATCH)
+            .enumerate()
+            .with_min_len(PARALLEL_MIN_ELEMENTS / BATCH)
+            .for_each(|(batch, densities)| {
+                let first = batch * BATCH;
+                if !self.evaluate_batch(first, x, Want::Energy, densities, &mut [Matrix3::zeros(); BATCH]) {
+                    for (i, density) in densities.iter_mut().enumerate() {
+                        let e = first + i;
+                        *density = match self.torn.is_torn(e) {
+                            true => 0.0,
+                            false => {
+                                self.materials[e]
+                                    .evaluate(&self.deformation_gradient(e, x), Want::Energy)
+                                    .energy_density
+                            }
+                        };
+                    }
                 }
-            })
-            .collect()
+            });
+        densities
     }
 
     fn with_materials(&self, materials: Vec<MaterialRef>) -> Box<dyn EnergyTerm> {

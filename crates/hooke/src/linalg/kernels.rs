@@ -7,8 +7,9 @@
 /// Runs `$body` (an expression over the function's arguments) with the
 /// widest vector instructions the processor has.
 macro_rules! dispatch {
-    ($name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
-        pub(crate) fn $name($($arg: $ty),*) -> $ret {
+    ($(#[$meta:meta])* $vis:vis $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+        $(#[$meta])*
+        $vis fn $name($($arg: $ty),*) -> $ret {
             #[inline(always)]
             fn portable($($arg: $ty),*) -> $ret $body
             #[cfg(target_arch = "x86_64")]
@@ -30,10 +31,11 @@ macro_rules! dispatch {
         }
     };
 }
+pub(crate) use dispatch;
 
 dispatch! {
     // Dot product with eight partial sums (a sequential sum cannot be vectorised).
-    dot(a: &[f64], b: &[f64]) -> f64 {
+    pub(crate) dot(a: &[f64], b: &[f64]) -> f64 {
         let mut partial = [0.0; 8];
         let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
         let tail: f64 = a_chunks
@@ -55,7 +57,7 @@ dispatch! {
     // The nine dot products of three blocks of g with three blocks of v
     // (each of length q): entry c + 3e is dot(g_e, v_c), bit for bit as
     // `dot` computes it, with each block loaded once for all nine.
-    dot3x3(g: &[f64], v: &[f64], q: usize) -> [f64; 9] {
+    pub(crate) dot3x3(g: &[f64], v: &[f64], q: usize) -> [f64; 9] {
         let whole = q - q % 8;
         let mut partial = [[0.0; 8]; 9];
         for start in (0..whole).step_by(8) {
@@ -83,7 +85,7 @@ dispatch! {
 
 dispatch! {
     // out = w₀ a + w₁ b + w₂ c (all of out's length).
-    combine3(out: &mut [f64], a: &[f64], b: &[f64], c: &[f64], w: [f64; 3]) -> () {
+    pub(crate) combine3(out: &mut [f64], a: &[f64], b: &[f64], c: &[f64], w: [f64; 3]) -> () {
         let n = out.len();
         let (a, b, c) = (&a[..n], &b[..n], &c[..n]);
         for i in 0..n {
@@ -96,7 +98,7 @@ dispatch! {
     // y += A x for the symmetric matrix whose lower triangle is given in
     // compressed columns, x and y blocks of `width` vectors stored row by
     // row, so that each matrix entry meets all the vectors at once.
-    symmetric_block_product(
+    pub(crate) symmetric_block_product(
         column_starts: &[usize],
         row_indices: &[usize],
         values: &[f64],

@@ -78,49 +78,6 @@ pub fn orthogonal_unit(u: &Vector3<f64>) -> Vector3<f64> {
     (axis - u * u.dot(&axis)).normalize()
 }
 
-/// The rotation R of the polar decomposition F = R S of a matrix with
-/// det F > 0, by Higham's scaled Newton iteration R ← ½(ζR + ζ⁻¹R⁻ᵀ): a few
-/// 3×3 cofactor matrices, several times cheaper than an SVD. None when F is
-/// inverted, nearly singular or not finite, or the iteration does not settle;
-/// callers then take the signed SVD.
-pub fn polar_rotation(f: &Matrix3<f64>) -> Option<Matrix3<f64>> {
-    let size = f.norm();
-    if !(size.is_finite() && f.determinant() > 1e-9 * size * size * size) {
-        return None;
-    }
-    let mut r = *f;
-    for iteration in 0..30 {
-        let r_inverse_transpose = inverse_transpose(&r)?;
-        // Frobenius scaling speeds the first iterations; near convergence it is 1.
-        let zeta = if iteration < 6 {
-            (r_inverse_transpose.norm() / r.norm()).sqrt()
-        } else {
-            1.0
-        };
-        let next = (r * zeta + r_inverse_transpose / zeta) * 0.5;
-        let change = (next - r).norm_squared();
-        r = next;
-        // The iteration converges quadratically: a change of 1e-6 leaves an
-        // error near 1e-12, and one more step takes it to rounding level.
-        if change <= 1e-12 {
-            return Some((r + inverse_transpose(&r)?) * 0.5);
-        }
-    }
-    None
-}
-
-/// M⁻ᵀ = cof(M) / det M, or None when M is singular.
-fn inverse_transpose(m: &Matrix3<f64>) -> Option<Matrix3<f64>> {
-    let c = |i: usize, j: usize| {
-        let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
-        let (j1, j2) = ((j + 1) % 3, (j + 2) % 3);
-        m[(i1, j1)] * m[(i2, j2)] - m[(i1, j2)] * m[(i2, j1)]
-    };
-    let cofactor = Matrix3::from_fn(c);
-    let determinant = m.row(0).dot(&cofactor.row(0));
-    (determinant != 0.0 && determinant.is_finite()).then(|| cofactor / determinant)
-}
-
 /// F = U diag(σ) Vᵀ with U and V proper rotations, σ₀ ≥ σ₁ ≥ |σ₂|, and σ₂ < 0
 /// exactly when det F < 0 (an inverted element).
 pub fn signed_svd3(f: &Matrix3<f64>) -> (Matrix3<f64>, Vector3<f64>, Matrix3<f64>) {
@@ -168,34 +125,6 @@ pub fn signed_svd3(f: &Matrix3<f64>) -> (Matrix3<f64>, Vector3<f64>, Matrix3<f64
 
 #[cfg(test)]
 mod tests {
-
-    /// The polar rotation is a rotation, and Rᵀ F the symmetric positive
-    /// definite stretch; inverted and singular F are left to the SVD.
-    #[test]
-    fn polar_rotation_gives_the_rotation_of_f() {
-        let mut seed = 17u64;
-        let mut next = move || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
-        for _ in 0..200 {
-            let f = Matrix3::identity() + Matrix3::from_fn(|_, _| 1.2 * next());
-            let r = polar_rotation(&f);
-            if f.determinant() <= 1e-3 {
-                if f.determinant() <= 0.0 {
-                    assert!(r.is_none(), "an inverted F has no rotation here: {f}");
-                }
-                continue;
-            }
-            let r = r.expect("a rotation");
-            assert!((r.transpose() * r - Matrix3::identity()).amax() < 1e-13);
-            assert!((r.determinant() - 1.0).abs() < 1e-13);
-            let stretch = r.transpose() * f;
-            assert!((stretch - stretch.transpose()).amax() < 1e-12 * f.norm());
-            assert!(stretch.symmetric_eigen().eigenvalues.min() > 0.0);
-        }
-        assert!(polar_rotation(&Matrix3::zeros()).is_none());
-    }
 
     use super::*;
 

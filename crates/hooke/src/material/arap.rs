@@ -35,12 +35,21 @@ impl StretchEnergy for Arap {
     }
 
     /// With R the polar rotation: ψ = μ‖F − R‖², P = 2μ(F − R).
-    fn direct(&self, f: &Matrix3<f64>, lame: &Lame, stress: bool) -> Option<(f64, Matrix3<f64>)> {
-        let r = crate::linalg::polar_rotation(f)?;
+    fn at_rotation(
+        &self,
+        f: &Matrix3<f64>,
+        r: &Matrix3<f64>,
+        lame: &Lame,
+        stress: bool,
+    ) -> Option<(f64, Matrix3<f64>)> {
         let stress = match stress {
             true => (f - r) * (2.0 * lame.mu),
             false => Matrix3::zeros(),
         };
         Some((lame.mu * (f - r).norm_squared(), stress))
+    }
+
+    fn direct(&self, f: &Matrix3<f64>, lame: &Lame, stress: bool) -> Option<(f64, Matrix3<f64>)> {
+        super::isotropic::direct_by_rotation(self, f, lame, stress)
     }
 }

@@ -22,8 +22,13 @@ impl StretchEnergy for Corotational {
     }
 
     /// With R the polar rotation: P = 2μ(F − R) + λ (tr(RᵀF) − 3) R.
-    fn direct(&self, f: &Matrix3<f64>, lame: &Lame, stress: bool) -> Option<(f64, Matrix3<f64>)> {
-        let r = crate::linalg::polar_rotation(f)?;
+    fn at_rotation(
+        &self,
+        f: &Matrix3<f64>,
+        r: &Matrix3<f64>,
+        lame: &Lame,
+        stress: bool,
+    ) -> Option<(f64, Matrix3<f64>)> {
         let trace = (r.transpose() * f).trace() - 3.0;
         let energy = lame.mu * (f - r).norm_squared() + 0.5 * lame.lambda * trace * trace;
         let stress = match stress {
@@ -31,5 +36,9 @@ impl StretchEnergy for Corotational {
             false => Matrix3::zeros(),
         };
         Some((energy, stress))
+    }
+
+    fn direct(&self, f: &Matrix3<f64>, lame: &Lame, stress: bool) -> Option<(f64, Matrix3<f64>)> {
+        super::isotropic::direct_by_rotation(self, f, lame, stress)
     }
 }

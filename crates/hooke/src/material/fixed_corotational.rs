@@ -47,8 +47,13 @@ impl StretchEnergy for FixedCorotational {
     }
 
     /// With R the polar rotation: P = 2μ(F − R) + λ (J − 1) cof F.
-    fn direct(&self, f: &Matrix3<f64>, lame: &Lame, stress: bool) -> Option<(f64, Matrix3<f64>)> {
-        let r = crate::linalg::polar_rotation(f)?;
+    fn at_rotation(
+        &self,
+        f: &Matrix3<f64>,
+        r: &Matrix3<f64>,
+        lame: &Lame,
+        stress: bool,
+    ) -> Option<(f64, Matrix3<f64>)> {
         let j = f.determinant();
         let energy = lame.mu * (f - r).norm_squared() + 0.5 * lame.lambda * (j - 1.0).powi(2);
         let stress = match stress {
@@ -56,5 +61,9 @@ impl StretchEnergy for FixedCorotational {
             false => Matrix3::zeros(),
         };
         Some((energy, stress))
+    }
+
+    fn direct(&self, f: &Matrix3<f64>, lame: &Lame, stress: bool) -> Option<(f64, Matrix3<f64>)> {
+        super::isotropic::direct_by_rotation(self, f, lame, stress)
     }
 }

@@ -10,7 +10,7 @@
 
 use super::stretch_coordinates::{StretchInvariants, SymmetricEvaluation};
 use super::{Evaluation, Lame, Matrix9, StressDerivative, StretchEigensystem, Want};
-use crate::linalg::{signed_svd3, symmetric_eigen3};
+use crate::linalg::{polar_rotation, polar_rotations, signed_svd3, symmetric_eigen3, POLAR_LANES};
 use nalgebra::{Matrix3, SVector, Vector3};
 
 /// An isotropic energy density expressed in the signed singular values of F.
@@ -35,6 +35,63 @@ pub trait StretchEnergy {
     /// iteration's material. None: the eigen form serves.
     fn at_stretch(&self, _z: &StretchInvariants, _lame: &Lame, _derivatives: bool) -> Option<SymmetricEvaluation> {
         None
+    }
+    /// ψ(F) and, with `stress`, P(F) from F and its polar rotation R, for
+    /// models written in them (ARAP, the corotational ones): their `direct`
+    /// form one element at a time ([`direct_by_rotation`]), and many at a
+    /// time in [`evaluate_stresses_by_rotation`]. None: no such form.
+    fn at_rotation(
+        &self,
+        _f: &Matrix3<f64>,
+        _r: &Matrix3<f64>,
+        _lame: &Lame,
+        _stress: bool,
+    ) -> Option<(f64, Matrix3<f64>)> {
+        None
+    }
+}
+
+/// The `direct` form of a model written in F and its polar rotation.
+pub fn direct_by_rotation<M: StretchEnergy>(
+    model: &M,
+    f: &Matrix3<f64>,
+    lame: &Lame,
+    stress: bool,
+) -> Option<(f64, Matrix3<f64>)> {
+    model.at_rotation(f, &polar_rotation(f)?, lame, stress)
+}
+
+/// [`evaluate`] with `Want::Energy` or `Want::Stress` at each F of `f`, for a
+/// model written in F and its polar rotation: the rotations come from one
+/// vectorised decomposition per [`POLAR_LANES`] elements, bit for bit those of one at a time, so each
+/// result is bit for bit that of [`evaluate`]. Where the rotation form does
+/// not apply (inverted or degenerate F), the element takes [`evaluate`] itself.
+pub fn evaluate_stresses_by_rotation<M: StretchEnergy>(
+    model: &M,
+    f: &[Matrix3<f64>],
+    lame: &Lame,
+    want: Want,
+    energies: &mut [f64],
+    stresses: &mut [Matrix3<f64>],
+) {
+    debug_assert!(matches!(want, Want::Energy | Want::Stress));
+    let chunks = f
+        .chunks(POLAR_LANES)
+        .zip(energies.chunks_mut(POLAR_LANES))
+        .zip(stresses.chunks_mut(POLAR_LANES));
+    for ((f, energies), stresses) in chunks {
+        let mut lanes = [Matrix3::identity(); POLAR_LANES];
+        lanes[..f.len()].copy_from_slice(f);
+        let rotations = polar_rotations(&lanes);
+        for (i, f) in f.iter().enumerate() {
+            let direct = rotations[i]
+                .and_then(|r| model.at_rotation(f, &r, lame, want == Want::Stress))
+                .filter(|(energy, _)| energy.is_finite());
+            (energies[i], stresses[i]) = direct.unwrap_or_else(|| {
+                let evaluation = evaluate(model, f, lame, want);
+                (evaluation.energy_density, evaluation.first_piola)
+            });
+        }
     }
 }
 

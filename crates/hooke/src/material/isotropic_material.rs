@@ -45,6 +45,10 @@ impl Material for IsotropicMaterial {
         evaluate(self.model, f, &self.lame, want)
     }
 
+    fn evaluate_stresses(&self, f: &[Matrix3<f64>], want: Want, energies: &mut [f64], stresses: &mut [Matrix3<f64>]) {
+        super::evaluate_stresses(self.model, f, &self.lame, want, energies, stresses)
+    }
+
     fn evaluate_symmetric(&self, s: &Matrix3<f64>, want: Want) -> Option<super::symmetric::SymmetricEvaluation> {
         super::evaluate_symmetric(self.model, s, &self.lame, want)
     }

@@ -54,6 +54,16 @@ pub trait Material: Send + Sync + std::fmt::Debug {
     /// ψ, P and ∂P/∂F at F, as much as `want` asks for. A 2D element passes its
     /// in-plane F embedded in 3×3 (plane strain: F₃₃ = 1).
     fn evaluate(&self, f: &Matrix3<f64>, want: Want) -> Evaluation;
+    /// ψ and P at each F of `f`, as [`Material::evaluate`] gives them with
+    /// `want` = `Want::Energy` or `Want::Stress` (then P is zero): the
+    /// gradient passes, where a model may do many elements faster than one
+    /// at a time. Default: one at a time.
+    fn evaluate_stresses(&self, f: &[Matrix3<f64>], want: Want, energies: &mut [f64], stresses: &mut [Matrix3<f64>]) {
+        for ((f, energy), stress) in f.iter().zip(energies).zip(stresses) {
+            let evaluation = self.evaluate(f, want);
+            (*energy, *stress) = (evaluation.energy_density, evaluation.first_piola);
+        }
+    }
     /// What the model guarantees; integrators and damping models ask this instead
     /// of comparing model names.
     fn capabilities(&self) -> MaterialCapabilities;
@@ -258,6 +268,37 @@ pub fn evaluate(model: MaterialModel, f: &Matrix3<f64>, lame: &Lame, want: Want)
         MaterialModel::Arap => isotropic::evaluate(&arap::Arap, f, lame, want),
         MaterialModel::ModifiedNeoHookean => {
             isotropic::evaluate(&modified_neo_hookean::ModifiedNeoHookean, f, lame, want)
+        }
+    }
+}
+
+/// [`evaluate`] with `Want::Energy` or `Want::Stress` at each F of `f`, bit
+/// for bit; the models written in F's polar rotation decompose many at once.
+pub fn evaluate_stresses(
+    model: MaterialModel,
+    f: &[Matrix3<f64>],
+    lame: &Lame,
+    want: Want,
+    energies: &mut [f64],
+    stresses: &mut [Matrix3<f64>],
+) {
+    use isotropic::evaluate_stresses_by_rotation as by_rotation;
+    match model {
+        MaterialModel::Corotational => by_rotation(&corotational::Corotational, f, lame, want, energies, stresses),
+        MaterialModel::FixedCorotational => by_rotation(
+            &fixed_corotational::FixedCorotational,
+            f,
+            lame,
+            want,
+            energies,
+            stresses,
+        ),
+        MaterialModel::Arap => by_rotation(&arap::Arap, f, lame, want, energies, stresses),
+        _ => {
+            for ((f, energy), stress) in f.iter().zip(energies).zip(stresses) {
+                let evaluation = evaluate(model, f, lame, want);
+                (*energy, *stress) = (evaluation.energy_density, evaluation.first_piola);
+            }
         }
     }
 }
