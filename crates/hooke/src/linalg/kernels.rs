@@ -33,23 +33,31 @@ macro_rules! dispatch {
 }
 pub(crate) use dispatch;
 
-dispatch! {
-    // Dot product with eight partial sums (a sequential sum cannot be vectorised).
-    pub(crate) dot(a: &[f64], b: &[f64]) -> f64 {
-        let mut partial = [0.0; 8];
-        let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
-        let tail: f64 = a_chunks
-            .remainder()
-            .iter()
-            .zip(b_chunks.remainder())
-            .map(|(x, y)| x * y)
-            .sum();
-        for (x, y) in a_chunks.zip(b_chunks) {
-            for k in 0..8 {
-                partial[k] += x[k] * y[k];
-            }
+/// aᵀb with eight partial sums (a sequential sum cannot be vectorised):
+/// for kernels that inline it into their own dispatched body. Every
+/// instruction set gives the same bits.
+#[inline(always)]
+pub(crate) fn dot_in_lanes(a: &[f64], b: &[f64]) -> f64 {
+    let mut partial = [0.0; 8];
+    let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f64 = a_chunks
+        .remainder()
+        .iter()
+        .zip(b_chunks.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a_chunks.zip(b_chunks) {
+        for k in 0..8 {
+            partial[k] += x[k] * y[k];
         }
-        partial.iter().sum::<f64>() + tail
+    }
+    partial.iter().sum::<f64>() + tail
+}
+
+dispatch! {
+    // Dot product with eight partial sums.
+    pub(crate) dot(a: &[f64], b: &[f64]) -> f64 {
+        dot_in_lanes(a, b)
     }
 }
 

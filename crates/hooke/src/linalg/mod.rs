@@ -11,6 +11,7 @@ mod orthonormal;
 mod polar;
 mod small;
 mod sparse;
+mod supernodal_solve;
 mod system;
 
 pub use cholesky::{FactorizationOutcome, SparseCholesky};
