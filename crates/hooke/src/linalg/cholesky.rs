@@ -3,7 +3,7 @@
 //! matrices are ordered by nested dissection ([`super::ordering`]).
 
 use super::ordering::{nested_dissection, Permutation};
-use super::supernodal_solve::{self, SupernodalSolve};
+use super::supernodal_solve::{self, Layout, SupernodalSolve};
 use super::LowerPattern;
 use crate::error::{HookeError, Result};
 use faer::dyn_stack::{MemBuffer, MemStack};
@@ -217,6 +217,16 @@ impl SparseCholesky {
     /// the other (column-major). One pass over the factor serves them all, so
     /// a block of k costs far less than k single solves.
     pub fn solve_columns_in_place(&self, rhs: &mut [f64], columns: usize) -> Result<()> {
+        self.solve_laid_out(rhs, columns, Layout::Columns)
+    }
+
+    /// The same for right-hand sides stored row by row (entry (i, c) at
+    /// i·columns + c), as a vertex's coordinates are.
+    pub fn solve_rows_in_place(&self, rhs: &mut [f64], columns: usize) -> Result<()> {
+        self.solve_laid_out(rhs, columns, Layout::Rows)
+    }
+
+    fn solve_laid_out(&self, rhs: &mut [f64], columns: usize, layout: Layout) -> Result<()> {
         let n = self.pattern.size;
         if matches!(self.kind, Factor::None) {
             return Err(HookeError::LinearSolver {
@@ -232,8 +242,13 @@ impl SparseCholesky {
             return Ok(());
         }
         if let (Factor::Cholesky, Some(supernodal)) = (&self.kind, &self.supernodal) {
-            self.solve_supernodal(supernodal, rhs, columns);
+            self.solve_supernodal(supernodal, rhs, columns, layout);
             return Ok(());
+        }
+        if layout == Layout::Rows {
+            return super::solve_rows_as_columns(rhs, columns, |by_columns| {
+                self.solve_laid_out(by_columns, columns, Layout::Columns)
+            });
         }
         // faer's triangular solves are sequential: split across threads, the small
         // dense blocks of each supernode cost more in scheduling than they
@@ -278,13 +293,13 @@ impl SparseCholesky {
 
     /// B ← (L Lᵀ)⁻¹ B through the fill-reducing permutation, by Hooke's own
     /// supernodal solves.
-    fn solve_supernodal(&self, supernodal: &SupernodalSolve, rhs: &mut [f64], columns: usize) {
+    fn solve_supernodal(&self, supernodal: &SupernodalSolve, rhs: &mut [f64], columns: usize, layout: Layout) {
         let permutation = self.symbolic.perm().map(|p| p.arrays());
         let factor = supernodal_solve::Factor {
             values: &self.factor,
             reciprocals: &self.reciprocal_diagonal,
         };
-        supernodal.solve(factor, rhs, columns, permutation);
+        supernodal.solve(factor, rhs, columns, layout, permutation);
     }
 }
 
@@ -383,6 +398,13 @@ mod tests {
             assert!(residual(&pattern, &values, &x[range.clone()], &b[range]) < 1e-12);
         }
         assert!(cholesky.solve_columns_in_place(&mut x[..n + 1], 1).is_err());
+        // Row by row: the same solution (through faer's solve for this
+        // simplicial factor, by way of columns).
+        let mut rows: Vec<f64> = (0..n * columns).map(|k| b[(k % columns) * n + k / columns]).collect();
+        cholesky.solve_rows_in_place(&mut rows, columns).unwrap();
+        let mut by_columns = b.clone();
+        cholesky.solve_columns_in_place(&mut by_columns, columns).unwrap();
+        assert!((0..n * columns).all(|k| rows[k] == by_columns[(k % columns) * n + k / columns]));
     }
 
     #[test]

@@ -27,3 +27,22 @@ pub use polar::{polar_rotation, polar_rotations, LANES as POLAR_LANES};
 pub use small::{orthogonal_unit, signed_svd3, symmetric_eigen3, symmetric_eigenvalues3};
 pub use sparse::LowerPattern;
 pub use system::{IndefiniteSystem, LowRank, SystemMatrix, SystemSolver};
+
+/// Solves right-hand sides stored row by row (entry (i, c) at i·columns + c)
+/// with a solver that takes them one column after another.
+pub(crate) fn solve_rows_as_columns(
+    rhs: &mut [f64],
+    columns: usize,
+    solve_columns: impl FnOnce(&mut [f64]) -> crate::error::Result<()>,
+) -> crate::error::Result<()> {
+    let rows = rhs.len() / columns.max(1);
+    let mut by_columns = vec![0.0; rhs.len()];
+    for (k, value) in rhs.iter().enumerate() {
+        by_columns[(k % columns) * rows + k / columns] = *value;
+    }
+    solve_columns(&mut by_columns)?;
+    for (k, value) in rhs.iter_mut().enumerate() {
+        *value = by_columns[(k % columns) * rows + k / columns];
+    }
+    Ok(())
+}

@@ -145,45 +145,38 @@ impl SupernodalSolve {
         reciprocals
     }
 
-    /// Solves L Lᵀ X = B in place for `columns` right-hand sides stored one
-    /// after the other, with `factor` (values and [`Self::reciprocal_diagonal`])
+    /// Solves L Lᵀ X = B in place for `columns` right-hand sides stored as
+    /// `layout` says, with `factor` (values and [`Self::reciprocal_diagonal`])
     /// the factor of the matrix permuted by `permutation` (forward and
     /// inverse; none: not permuted).
-    pub fn solve(&self, factor: Factor, rhs: &mut [f64], columns: usize, permutation: Option<(&[usize], &[usize])>) {
+    pub fn solve(
+        &self,
+        factor: Factor,
+        rhs: &mut [f64],
+        columns: usize,
+        layout: Layout,
+        permutation: Option<(&[usize], &[usize])>,
+    ) {
         let n = self.size;
         debug_assert_eq!(rhs.len(), n * columns);
+        let at = |i: usize, c: usize| match layout {
+            Layout::Columns => c * n + i,
+            Layout::Rows => i * columns + c,
+        };
         // Row by row (the columns of a row side by side), so that a row's
         // gather and scatter touch one cache line, in the factor's order.
         let mut x = vec![0.0; rhs.len()];
-        for c in 0..columns {
-            let source = &rhs[c * n..(c + 1) * n];
-            match permutation {
-                Some((forward, _)) => {
-                    for (i, &f) in forward.iter().enumerate() {
-                        x[i * columns + c] = source[f];
-                    }
-                }
-                None => {
-                    for (i, &value) in source.iter().enumerate() {
-                        x[i * columns + c] = value;
-                    }
-                }
+        for (i, row) in x.chunks_exact_mut(columns).enumerate() {
+            let source = permutation.map_or(i, |(forward, _)| forward[i]);
+            for (c, value) in row.iter_mut().enumerate() {
+                *value = rhs[at(source, c)];
             }
         }
         self.solve_rows(factor, &mut x, columns);
-        for c in 0..columns {
-            let target = &mut rhs[c * n..(c + 1) * n];
-            match permutation {
-                Some((_, inverse)) => {
-                    for (t, &i) in target.iter_mut().zip(inverse) {
-                        *t = x[i * columns + c];
-                    }
-                }
-                None => {
-                    for (i, t) in target.iter_mut().enumerate() {
-                        *t = x[i * columns + c];
-                    }
-                }
+        for i in 0..n {
+            let source = permutation.map_or(i, |(_, inverse)| inverse[i]);
+            for c in 0..columns {
+                rhs[at(i, c)] = x[source * columns + c];
             }
         }
     }
@@ -238,6 +231,20 @@ impl SupernodalSolve {
         }
     }
 
+    /// Supernode `s`, the rows below its diagonal block, and its values
+    /// (column-major, its columns' full height).
+    #[inline(always)]
+    fn supernode<'a>(&'a self, s: usize, values: &'a [f64]) -> (&'a Supernode, &'a [usize], &'a [f64]) {
+        let node = &self.supernodes[s];
+        let rows = &self.row_indices[node.rows.clone()];
+        let width = node.end - node.start;
+        (
+            node,
+            rows,
+            &values[node.values..node.values + (width + rows.len()) * width],
+        )
+    }
+
     /// Forward substitution through supernode `s`: its diagonal block, then
     /// its rows below, subtracted from x, or, for the top's rows when `above`
     /// is not empty (a group's supernode), added to `above`. `update` holds
@@ -254,11 +261,8 @@ impl SupernodalSolve {
     ) {
         let Factor { values, reciprocals } = factor;
         let Scratch { solved, rows: update } = scratch;
-        let node = &self.supernodes[s];
-        let width = node.end - node.start;
-        let rows = &self.row_indices[node.rows.clone()];
-        let height = width + rows.len();
-        let block = &values[node.values..node.values + height * width];
+        let (node, rows, block) = self.supernode(s, values);
+        let (width, height) = (node.end - node.start, node.end - node.start + rows.len());
         // The diagonal block, a column of x at a time (contiguous, so vectorised).
         let diagonal = &mut x[node.start * columns..node.end * columns];
         let solved = &mut solved[..width * columns];
@@ -328,11 +332,8 @@ impl SupernodalSolve {
     fn backward(&self, s: usize, factor: Factor, x: &mut [f64], columns: usize, scratch: &mut Scratch) {
         let Factor { values, reciprocals } = factor;
         let Scratch { solved, rows: gathered } = scratch;
-        let node = &self.supernodes[s];
-        let width = node.end - node.start;
-        let rows = &self.row_indices[node.rows.clone()];
-        let height = width + rows.len();
-        let block = &values[node.values..node.values + height * width];
+        let (node, rows, block) = self.supernode(s, values);
+        let (width, height) = (node.end - node.start, node.end - node.start + rows.len());
         let p = rows.len();
         let gathered = &mut gathered[..p * columns];
         for (i, &row) in rows.iter().enumerate() {
@@ -391,6 +392,14 @@ dispatch! {
             solve.backward(s, factor, x, columns, &mut scratch);
         }
     }
+}
+
+/// How right-hand sides are stored: one column after another, or row by
+/// row (entry (i, c) at i·columns + c, as a vertex's coordinates are).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Layout {
+    Columns,
+    Rows,
 }
 
 /// A numeric factor: its values and its diagonal's reciprocals.
@@ -498,7 +507,6 @@ fn split(parent: &[Option<usize>], work: &[usize]) -> ([Vec<usize>; 2], Vec<usiz
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::linalg::{LowerPattern, SparseCholesky};
 
     /// A 3D grid graph's Laplacian plus a diagonal (7-point stencil), SPD:
@@ -538,7 +546,8 @@ mod tests {
     }
 
     /// The solve satisfies A X = B to rounding for one, three and thirteen
-    /// right-hand sides, on a factor that is supernodal.
+    /// right-hand sides, on a factor that is supernodal, stored as columns or
+    /// row by row.
     #[test]
     fn it_solves_several_right_hand_sides() {
         let (pattern, values) = grid([12, 10, 14]);
@@ -560,6 +569,10 @@ mod tests {
                     .fold(0.0, f64::max);
                 assert!(worst < 1e-12, "{columns} columns: residual {worst:e}");
             }
+            // Row by row, the same solve: the same bits.
+            let mut rows: Vec<f64> = (0..n * columns).map(|k| b[(k % columns) * n + k / columns]).collect();
+            cholesky.solve_rows_in_place(&mut rows, columns).unwrap();
+            assert!((0..n * columns).all(|k| rows[k].to_bits() == x[(k % columns) * n + k / columns].to_bits()));
         }
     }
 

@@ -264,6 +264,18 @@ impl SystemSolver {
         self.solve_columns_in_place(rhs, 1)
     }
 
+    /// Solves for `columns` right-hand sides stored row by row (entry (i, c)
+    /// at i·columns + c, as a vertex's coordinates are). A sparse factor
+    /// solves them in that layout; otherwise they are solved as columns.
+    pub fn solve_rows_in_place(&self, rhs: &mut [f64], columns: usize) -> Result<()> {
+        if let (Some((_, cholesky)), None, None) = (&self.sparse, &self.woodbury, &self.dense) {
+            return cholesky.solve_rows_in_place(rhs, columns);
+        }
+        super::solve_rows_as_columns(rhs, columns, |by_columns| {
+            self.solve_columns_in_place(by_columns, columns)
+        })
+    }
+
     /// Solves for `columns` right-hand sides stored one after the other.
     pub fn solve_columns_in_place(&self, rhs: &mut [f64], columns: usize) -> Result<()> {
         let Some(n) = self.size else {

@@ -99,27 +99,18 @@ impl Lbfgs {
         Ok(())
     }
 
-    /// q ← A₀⁻¹ q; a per-coordinate factor solves the coordinates as columns.
+    /// q ← A₀⁻¹ q; a per-coordinate factor solves a vertex's coordinates as
+    /// one row of right-hand sides, which is how q holds them.
     fn solve(&self, q: &mut [f64]) -> Result<()> {
-        let d = self.coordinates;
-        if d == 1 {
-            return self.solver.solve_in_place(q);
+        match self.coordinates {
+            1 => self.solver.solve_in_place(q),
+            d => self.solver.solve_rows_in_place(q, d),
         }
-        let rows = q.len() / d;
-        let mut columns = vec![0.0; q.len()];
-        for (k, value) in q.iter().enumerate() {
-            columns[(k % d) * rows + k / d] = *value;
-        }
-        self.solver.solve_columns_in_place(&mut columns, d)?;
-        for (k, value) in q.iter_mut().enumerate() {
-            *value = columns[(k % d) * rows + k / d];
-        }
-        Ok(())
     }
 
     /// −H ∇Φ by the two-loop recursion, H the L-BFGS inverse Hessian built on A₀.
     fn direction(&self, gradient: &[f64], history: &VecDeque<Pair>) -> Result<Vec<f64>> {
-        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+        let dot = crate::linalg::dot;
         let mut q = gradient.to_vec();
         let mut zeta = vec![0.0; history.len()];
         for (i, pair) in history.iter().enumerate().rev() {
