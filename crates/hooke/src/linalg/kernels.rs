@@ -33,22 +33,42 @@ macro_rules! dispatch {
 }
 pub(crate) use dispatch;
 
+/// A stored number read as f64: a factor kept in single precision is
+/// widened as it is read.
+pub(crate) trait Widen: Copy + Send + Sync {
+    fn widen(self) -> f64;
+}
+
+impl Widen for f64 {
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        self
+    }
+}
+
+impl Widen for f32 {
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        f64::from(self)
+    }
+}
+
 /// aᵀb with eight partial sums (a sequential sum cannot be vectorised):
 /// for kernels that inline it into their own dispatched body. Every
 /// instruction set gives the same bits.
 #[inline(always)]
-pub(crate) fn dot_in_lanes(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn dot_in_lanes<T: Widen>(a: &[T], b: &[f64]) -> f64 {
     let mut partial = [0.0; 8];
     let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
     let tail: f64 = a_chunks
         .remainder()
         .iter()
         .zip(b_chunks.remainder())
-        .map(|(x, y)| x * y)
+        .map(|(x, y)| x.widen() * y)
         .sum();
     for (x, y) in a_chunks.zip(b_chunks) {
         for k in 0..8 {
-            partial[k] += x[k] * y[k];
+            partial[k] += x[k].widen() * y[k];
         }
     }
     partial.iter().sum::<f64>() + tail

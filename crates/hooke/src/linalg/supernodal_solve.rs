@@ -18,7 +18,7 @@
 //! the second's. The results are therefore the same bits on any thread
 //! count (they differ from faer's solve by rounding).
 
-use super::kernels::{dispatch, dot_in_lanes as dot};
+use super::kernels::{dispatch, dot_in_lanes as dot, Widen};
 use faer::sparse::linalg::cholesky::supernodal::SymbolicSupernodalCholesky;
 
 /// Supernodes the split may move up into the serial top in its search.
@@ -234,7 +234,7 @@ impl SupernodalSolve {
     /// Supernode `s`, the rows below its diagonal block, and its values
     /// (column-major, its columns' full height).
     #[inline(always)]
-    fn supernode<'a>(&'a self, s: usize, values: &'a [f64]) -> (&'a Supernode, &'a [usize], &'a [f64]) {
+    fn supernode<'a, T>(&'a self, s: usize, values: &'a [T]) -> (&'a Supernode, &'a [usize], &'a [T]) {
         let node = &self.supernodes[s];
         let rows = &self.row_indices[node.rows.clone()];
         let width = node.end - node.start;
@@ -250,16 +250,17 @@ impl SupernodalSolve {
     /// is not empty (a group's supernode), added to `above`. `update` holds
     /// a column of updates after another.
     #[inline(always)]
-    fn forward(
+    #[allow(clippy::too_many_arguments)]
+    fn forward<T: Widen>(
         &self,
         s: usize,
-        factor: Factor,
+        values: &[T],
+        reciprocals: &[f64],
         x: &mut [f64],
         columns: usize,
         above: &mut [f64],
         scratch: &mut Scratch,
     ) {
-        let Factor { values, reciprocals } = factor;
         let Scratch { solved, rows: update } = scratch;
         let (node, rows, block) = self.supernode(s, values);
         let (width, height) = (node.end - node.start, node.end - node.start + rows.len());
@@ -275,7 +276,7 @@ impl SupernodalSolve {
                 let value = solved[j] * reciprocals[node.start + j];
                 solved[j] = value;
                 for (d, l) in solved[j + 1..].iter_mut().zip(&column[j + 1..width]) {
-                    *d -= l * value;
+                    *d -= l.widen() * value;
                 }
             }
             for (j, value) in solved.iter().enumerate() {
@@ -298,13 +299,13 @@ impl SupernodalSolve {
                 let (l0, l1, l2, l3) = (below(j), below(j + 1), below(j + 2), below(j + 3));
                 let (v0, v1, v2, v3) = (solved[j], solved[j + 1], solved[j + 2], solved[j + 3]);
                 for i in 0..p {
-                    update[i] += l0[i] * v0 + l1[i] * v1 + l2[i] * v2 + l3[i] * v3;
+                    update[i] += l0[i].widen() * v0 + l1[i].widen() * v1 + l2[i].widen() * v2 + l3[i].widen() * v3;
                 }
                 j += 4;
             }
             for j in j..width {
                 for (u, l) in update.iter_mut().zip(below(j)) {
-                    *u += l * solved[j];
+                    *u += l.widen() * solved[j];
                 }
             }
         }
@@ -329,8 +330,15 @@ impl SupernodalSolve {
     /// its diagonal block transposed. `gathered` holds a column of x's rows
     /// below after another.
     #[inline(always)]
-    fn backward(&self, s: usize, factor: Factor, x: &mut [f64], columns: usize, scratch: &mut Scratch) {
-        let Factor { values, reciprocals } = factor;
+    fn backward<T: Widen>(
+        &self,
+        s: usize,
+        values: &[T],
+        reciprocals: &[f64],
+        x: &mut [f64],
+        columns: usize,
+        scratch: &mut Scratch,
+    ) {
         let Scratch { solved, rows: gathered } = scratch;
         let (node, rows, block) = self.supernode(s, values);
         let (width, height) = (node.end - node.start, node.end - node.start + rows.len());
@@ -367,30 +375,113 @@ impl SupernodalSolve {
     }
 }
 
-dispatch! {
-    /// Forward substitution through the supernodes of `list`, in order.
-    forward_through(
-        solve: &SupernodalSolve,
-        list: &[usize],
-        factor: Factor,
-        x: &mut [f64],
-        columns: usize,
-        above: &mut [f64]
-    ) -> () {
-        let mut scratch = Scratch::new(solve, columns);
-        for &s in list {
-            solve.forward(s, factor, x, columns, above, &mut scratch);
-        }
+/// Forward substitution through the supernodes of `list`, in order.
+fn forward_through(
+    solve: &SupernodalSolve,
+    list: &[usize],
+    factor: Factor,
+    x: &mut [f64],
+    columns: usize,
+    above: &mut [f64],
+) {
+    match factor.values {
+        Values::Double(values) => forward_double(solve, list, values, factor.reciprocals, x, columns, above),
+        Values::Single(values) => forward_single(solve, list, values, factor.reciprocals, x, columns, above),
+    }
+}
+
+/// Backward substitution through the supernodes of `list`, in reverse.
+fn backward_through(solve: &SupernodalSolve, list: &[usize], factor: Factor, x: &mut [f64], columns: usize) {
+    match factor.values {
+        Values::Double(values) => backward_double(solve, list, values, factor.reciprocals, x, columns),
+        Values::Single(values) => backward_single(solve, list, values, factor.reciprocals, x, columns),
+    }
+}
+
+#[inline(always)]
+fn forward_list<T: Widen>(
+    solve: &SupernodalSolve,
+    list: &[usize],
+    values: &[T],
+    reciprocals: &[f64],
+    x: &mut [f64],
+    columns: usize,
+    above: &mut [f64],
+) {
+    let mut scratch = Scratch::new(solve, columns);
+    for &s in list {
+        solve.forward(s, values, reciprocals, x, columns, above, &mut scratch);
+    }
+}
+
+#[inline(always)]
+fn backward_list<T: Widen>(
+    solve: &SupernodalSolve,
+    list: &[usize],
+    values: &[T],
+    reciprocals: &[f64],
+    x: &mut [f64],
+    columns: usize,
+) {
+    let mut scratch = Scratch::new(solve, columns);
+    for &s in list.iter().rev() {
+        solve.backward(s, values, reciprocals, x, columns, &mut scratch);
     }
 }
 
 dispatch! {
-    /// Backward substitution through the supernodes of `list`, in reverse.
-    backward_through(solve: &SupernodalSolve, list: &[usize], factor: Factor, x: &mut [f64], columns: usize) -> () {
-        let mut scratch = Scratch::new(solve, columns);
-        for &s in list.iter().rev() {
-            solve.backward(s, factor, x, columns, &mut scratch);
-        }
+    #[allow(clippy::too_many_arguments)]
+    forward_double(
+        solve: &SupernodalSolve,
+        list: &[usize],
+        values: &[f64],
+        reciprocals: &[f64],
+        x: &mut [f64],
+        columns: usize,
+        above: &mut [f64]
+    ) -> () {
+        forward_list(solve, list, values, reciprocals, x, columns, above)
+    }
+}
+
+dispatch! {
+    #[allow(clippy::too_many_arguments)]
+    forward_single(
+        solve: &SupernodalSolve,
+        list: &[usize],
+        values: &[f32],
+        reciprocals: &[f64],
+        x: &mut [f64],
+        columns: usize,
+        above: &mut [f64]
+    ) -> () {
+        forward_list(solve, list, values, reciprocals, x, columns, above)
+    }
+}
+
+dispatch! {
+    backward_double(
+        solve: &SupernodalSolve,
+        list: &[usize],
+        values: &[f64],
+        reciprocals: &[f64],
+        x: &mut [f64],
+        columns: usize
+    ) -> () {
+        backward_list(solve, list, values, reciprocals, x, columns)
+    }
+}
+
+dispatch! {
+    backward_single(
+        solve: &SupernodalSolve,
+        list: &[usize],
+        values: &[f32],
+        reciprocals: &[f64],
+        x: &mut [f64],
+        columns: usize
+    ) -> () {
+        backward_list(solve, list, values, reciprocals, x, columns)
     }
 }
 
@@ -402,10 +493,19 @@ pub enum Layout {
     Rows,
 }
 
-/// A numeric factor: its values and its diagonal's reciprocals.
+/// A factor's values below and beside the diagonal, as computed or rounded
+/// to single precision (then half the memory a solve reads).
+#[derive(Clone, Copy)]
+pub enum Values<'a> {
+    Double(&'a [f64]),
+    Single(&'a [f32]),
+}
+
+/// A numeric factor: its values and its diagonal's reciprocals (from the
+/// values as computed).
 #[derive(Clone, Copy)]
 pub struct Factor<'a> {
-    pub values: &'a [f64],
+    pub values: Values<'a>,
     pub reciprocals: &'a [f64],
 }
 
@@ -574,6 +674,44 @@ mod tests {
             cholesky.solve_rows_in_place(&mut rows, columns).unwrap();
             assert!((0..n * columns).all(|k| rows[k].to_bits() == x[(k % columns) * n + k / columns].to_bits()));
         }
+    }
+
+    /// With the factor rounded to single precision a solve applies the
+    /// inverse of an SPD matrix near A: symmetric and positive to
+    /// double-precision rounding (uᵀS v = vᵀS u, uᵀS u > 0), with residuals
+    /// near single precision's, not double's; a new factorisation is exact again.
+    #[test]
+    fn a_single_precision_factor_applies_a_nearby_spd_inverse() {
+        let (pattern, values) = grid([12, 10, 14]);
+        let n = pattern.size;
+        let mut cholesky = SparseCholesky::analyse(&pattern).unwrap();
+        cholesky.factorize(&values).unwrap();
+        assert!(cholesky.keep_in_single_precision());
+        let (u, v) = (
+            right_hand_sides(n, 1),
+            (0..n).map(|i| (i as f64 * 0.37).sin()).collect::<Vec<_>>(),
+        );
+        let (mut su, mut sv) = (u.clone(), v.clone());
+        cholesky.solve_in_place(&mut su).unwrap();
+        cholesky.solve_in_place(&mut sv).unwrap();
+        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+        let (a, b) = (dot(&u, &sv), dot(&v, &su));
+        assert!((a - b).abs() <= 1e-13 * a.abs().max(b.abs()), "{a} against {b}");
+        assert!(dot(&u, &su) > 0.0);
+        let residual = |x: &[f64], b: &[f64]| {
+            let mut product = vec![0.0; n];
+            pattern.symmetric_multiply(&values, x, &mut product);
+            product.iter().zip(b).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max)
+        };
+        let rounded = residual(&su, &u);
+        assert!(
+            rounded > 1e-12 && rounded < 1e-4,
+            "single-precision residual {rounded:e}"
+        );
+        cholesky.factorize(&values).unwrap();
+        let mut exact = u.clone();
+        cholesky.solve_in_place(&mut exact).unwrap();
+        assert!(residual(&exact, &u) < 1e-12);
     }
 
     /// One thread and two give the same bits: the groups' updates of the

@@ -259,6 +259,17 @@ impl SystemSolver {
         Ok(outcome)
     }
 
+    /// Solves with the last sparse factor rounded to single precision until
+    /// the next factorisation ([`SparseCholesky::keep_in_single_precision`]):
+    /// for a matrix that only starts an iteration, such as a quasi-Newton A₀.
+    /// True when it applies (a supernodal LLᵀ factor without a low-rank part).
+    pub fn keep_factor_in_single_precision(&mut self) -> bool {
+        match (&mut self.sparse, &self.woodbury, &self.dense) {
+            (Some((_, cholesky)), None, None) => cholesky.keep_in_single_precision(),
+            _ => false,
+        }
+    }
+
     /// Solves with the last factorisation, in place.
     pub fn solve_in_place(&self, rhs: &mut [f64]) -> Result<()> {
         self.solve_columns_in_place(rhs, 1)

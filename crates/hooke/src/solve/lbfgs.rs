@@ -93,6 +93,14 @@ impl Lbfgs {
         {
             report.shifted_factorizations += 1;
         }
+        // L-BFGS needs A₀ only SPD, and its line search keeps every step a
+        // descent: a factor rounded to single precision serves (half the
+        // memory each solve reads). Local/global keeps it exact: its
+        // decrease without a line search rests on the global matrix itself
+        // (a rounded one keeps it only while A's condition is below ~1e6).
+        if self.settings.line_search {
+            self.solver.keep_factor_in_single_precision();
+        }
         report.factorizations += 1;
         report.solve_seconds += started.elapsed().as_secs_f64();
         self.factorized = Some(key);
