@@ -184,6 +184,8 @@ impl SupernodalSolve {
     /// The solve on rows of `columns` values each.
     fn solve_rows(&self, factor: Factor, x: &mut [f64], columns: usize) {
         let parallel = self.entries * columns >= SMALLEST_PARALLEL_WORK && rayon::current_num_threads() > 1;
+        // Every access to x goes through this pointer, the groups' and this
+        // thread's alike, never through `x` itself.
         let shared = SharedRows(x.as_mut_ptr(), x.len());
         // Forward: the two groups side by side, their updates of the top
         // rows in their own buffers, applied in a fixed order.
@@ -202,6 +204,9 @@ impl SupernodalSolve {
             }
             false => [group_forward(&self.groups[0]), group_forward(&self.groups[1])],
         };
+        // From here on x is reached through `shared` alone.
+        // SAFETY: the groups are done; this thread is the only one using x.
+        let x = unsafe { shared.get() };
         for above in [first, second] {
             for (row, &slot) in self.top_slot.iter().enumerate() {
                 if slot != NOT_TOP {
