@@ -380,26 +380,30 @@ impl SupernodalSolve {
     }
 }
 
-/// Forward substitution through the supernodes of `list`, in order.
-fn forward_through(
-    solve: &SupernodalSolve,
-    list: &[usize],
-    factor: Factor,
-    x: &mut [f64],
-    columns: usize,
-    above: &mut [f64],
-) {
-    match factor.values {
-        Values::Double(values) => forward_double(solve, list, values, factor.reciprocals, x, columns, above),
-        Values::Single(values) => forward_single(solve, list, values, factor.reciprocals, x, columns, above),
+dispatch! {
+    /// Forward substitution through the supernodes of `list`, in order.
+    forward_through(
+        solve: &SupernodalSolve,
+        list: &[usize],
+        factor: Factor,
+        x: &mut [f64],
+        columns: usize,
+        above: &mut [f64]
+    ) -> () {
+        match factor.values {
+            Values::Double(values) => forward_list(solve, list, values, factor.reciprocals, x, columns, above),
+            Values::Single(values) => forward_list(solve, list, values, factor.reciprocals, x, columns, above),
+        }
     }
 }
 
-/// Backward substitution through the supernodes of `list`, in reverse.
-fn backward_through(solve: &SupernodalSolve, list: &[usize], factor: Factor, x: &mut [f64], columns: usize) {
-    match factor.values {
-        Values::Double(values) => backward_double(solve, list, values, factor.reciprocals, x, columns),
-        Values::Single(values) => backward_single(solve, list, values, factor.reciprocals, x, columns),
+dispatch! {
+    /// Backward substitution through the supernodes of `list`, in reverse.
+    backward_through(solve: &SupernodalSolve, list: &[usize], factor: Factor, x: &mut [f64], columns: usize) -> () {
+        match factor.values {
+            Values::Double(values) => backward_list(solve, list, values, factor.reciprocals, x, columns),
+            Values::Single(values) => backward_list(solve, list, values, factor.reciprocals, x, columns),
+        }
     }
 }
 
@@ -431,62 +435,6 @@ fn backward_list<T: Widen>(
     let mut scratch = Scratch::new(solve, columns);
     for &s in list.iter().rev() {
         solve.backward(s, values, reciprocals, x, columns, &mut scratch);
-    }
-}
-
-dispatch! {
-    #[allow(clippy::too_many_arguments)]
-    forward_double(
-        solve: &SupernodalSolve,
-        list: &[usize],
-        values: &[f64],
-        reciprocals: &[f64],
-        x: &mut [f64],
-        columns: usize,
-        above: &mut [f64]
-    ) -> () {
-        forward_list(solve, list, values, reciprocals, x, columns, above)
-    }
-}
-
-dispatch! {
-    #[allow(clippy::too_many_arguments)]
-    forward_single(
-        solve: &SupernodalSolve,
-        list: &[usize],
-        values: &[f32],
-        reciprocals: &[f64],
-        x: &mut [f64],
-        columns: usize,
-        above: &mut [f64]
-    ) -> () {
-        forward_list(solve, list, values, reciprocals, x, columns, above)
-    }
-}
-
-dispatch! {
-    backward_double(
-        solve: &SupernodalSolve,
-        list: &[usize],
-        values: &[f64],
-        reciprocals: &[f64],
-        x: &mut [f64],
-        columns: usize
-    ) -> () {
-        backward_list(solve, list, values, reciprocals, x, columns)
-    }
-}
-
-dispatch! {
-    backward_single(
-        solve: &SupernodalSolve,
-        list: &[usize],
-        values: &[f32],
-        reciprocals: &[f64],
-        x: &mut [f64],
-        columns: usize
-    ) -> () {
-        backward_list(solve, list, values, reciprocals, x, columns)
     }
 }
 
