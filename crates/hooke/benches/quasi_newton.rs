@@ -283,7 +283,11 @@ fn projective_kernels(c: &mut Criterion) {
         b.iter(|| {
             gradients
                 .chunks_exact(POLAR_LANES)
-                .map(|f| polar_rotations(f.try_into().expect("a full group"))[0].expect("rotation")[0])
+                .map(|f| {
+                    let mut rotations = [nalgebra::Matrix3::zeros(); POLAR_LANES];
+                    assert!(polar_rotations(f.try_into().expect("a full group"), &mut rotations)[0]);
+                    rotations[0][0]
+                })
                 .sum::<f64>()
         })
     });

@@ -51,6 +51,9 @@ pub struct Elasticity<E: ElementKind> {
     /// Whether every material is defined under inversion (asked once per step).
     defined_under_inversion: bool,
     gather: Option<Arc<ElementGather>>,
+    /// For each run of [`BATCH`] elements: whether they share one material
+    /// and all have measure, so that one call to it serves them all.
+    uniform_batches: Vec<bool>,
     /// Elements torn away (shared with the terms built from this one).
     torn: Arc<TornMask>,
     workspace: Mutex<Workspace>,
@@ -78,6 +81,7 @@ impl<E: ElementKind> Elasticity<E> {
             .collect::<Result<Vec<_>>>()?;
         Ok(Elasticity {
             torn: Arc::new(TornMask::new(geometry.len())),
+            uniform_batches: uniform_batches::<E>(&materials, &geometry),
             connectivity: Arc::new(connectivity),
             geometry: Arc::new(geometry),
             defined_under_inversion: defined_under_inversion(&materials),
@@ -92,17 +96,12 @@ impl<E: ElementKind> Elasticity<E> {
         self.geometry.len()
     }
 
-    fn local(&self, e: usize, x: &[f64]) -> [f64; 12] {
-        let mut local = [0.0; 12];
-        let d = E::DIMENSION;
-        for (n, &v) in self.connectivity[e * E::NODES..(e + 1) * E::NODES].iter().enumerate() {
-            local[n * d..(n + 1) * d].copy_from_slice(&x[d * v..d * v + d]);
-        }
-        local
-    }
-
     fn deformation_gradient(&self, e: usize, x: &[f64]) -> Matrix3<f64> {
-        E::deformation_gradient(&self.geometry[e], &self.local(e, x))
+        E::deformation_gradient_at(
+            &self.geometry[e],
+            &self.connectivity[e * E::NODES..(e + 1) * E::NODES],
+            x,
+        )
     }
 
     fn gather(&self) -> &ElementGather {
@@ -114,6 +113,7 @@ impl<E: ElementKind> Elasticity<E> {
     fn sibling(&self, geometry: Arc<Vec<E::Geometry>>, materials: Vec<MaterialRef>) -> Elasticity<E> {
         Elasticity {
             connectivity: self.connectivity.clone(),
+            uniform_batches: uniform_batches::<E>(&materials, &geometry),
             geometry,
             defined_under_inversion: defined_under_inversion(&materials),
             materials,
@@ -157,7 +157,7 @@ impl<E: ElementKind> Elasticity<E> {
                 element_gradient.fill(0.0);
                 return None;
             }
-            let f = E::deformation_gradient(geometry, &self.local(e, x));
+            let f = self.deformation_gradient(e, x);
             let measure = E::measure(geometry);
             let evaluation = self.materials[e].evaluate(&f, if measure > 0.0 { want } else { Want::Energy });
             if measure == 0.0 {
@@ -244,22 +244,16 @@ impl<E: ElementKind> Elasticity<E> {
         densities: &mut [f64],
         stresses: &mut [Matrix3<f64>; BATCH],
     ) -> bool {
-        let elements = first..first + densities.len();
-        let material = &self.materials[first];
-        let uniform = elements.clone().all(|e| {
-            !self.torn.is_torn(e)
-                && E::measure(&self.geometry[e]) > 0.0
-                && std::ptr::addr_eq(Arc::as_ptr(&self.materials[e]), Arc::as_ptr(material))
-        });
-        if !uniform {
+        let count = densities.len();
+        let whole = self.torn.count() == 0 || (first..first + count).all(|e| !self.torn.is_torn(e));
+        if !(self.uniform_batches[first / BATCH] && whole) {
             return false;
         }
-        let mut f = [Matrix3::zeros(); BATCH];
-        for (f, e) in f.iter_mut().zip(elements) {
-            *f = self.deformation_gradient(e, x);
-        }
-        let count = densities.len();
-        material.evaluate_stresses(&f[..count], want, densities, &mut stresses[..count]);
+        let f: [Matrix3<f64>; BATCH] = std::array::from_fn(|i| match i < count {
+            true => self.deformation_gradient(first + i, x),
+            false => Matrix3::identity(),
+        });
+        self.materials[first].evaluate_stresses(&f[..count], want, densities, &mut stresses[..count]);
         true
     }
 
@@ -278,6 +272,18 @@ impl<E: ElementKind> Elasticity<E> {
             ),
         }
     }
+}
+
+/// Per run of [`BATCH`] elements: one material (the same shared value) and
+/// positive measure throughout.
+fn uniform_batches<E: ElementKind>(materials: &[MaterialRef], geometry: &[E::Geometry]) -> Vec<bool> {
+    materials
+        .chunks(BATCH)
+        .zip(geometry.chunks(BATCH))
+        .map(|(materials, geometry)| {
+            materials.iter().all(|m| Arc::ptr_eq(m, &materials[0])) && geometry.iter().all(|g| E::measure(g) > 0.0)
+        })
+        .collect()
 }
 
 fn defined_under_inversion(materials: &[MaterialRef]) -> bool {

@@ -28,6 +28,18 @@ pub trait ElementKind: Send + Sync + 'static {
     fn measure(geometry: &Self::Geometry) -> f64;
     /// F from the element's local positions (3×3; in 2D the in-plane block with F₃₃ = 1).
     fn deformation_gradient(geometry: &Self::Geometry, local: &[f64]) -> Matrix3<f64>;
+    /// F of the element with vertices `vertices` from the positions of all
+    /// vertices, the same value as [`Self::deformation_gradient`] of its
+    /// local positions (a kind may read them in place instead of copying).
+    #[inline]
+    fn deformation_gradient_at(geometry: &Self::Geometry, vertices: &[usize], x: &[f64]) -> Matrix3<f64> {
+        let d = Self::DIMENSION;
+        let mut local = [0.0; 12];
+        for (n, &v) in vertices.iter().enumerate() {
+            local[n * d..(n + 1) * d].copy_from_slice(&x[d * v..d * v + d]);
+        }
+        Self::deformation_gradient(geometry, &local[..Self::NODES * d])
+    }
     /// The element force ∂(measure·ψ)/∂x from P, into `out` (local DOFs).
     fn gradient(geometry: &Self::Geometry, first_piola: &Matrix3<f64>, out: &mut [f64]);
     /// The packed lower triangle of measure · Bᵀ (∂P/∂F) B, into `out`.

@@ -44,6 +44,16 @@ impl ElementKind for LinearTetrahedron {
     }
 
     #[inline]
+    fn deformation_gradient_at(geometry: &TetrahedronGeometry, vertices: &[usize], x: &[f64]) -> Matrix3<f64> {
+        let mut f = Matrix3::zeros();
+        for (&v, g) in vertices.iter().zip(&geometry.shape_gradients) {
+            let p: [f64; 3] = x[3 * v..3 * v + 3].try_into().expect("three coordinates a vertex");
+            f += Vector3::from(p) * g.transpose();
+        }
+        f
+    }
+
+    #[inline]
     fn gradient(geometry: &TetrahedronGeometry, first_piola: &Matrix3<f64>, out: &mut [f64]) {
         out.copy_from_slice(&geometry.gradient(first_piola));
     }

@@ -42,15 +42,17 @@ const SMALLEST_RELATIVE_DETERMINANT: f64 = 1e-9;
 /// not finite, or the iteration does not settle; callers then take the
 /// signed SVD.
 pub fn polar_rotation(f: &Matrix3<f64>) -> Option<Matrix3<f64>> {
-    let [rotation] = polar_lanes(&[*f]);
-    rotation
+    let mut rotation = [Matrix3::zeros()];
+    let [found] = polar_lanes(&[*f], &mut rotation);
+    found.then_some(rotation[0])
 }
 
 dispatch! {
-    /// The rotations of [`LANES`] matrices, each bit for bit what
-    /// [`polar_rotation`] gives for it.
-    pub polar_rotations(f: &[Matrix3<f64>; LANES]) -> [Option<Matrix3<f64>>; LANES] {
-        polar_lanes(f)
+    /// The rotations of [`LANES`] matrices into `rotations`, each bit for
+    /// bit what [`polar_rotation`] gives for it; false where that is None
+    /// (the rotation left as it was).
+    pub polar_rotations(f: &[Matrix3<f64>; LANES], rotations: &mut [Matrix3<f64>; LANES]) -> [bool; LANES] {
+        polar_lanes(f, rotations)
     }
 }
 
@@ -65,7 +67,7 @@ enum Progress {
 }
 
 #[inline(always)]
-fn polar_lanes<const L: usize>(f: &[Matrix3<f64>; L]) -> [Option<Matrix3<f64>>; L] {
+fn polar_lanes<const L: usize>(f: &[Matrix3<f64>; L], rotations: &mut [Matrix3<f64>; L]) -> [bool; L] {
     let mut r: Lanes<L> = [[0.0; L]; 9];
     for (l, matrix) in f.iter().enumerate() {
         for k in 0..9 {
@@ -131,10 +133,15 @@ fn polar_lanes<const L: usize>(f: &[Matrix3<f64>; L]) -> [Option<Matrix3<f64>>; 
     }
     // The last half step, for every lane at the R it settled on.
     let (inverse, determinant) = inverse_transpose(&r);
-    std::array::from_fn(|l| {
-        (progress[l] == Progress::Settled && invertible(determinant[l]))
-            .then(|| Matrix3::from_fn(|i, j| (r[i + 3 * j][l] + inverse[i + 3 * j][l]) * 0.5))
-    })
+    let found: [bool; L] = std::array::from_fn(|l| progress[l] == Progress::Settled && invertible(determinant[l]));
+    for (l, rotation) in rotations.iter_mut().enumerate() {
+        if found[l] {
+            for k in 0..9 {
+                rotation[k] = (r[k][l] + inverse[k][l]) * 0.5;
+            }
+        }
+    }
+    found
 }
 
 #[inline(always)]
@@ -233,11 +240,12 @@ mod tests {
         /// the lanes that fail, whatever their neighbours are.
         #[test]
         fn many_at_once_equal_one_at_a_time_bit_for_bit(matrices in prop::array::uniform16(matrix())) {
-            let together = polar_rotations(&matrices);
-            for (f, r) in matrices.iter().zip(together) {
+            let mut rotations = [Matrix3::zeros(); LANES];
+            let found = polar_rotations(&matrices, &mut rotations);
+            for ((f, r), found) in matrices.iter().zip(rotations).zip(found) {
                 let alone = polar_rotation(f);
-                prop_assert_eq!(r.is_some(), alone.is_some());
-                if let (Some(r), Some(alone)) = (r, alone) {
+                prop_assert_eq!(found, alone.is_some());
+                if let (true, Some(alone)) = (found, alone) {
                     for k in 0..9 {
                         prop_assert_eq!(r[k].to_bits(), alone[k].to_bits());
                     }
@@ -255,7 +263,9 @@ mod tests {
         for lane in 0..LANES {
             let mut matrices = [Matrix3::identity() * 40.0; LANES];
             matrices[lane] = rotation * stretch;
-            let r = polar_rotations(&matrices)[lane].expect("a rotation");
+            let mut rotations = [Matrix3::zeros(); LANES];
+            assert!(polar_rotations(&matrices, &mut rotations)[lane], "a rotation");
+            let r = rotations[lane];
             assert!((r - rotation).amax() < 1e-14, "lane {lane}");
         }
     }

@@ -81,14 +81,22 @@ pub fn evaluate_stresses_by_rotation<M: StretchEnergy>(
         .zip(stresses.chunks_mut(POLAR_LANES));
     for ((f, energies), stresses) in chunks {
         let mut lanes = [Matrix3::identity(); POLAR_LANES];
-        lanes[..f.len()].copy_from_slice(f);
-        let rotations = polar_rotations(&lanes);
-        for (i, f) in f.iter().enumerate() {
-            let direct = rotations[i]
-                .and_then(|r| model.at_rotation(f, &r, lame, want == Want::Stress))
+        let f: &[Matrix3<f64>; POLAR_LANES] = match f.try_into() {
+            Ok(full) => full,
+            Err(_) => {
+                lanes[..f.len()].copy_from_slice(f);
+                &lanes
+            }
+        };
+        let mut rotations = [Matrix3::zeros(); POLAR_LANES];
+        let found = polar_rotations(f, &mut rotations);
+        for (i, (energy, stress)) in energies.iter_mut().zip(stresses.iter_mut()).enumerate() {
+            let direct = found[i]
+                .then(|| model.at_rotation(&f[i], &rotations[i], lame, want == Want::Stress))
+                .flatten()
                 .filter(|(energy, _)| energy.is_finite());
-            (energies[i], stresses[i]) = direct.unwrap_or_else(|| {
-                let evaluation = evaluate(model, f, lame, want);
+            (*energy, *stress) = direct.unwrap_or_else(|| {
+                let evaluation = evaluate(model, &f[i], lame, want);
                 (evaluation.energy_density, evaluation.first_piola)
             });
         }
