@@ -299,6 +299,17 @@ impl SparseCholesky {
         true
     }
 
+    /// Solves read the factor as computed again (after
+    /// [`Self::keep_in_single_precision`], which keeps it as well).
+    pub fn use_double_precision(&mut self) {
+        self.single = None;
+    }
+
+    /// Whether solves read a factor rounded to single precision.
+    pub fn is_in_single_precision(&self) -> bool {
+        self.single.is_some()
+    }
+
     /// Whether solves go through Hooke's own supernodal solve.
     #[cfg(test)]
     pub(super) fn has_own_solve(&self) -> bool {

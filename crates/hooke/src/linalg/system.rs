@@ -270,6 +270,14 @@ impl SystemSolver {
         }
     }
 
+    /// Solves read the last factorisation as computed again, if it was kept
+    /// rounded ([`Self::keep_factor_in_single_precision`]).
+    pub fn use_factor_in_double_precision(&mut self) {
+        if let Some((_, cholesky)) = &mut self.sparse {
+            cholesky.use_double_precision();
+        }
+    }
+
     /// Solves with the last factorisation, in place.
     pub fn solve_in_place(&self, rhs: &mut [f64]) -> Result<()> {
         self.solve_columns_in_place(rhs, 1)

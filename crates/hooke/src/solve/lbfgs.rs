@@ -24,6 +24,11 @@ use std::time::Instant;
 /// The source's sufficient-decrease constant (γ = 0.03, with halving β = 0.5).
 const ARMIJO: f64 = 0.03;
 
+/// Local/global steps with a rounded factor must still decrease Φ: an
+/// increase beyond this fraction of |Φ| (far above the rounding of Φ's sum,
+/// far below any real loss of decrease) turns the rounding off.
+const DECREASE_SLACK: f64 = 1e-10;
+
 /// Iterations without a new smallest increment after which a linearly
 /// convergent iteration at rounding level has stalled.
 const LINEAR_STALL_WINDOW: usize = 50;
@@ -43,6 +48,11 @@ pub struct Lbfgs {
     factorized: Option<u64>,
     /// Coordinates the factorised matrix acts on alike (1: it is the whole A₀).
     coordinates: usize,
+    /// Whether solves read the factor rounded to single precision.
+    rounded: bool,
+    /// The key of a matrix whose rounded factor lost local/global's decrease:
+    /// its factor is used as computed.
+    needs_exact: Option<u64>,
 }
 
 impl Lbfgs {
@@ -53,6 +63,8 @@ impl Lbfgs {
             solver: SystemSolver::new(),
             factorized: None,
             coordinates: 1,
+            rounded: false,
+            needs_exact: None,
         }
     }
 
@@ -93,14 +105,13 @@ impl Lbfgs {
         {
             report.shifted_factorizations += 1;
         }
+        // Solves read the factor rounded to single precision, half the memory.
         // L-BFGS needs A₀ only SPD, and its line search keeps every step a
-        // descent: a factor rounded to single precision serves (half the
-        // memory each solve reads). Local/global keeps it exact: its
-        // decrease without a line search rests on the global matrix itself
-        // (a rounded one keeps it only while A's condition is below ~1e6).
-        if self.settings.line_search {
-            self.solver.keep_factor_in_single_precision();
-        }
+        // descent. Local/global's decrease without a line search rests on the
+        // matrix itself, which the rounded factor keeps while A's condition is
+        // below ~1e6: each step checks that Φ decreased, and a matrix whose
+        // rounded factor once failed that is used as computed.
+        self.rounded = self.needs_exact != Some(key) && self.solver.keep_factor_in_single_precision();
         report.factorizations += 1;
         report.solve_seconds += started.elapsed().as_secs_f64();
         self.factorized = Some(key);
@@ -218,7 +229,20 @@ impl Minimizer for Lbfgs {
                 (length, next_value)
             } else {
                 let trial: Vec<f64> = x.iter().zip(&direction).map(|(a, d)| a + d).collect();
-                (1.0, objective.gradient(&trial, &mut next_gradient)?)
+                let mut next_value = objective.gradient(&trial, &mut next_gradient)?;
+                let decreased = next_value <= value + DECREASE_SLACK * value.abs();
+                if self.rounded && !decreased {
+                    // The rounded factor lost the decrease the exact one guarantees.
+                    self.solver.use_factor_in_double_precision();
+                    self.rounded = false;
+                    self.needs_exact = self.factorized;
+                    direction = self.direction(&gradient, &history)?;
+                    report.increment = objective.increment_size(&direction);
+                    report.relative_increment = report.increment / objective.length_scale();
+                    let trial: Vec<f64> = x.iter().zip(&direction).map(|(a, d)| a + d).collect();
+                    next_value = objective.gradient(&trial, &mut next_gradient)?;
+                }
+                (1.0, next_value)
             };
             report.assembly_seconds += started.elapsed().as_secs_f64();
             let s: Vec<f64> = direction.iter().map(|d| step * d).collect();
@@ -376,5 +400,145 @@ mod tests {
         assert_eq!(report.iterations, 3);
         assert!(quadratic.value(&u) < quadratic.value(&[0.0; 30]));
         assert!((DVector::from_vec(u) - quadratic.solution()).amax() > 1e-8);
+    }
+
+    /// Φ = ½uᵀAu − bᵀu with A = εI plus a weighted Laplacian of a cubic grid
+    /// graph, whose edges along x have stiffness `stiff` and the others 1;
+    /// A itself is the quasi-Newton matrix, so local/global is Newton's
+    /// method and one exact step reaches the minimum.
+    struct GridQuadratic {
+        pattern: std::sync::Arc<crate::linalg::LowerPattern>,
+        values: Vec<f64>,
+        b: Vec<f64>,
+    }
+
+    fn grid_quadratic(side: usize, stiff: f64, epsilon: f64) -> GridQuadratic {
+        let index = |i: usize, j: usize, k: usize| i + side * (j + side * k);
+        let n = side * side * side;
+        let mut entries = vec![std::collections::BTreeMap::new(); n];
+        for v in 0..n {
+            entries[v].insert(v, epsilon);
+        }
+        for k in 0..side {
+            for j in 0..side {
+                for i in 0..side {
+                    let v = index(i, j, k);
+                    let neighbours = [(i + 1, j, k, stiff), (i, j + 1, k, 1.0), (i, j, k + 1, 1.0)];
+                    for (a, b, c, weight) in neighbours {
+                        if a < side && b < side && c < side {
+                            let w = index(a, b, c);
+                            *entries[v].get_mut(&v).expect("diagonal") += weight;
+                            *entries[w].entry(w).or_insert(0.0) += weight;
+                            *entries[v].entry(w).or_insert(0.0) -= weight;
+                        }
+                    }
+                }
+            }
+        }
+        let columns: Vec<Vec<usize>> = entries.iter().map(|c| c.keys().copied().collect()).collect();
+        let values = entries.iter().flat_map(|c| c.values().copied()).collect();
+        GridQuadratic {
+            pattern: std::sync::Arc::new(crate::linalg::LowerPattern::from_columns(columns)),
+            values,
+            b: (0..n).map(|v| (v as f64 * 0.37).sin()).collect(),
+        }
+    }
+
+    impl Objective for GridQuadratic {
+        fn size(&self) -> usize {
+            self.b.len()
+        }
+        fn value(&self, u: &[f64]) -> f64 {
+            let mut au = vec![0.0; u.len()];
+            self.pattern.symmetric_multiply(&self.values, u, &mut au);
+            u.iter()
+                .zip(&au)
+                .zip(&self.b)
+                .map(|((u, a), b)| 0.5 * u * a - b * u)
+                .sum()
+        }
+        fn gradient(&self, u: &[f64], gradient: &mut [f64]) -> Result<f64> {
+            self.pattern.symmetric_multiply(&self.values, u, gradient);
+            gradient.iter_mut().zip(&self.b).for_each(|(g, b)| *g -= b);
+            Ok(self.value(u))
+        }
+        fn hessian(&self, u: &[f64], gradient: &mut [f64], hessian: &mut SystemMatrix) -> Result<f64> {
+            *hessian = self.quasi_newton_matrix()?.matrix;
+            self.gradient(u, gradient)
+        }
+        fn hessian_matrix(&self) -> SystemMatrix {
+            SystemMatrix::zeros_on(self.pattern.clone())
+        }
+        fn length_scale(&self) -> f64 {
+            1.0
+        }
+        fn quasi_newton_key(&self) -> Option<u64> {
+            Some(7)
+        }
+        fn quasi_newton_matrix(&self) -> Result<QuasiNewtonMatrix> {
+            Ok(QuasiNewtonMatrix {
+                matrix: SystemMatrix::Sparse {
+                    pattern: self.pattern.clone(),
+                    values: self.values.clone(),
+                    low_rank: None,
+                },
+                coordinates: 1,
+            })
+        }
+    }
+
+    fn local_global(iterations: usize) -> Lbfgs {
+        Lbfgs::local_global(SolverSettings {
+            kind: super::super::MinimizerKind::LocalGlobal,
+            iterations: Some(iterations),
+            trace: true,
+            ..SolverSettings::default()
+        })
+    }
+
+    /// Local/global solves with its factor rounded to single precision while
+    /// that keeps the decrease: on a well-conditioned matrix it stays rounded
+    /// and still lands on the minimum to single-precision accuracy in one
+    /// step, and the next step refines it.
+    #[test]
+    fn local_global_keeps_a_rounded_factor_that_decreases() {
+        let problem = grid_quadratic(14, 1.0, 1.0);
+        let mut minimizer = local_global(2);
+        let mut u = vec![0.0; problem.size()];
+        minimizer.minimize(&problem, &mut u).unwrap();
+        assert!(minimizer.rounded, "a well-conditioned matrix keeps its rounded factor");
+        let mut gradient = vec![0.0; u.len()];
+        problem.gradient(&u, &mut gradient).unwrap();
+        let residual = gradient.iter().fold(0.0f64, |m, g| m.max(g.abs()));
+        assert!(residual < 1e-10, "two steps reach the minimum: residual {residual:e}");
+    }
+
+    /// Where the rounded factor loses the decrease the exact one guarantees
+    /// (A's condition ~4e10, beyond single precision), the step is taken
+    /// again with the factor as computed, so Φ goes down at every
+    /// iteration; that matrix keeps the exact factor from then on.
+    #[test]
+    fn local_global_falls_back_to_the_exact_factor_when_rounding_loses_the_decrease() {
+        let problem = grid_quadratic(14, 1e7, 1e-3);
+        let mut minimizer = local_global(3);
+        let report = minimizer.minimize(&problem, &mut vec![0.0; problem.size()]).unwrap();
+        assert!(!minimizer.rounded, "the rounded factor was dropped");
+        assert_eq!(minimizer.needs_exact, Some(7));
+        let values: Vec<f64> = report.trace.iter().map(|point| point.value).collect();
+        assert_eq!(values.len(), 4, "{values:?}");
+        assert!(
+            values.windows(2).all(|pair| pair[1] < pair[0]),
+            "Φ falls at every iteration: {values:?}"
+        );
+        let mut exact = local_global(1);
+        exact.needs_exact = Some(7);
+        let report = exact.minimize(&problem, &mut vec![0.0; problem.size()]).unwrap();
+        assert!(!exact.rounded);
+        // The exact factor's one step goes far below the rounded factor's.
+        let exact_step = report.trace[1].value;
+        assert!(
+            values[1] - exact_step > 1e-6 * exact_step.abs(),
+            "{exact_step} {values:?}"
+        );
     }
 }
