@@ -108,9 +108,10 @@ impl Lbfgs {
         // Solves read the factor rounded to single precision, half the memory.
         // L-BFGS needs A₀ only SPD, and its line search keeps every step a
         // descent. Local/global's decrease without a line search rests on the
-        // matrix itself, which the rounded factor keeps while A's condition is
-        // below ~1e6: each step checks that Φ decreased, and a matrix whose
-        // rounded factor once failed that is used as computed.
+        // matrix itself, which the rounded factor keeps unless A is very
+        // badly conditioned (~1e10 in the tests): each step checks that Φ
+        // decreased, and a matrix whose rounded factor once failed that is
+        // used as computed.
         self.rounded = self.needs_exact != Some(key) && self.solver.keep_factor_in_single_precision();
         report.factorizations += 1;
         report.solve_seconds += started.elapsed().as_secs_f64();
