@@ -204,3 +204,35 @@ impl TetrahedronGeometry {
         packed
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// F read in place from all the positions is, bit for bit, F of the
+        /// element's corners copied out first (the assembly's two paths).
+        #[test]
+        fn f_read_in_place_equals_f_of_the_copied_corners(
+            sizes in prop::array::uniform3(0.5f64..1.5),
+            shears in prop::array::uniform3(-0.5f64..0.5),
+            x in prop::collection::vec(-3.0f64..3.0, 30),
+        ) {
+            let corners = [
+                Vector3::zeros(),
+                Vector3::new(sizes[0], 0.0, 0.0),
+                Vector3::new(shears[0], sizes[1], 0.0),
+                Vector3::new(shears[1], shears[2], sizes[2]),
+            ];
+            let geometry = TetrahedronGeometry::from_corners(&corners).expect("a right-handed tetrahedron");
+            let vertices = [7, 2, 9, 4];
+            let local: Vec<f64> = vertices.iter().flat_map(|&v| x[3 * v..3 * v + 3].to_vec()).collect();
+            let in_place = LinearTetrahedron::deformation_gradient_at(&geometry, &vertices, &x);
+            let copied = LinearTetrahedron::deformation_gradient(&geometry, &local);
+            for k in 0..9 {
+                prop_assert_eq!(in_place[k].to_bits(), copied[k].to_bits());
+            }
+        }
+    }
+}

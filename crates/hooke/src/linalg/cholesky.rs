@@ -286,8 +286,9 @@ impl SparseCholesky {
 
 impl SparseCholesky {
     /// Solves with the last LLᵀ factor rounded to single precision from now
-    /// on (until the next factorisation), for matrices that only precondition
-    /// or start an iteration: a solve reads half the memory, and what it
+    /// on (until the next factorisation), for matrices that precondition or
+    /// start an iteration, or drive one that checks its own progress
+    /// (local/global checks that Φ falls): a solve reads half the memory, and what it
     /// applies is exactly (L̃L̃ᵀ)⁻¹, the inverse of an SPD matrix within about
     /// 1e-7 of A, in double-precision arithmetic. Only Hooke's supernodal
     /// solves take it; other factors stay as they are. True when it applies.

@@ -261,7 +261,9 @@ impl SystemSolver {
 
     /// Solves with the last sparse factor rounded to single precision until
     /// the next factorisation ([`SparseCholesky::keep_in_single_precision`]):
-    /// for a matrix that only starts an iteration, such as a quasi-Newton A₀.
+    /// for a matrix that starts an iteration, such as a quasi-Newton A₀, or
+    /// drives one that checks its progress (local/global). The exact factor
+    /// stays available ([`Self::use_factor_in_double_precision`]).
     /// True when it applies (a supernodal LLᵀ factor without a low-rank part).
     pub fn keep_factor_in_single_precision(&mut self) -> bool {
         match (&mut self.sparse, &self.woodbury, &self.dense) {

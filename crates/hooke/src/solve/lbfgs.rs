@@ -24,10 +24,16 @@ use std::time::Instant;
 /// The source's sufficient-decrease constant (γ = 0.03, with halving β = 0.5).
 const ARMIJO: f64 = 0.03;
 
-/// Local/global steps with a rounded factor must still decrease Φ: an
-/// increase beyond this fraction of |Φ| (far above the rounding of Φ's sum,
-/// far below any real loss of decrease) turns the rounding off.
+/// A local/global step with the exact factor lowers Φ by at least half its
+/// slope |∇Φᵀd|. With the rounded factor, a step that raises Φ by more than
+/// that and by more than this fraction of |Φ| (both far above the rounding
+/// of Φ's sums) has lost the decrease: the rounding is turned off. Should
+/// rounding noise ever pass both, the cost is speed, not the result.
 const DECREASE_SLACK: f64 = 1e-10;
+
+/// Matrices whose rounded factor lost local/global's decrease, remembered
+/// so that one coming back (a step size tried again) is factorised exact.
+const EXACT_KEYS_KEPT: usize = 16;
 
 /// Iterations without a new smallest increment after which a linearly
 /// convergent iteration at rounding level has stalled.
@@ -50,9 +56,9 @@ pub struct Lbfgs {
     coordinates: usize,
     /// Whether solves read the factor rounded to single precision.
     rounded: bool,
-    /// The key of a matrix whose rounded factor lost local/global's decrease:
-    /// its factor is used as computed.
-    needs_exact: Option<u64>,
+    /// The keys of matrices whose rounded factor lost local/global's
+    /// decrease: their factors are used as computed.
+    needs_exact: VecDeque<u64>,
 }
 
 impl Lbfgs {
@@ -64,7 +70,7 @@ impl Lbfgs {
             factorized: None,
             coordinates: 1,
             rounded: false,
-            needs_exact: None,
+            needs_exact: VecDeque::new(),
         }
     }
 
@@ -110,9 +116,11 @@ impl Lbfgs {
         // descent. Local/global's decrease without a line search rests on the
         // matrix itself, which the rounded factor keeps unless A is very
         // badly conditioned (~1e10 in the tests): each step checks that Φ
-        // decreased, and a matrix whose rounded factor once failed that is
-        // used as computed.
-        self.rounded = self.needs_exact != Some(key) && self.solver.keep_factor_in_single_precision();
+        // did not rise ([`DECREASE_SLACK`]), and a matrix whose rounded
+        // factor once failed that is used as computed.
+        // L-BFGS without a line search has neither guarantee and keeps it exact.
+        let may_round = self.settings.line_search || self.settings.history == 0;
+        self.rounded = may_round && !self.needs_exact.contains(&key) && self.solver.keep_factor_in_single_precision();
         report.factorizations += 1;
         report.solve_seconds += started.elapsed().as_secs_f64();
         self.factorized = Some(key);
@@ -231,15 +239,27 @@ impl Minimizer for Lbfgs {
             } else {
                 let trial: Vec<f64> = x.iter().zip(&direction).map(|(a, d)| a + d).collect();
                 let mut next_value = objective.gradient(&trial, &mut next_gradient)?;
-                let decreased = next_value <= value + DECREASE_SLACK * value.abs();
-                if self.rounded && !decreased {
-                    // The rounded factor lost the decrease the exact one guarantees.
+                let rise = next_value - value;
+                let lost = rise > 0.5 * slope.abs() && rise > DECREASE_SLACK * value.abs();
+                if self.rounded && (lost || next_value.is_nan()) {
+                    // The rounded factor lost the decrease the exact one guarantees:
+                    // this step again with the factor as computed.
+                    let solving = Instant::now();
                     self.solver.use_factor_in_double_precision();
                     self.rounded = false;
-                    self.needs_exact = self.factorized;
+                    if let Some(key) = self.factorized {
+                        if self.needs_exact.len() == EXACT_KEYS_KEPT {
+                            self.needs_exact.pop_front();
+                        }
+                        self.needs_exact.push_back(key);
+                    }
                     direction = self.direction(&gradient, &history)?;
+                    report.solve_seconds += solving.elapsed().as_secs_f64();
                     report.increment = objective.increment_size(&direction);
                     report.relative_increment = report.increment / objective.length_scale();
+                    if let Some(last) = increments.last_mut() {
+                        *last = report.relative_increment;
+                    }
                     let trial: Vec<f64> = x.iter().zip(&direction).map(|(a, d)| a + d).collect();
                     next_value = objective.gradient(&trial, &mut next_gradient)?;
                 }
@@ -524,7 +544,7 @@ mod tests {
         let mut minimizer = local_global(3);
         let report = minimizer.minimize(&problem, &mut vec![0.0; problem.size()]).unwrap();
         assert!(!minimizer.rounded, "the rounded factor was dropped");
-        assert_eq!(minimizer.needs_exact, Some(7));
+        assert_eq!(minimizer.needs_exact, [7]);
         let values: Vec<f64> = report.trace.iter().map(|point| point.value).collect();
         assert_eq!(values.len(), 4, "{values:?}");
         assert!(
@@ -532,7 +552,7 @@ mod tests {
             "Φ falls at every iteration: {values:?}"
         );
         let mut exact = local_global(1);
-        exact.needs_exact = Some(7);
+        exact.needs_exact.push_back(7);
         let report = exact.minimize(&problem, &mut vec![0.0; problem.size()]).unwrap();
         assert!(!exact.rounded);
         // The exact factor's one step goes far below the rounded factor's.
@@ -541,5 +561,20 @@ mod tests {
             values[1] - exact_step > 1e-6 * exact_step.abs(),
             "{exact_step} {values:?}"
         );
+    }
+
+    /// L-BFGS rounds its factor with a line search, which keeps every step a
+    /// descent; without one it has no guarantee to check and keeps it exact.
+    #[test]
+    fn lbfgs_rounds_its_factor_only_with_a_line_search() {
+        let problem = grid_quadratic(14, 1.0, 1.0);
+        for line_search in [true, false] {
+            let mut minimizer = Lbfgs::new(SolverSettings {
+                line_search,
+                ..settings(5, Some(2))
+            });
+            minimizer.minimize(&problem, &mut vec![0.0; problem.size()]).unwrap();
+            assert_eq!(minimizer.rounded, line_search, "line search {line_search}");
+        }
     }
 }
