@@ -306,11 +306,6 @@ impl SparseCholesky {
         self.single = None;
     }
 
-    /// Whether solves read a factor rounded to single precision.
-    pub fn is_in_single_precision(&self) -> bool {
-        self.single.is_some()
-    }
-
     /// Whether solves go through Hooke's own supernodal solve.
     #[cfg(test)]
     pub(super) fn has_own_solve(&self) -> bool {

@@ -80,12 +80,13 @@ pub fn evaluate_stresses_by_rotation<M: StretchEnergy>(
         .zip(energies.chunks_mut(POLAR_LANES))
         .zip(stresses.chunks_mut(POLAR_LANES));
     for ((f, energies), stresses) in chunks {
-        let mut lanes = [Matrix3::identity(); POLAR_LANES];
+        // Only the last, partial group is copied, padded with identities.
+        let padded: [Matrix3<f64>; POLAR_LANES];
         let f: &[Matrix3<f64>; POLAR_LANES] = match f.try_into() {
             Ok(full) => full,
             Err(_) => {
-                lanes[..f.len()].copy_from_slice(f);
-                &lanes
+                padded = std::array::from_fn(|l| f.get(l).copied().unwrap_or_else(Matrix3::identity));
+                &padded
             }
         };
         let mut rotations = [Matrix3::zeros(); POLAR_LANES];

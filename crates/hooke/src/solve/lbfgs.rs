@@ -237,8 +237,12 @@ impl Minimizer for Lbfgs {
                 report.line_search_reductions += halvings;
                 (length, next_value)
             } else {
-                let trial: Vec<f64> = x.iter().zip(&direction).map(|(a, d)| a + d).collect();
-                let mut next_value = objective.gradient(&trial, &mut next_gradient)?;
+                // The full step's Φ, and its gradient into `next_gradient`.
+                let full_step = |direction: &[f64], next_gradient: &mut [f64]| {
+                    let trial: Vec<f64> = x.iter().zip(direction).map(|(a, d)| a + d).collect();
+                    objective.gradient(&trial, next_gradient)
+                };
+                let mut next_value = full_step(&direction, &mut next_gradient)?;
                 let rise = next_value - value;
                 let lost = rise > 0.5 * slope.abs() && rise > DECREASE_SLACK * value.abs();
                 if self.rounded && (lost || next_value.is_nan()) {
@@ -260,8 +264,7 @@ impl Minimizer for Lbfgs {
                     if let Some(last) = increments.last_mut() {
                         *last = report.relative_increment;
                     }
-                    let trial: Vec<f64> = x.iter().zip(&direction).map(|(a, d)| a + d).collect();
-                    next_value = objective.gradient(&trial, &mut next_gradient)?;
+                    next_value = full_step(&direction, &mut next_gradient)?;
                 }
                 (1.0, next_value)
             };
