@@ -2,8 +2,9 @@
 //! a time or [`LANES`] at once.
 //!
 //! Higham's scaled Newton iteration R ← ½(ζR + ζ⁻¹R⁻ᵀ) needs only cofactor
-//! matrices, several times cheaper than an SVD, but each step waits on a
-//! division and three square roots. Many matrices side by side, one in each
+//! matrices, several times cheaper than an SVD, but each step waits on
+//! divisions and square roots (two of each while scaled, one division
+//! after). Many matrices side by side, one in each
 //! lane of the vector registers, keep the divider busy instead: the gradient
 //! passes of ARAP and the corotational models (projective dynamics, L-BFGS,
 //! explicit steps) decompose [`LANES`] elements at once, about four times
@@ -25,7 +26,7 @@ pub const LANES: usize = 16;
 /// Newton steps before giving up (far more than any F with det F > 0 needs).
 const MAX_ITERATIONS: usize = 30;
 /// Frobenius scaling ζ = (‖R⁻ᵀ‖/‖R‖)^½ speeds the first steps, at most
-/// this many; near convergence ζ → 1, and leaving it out saves three roots
+/// this many; near convergence ζ → 1, and leaving it out saves two roots
 /// and a division.
 const SCALED_ITERATIONS: usize = 6;
 /// A lane stops scaling once a step changed R by less than this (squared):
@@ -75,35 +76,40 @@ fn polar_lanes<const L: usize>(f: &[Matrix3<f64>; L], rotations: &mut [Matrix3<f
         }
     }
     let size_squared = norm_squared(&r);
-    let (_, determinant) = inverse_transpose(&r);
-    let mut progress = [Progress::Iterating; L];
+    // R⁻ᵀ = C / det R with C the cofactor matrix: each step divides once
+    // (twice while scaled) instead of forming R⁻ᵀ, and the cofactors of the
+    // R a step ends at serve the next step and the last half step.
+    let (mut cofactor, mut determinant) = cofactor_and_determinant(&r);
+    let mut progress = [Progress::Failed; L];
     for l in 0..L {
         let size = size_squared[l].sqrt();
-        if !(size.is_finite() && determinant[l] > SMALLEST_RELATIVE_DETERMINANT * size * size * size) {
-            progress[l] = Progress::Failed;
-        }
+        let usable = size.is_finite() & (determinant[l] > SMALLEST_RELATIVE_DETERMINANT * size * size * size);
+        progress[l] = if usable { Progress::Iterating } else { Progress::Failed };
     }
     let mut scaled = [true; L];
     for iteration in 0..MAX_ITERATIONS {
         if !progress.contains(&Progress::Iterating) {
             break;
         }
-        let (inverse, determinant) = inverse_transpose(&r);
+        // ζ = (‖R⁻ᵀ‖/‖R‖)^½ = (‖C‖² / (det² ‖R‖²))^¼, and ζ⁻¹R⁻ᵀ = C / (ζ det).
         let mut zeta = [1.0; L];
         if iteration < SCALED_ITERATIONS && scaled.contains(&true) {
-            let (a, b) = (norm_squared(&inverse), norm_squared(&r));
+            let (a, b) = (norm_squared(&cofactor), norm_squared(&r));
+            // Every lane computes ζ (branch-free, so the lanes run as vectors).
             for l in 0..L {
-                if scaled[l] {
-                    zeta[l] = (a[l].sqrt() / b[l].sqrt()).sqrt();
-                }
+                let z = (a[l] / (determinant[l] * determinant[l] * b[l])).sqrt().sqrt();
+                zeta[l] = if scaled[l] { z } else { 1.0 };
             }
         }
-        let reciprocal = zeta.map(|z| 1.0 / z);
+        let mut weight = [0.0; L];
+        for l in 0..L {
+            weight[l] = 1.0 / (zeta[l] * determinant[l]);
+        }
         let mut next: Lanes<L> = [[0.0; L]; 9];
         let mut change = [0.0; L];
         for k in 0..9 {
             for l in 0..L {
-                next[k][l] = (r[k][l] * zeta[l] + inverse[k][l] * reciprocal[l]) * 0.5;
+                next[k][l] = (r[k][l] * zeta[l] + cofactor[k][l] * weight[l]) * 0.5;
                 let d = next[k][l] - r[k][l];
                 change[l] += d * d;
             }
@@ -130,14 +136,18 @@ fn polar_lanes<const L: usize>(f: &[Matrix3<f64>; L], rotations: &mut [Matrix3<f
                 r[k][l] = if step[l] { next[k][l] } else { r[k][l] };
             }
         }
+        (cofactor, determinant) = cofactor_and_determinant(&r);
     }
     // The last half step, for every lane at the R it settled on.
-    let (inverse, determinant) = inverse_transpose(&r);
     let found: [bool; L] = std::array::from_fn(|l| progress[l] == Progress::Settled && invertible(determinant[l]));
+    let mut reciprocal = [0.0; L];
+    for l in 0..L {
+        reciprocal[l] = 1.0 / determinant[l];
+    }
     for (l, rotation) in rotations.iter_mut().enumerate() {
         if found[l] {
             for k in 0..9 {
-                rotation[k] = (r[k][l] + inverse[k][l]) * 0.5;
+                rotation[k] = (r[k][l] + cofactor[k][l] * reciprocal[l]) * 0.5;
             }
         }
     }
@@ -161,9 +171,9 @@ fn norm_squared<const L: usize>(m: &Lanes<L>) -> [f64; L] {
     sum
 }
 
-/// M⁻ᵀ = cof(M) / det M and det M, lane by lane (not finite where det M = 0).
+/// The cofactor matrix C of each lane (R⁻ᵀ = C / det R) and its determinant.
 #[inline(always)]
-fn inverse_transpose<const L: usize>(m: &Lanes<L>) -> (Lanes<L>, [f64; L]) {
+fn cofactor_and_determinant<const L: usize>(m: &Lanes<L>) -> (Lanes<L>, [f64; L]) {
     let at = |i: usize, j: usize| i + 3 * j;
     let mut cofactor: Lanes<L> = [[0.0; L]; 9];
     for i in 0..3 {
@@ -176,17 +186,10 @@ fn inverse_transpose<const L: usize>(m: &Lanes<L>) -> (Lanes<L>, [f64; L]) {
         }
     }
     let mut determinant = [0.0; L];
-    let mut reciprocal = [0.0; L];
     for l in 0..L {
         determinant[l] = m[at(0, 0)][l] * cofactor[at(0, 0)][l]
             + m[at(0, 1)][l] * cofactor[at(0, 1)][l]
             + m[at(0, 2)][l] * cofactor[at(0, 2)][l];
-        reciprocal[l] = 1.0 / determinant[l];
-    }
-    for entry in cofactor.iter_mut() {
-        for l in 0..L {
-            entry[l] *= reciprocal[l];
-        }
     }
     (cofactor, determinant)
 }
