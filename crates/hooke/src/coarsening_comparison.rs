@@ -8,7 +8,11 @@
 //! displacement along gravity over time for each run; `tracked_point.csv`
 //! and `tracked_point.png`, the same for one fine vertex (the one the fine run
 //! moved furthest by its end), read from the fine run's frames and from the
-//! coarse runs' frames shown on the fine mesh (their `fine.pvd`); and
+//! coarse runs' frames shown on the fine mesh (their `fine.pvd`);
+//! `extent.csv` and `extent.png`, how much the body's extent along gravity
+//! (its highest fine vertex's height over its lowest) has changed from rest,
+//! from the same frames: the squash of a body that lands, where its
+//! stiffness shows while the centre of mass follows the contact; and
 //! `runs.csv`, each run's size, steps, iterations, wall-clock time and time in
 //! steps, with its speed-up over the fine run (time per step). The displacement comes from the gravitational energy:
 //! E_g = −Σ mᵢ g·xᵢ, so E_g(0) − E_g(t) = M |g| (x_c(t) − x_c(0))·ĝ, exactly,
@@ -124,29 +128,74 @@ fn track_point(runs: &[CoarseningRun], output: &Path, down: nalgebra::Vector3<f6
             moved(a).total_cmp(&moved(b))
         })
         .unwrap_or(0);
-    let mut series = Vec::new();
-    let mut columns: Vec<Vec<(f64, f64)>> = Vec::new();
+    let rest_extent = extent_along(&rest, down);
+    let (mut points, mut extents) = (Vec::new(), Vec::new());
     for run in runs {
         let frames = match run.name {
             "fine" => fine_frames.clone(),
             _ => crate::output::series_frames(&output.join(run.name), "fine")?,
         };
-        let mut points = Vec::with_capacity(frames.len());
+        let (mut point, mut extent) = (Vec::with_capacity(frames.len()), Vec::with_capacity(frames.len()));
         for (time, path) in &frames {
             let frame = crate::output::read_frame(path)?;
-            let position = frame
-                .positions
-                .get(vertex)
-                .ok_or_else(|| HookeError::parse(path, None, "the frame holds fewer vertices than the fine mesh"))?;
-            points.push((*time, (position - rest[vertex]).dot(&down)));
+            if frame.positions.len() != rest.len() {
+                return Err(HookeError::parse(
+                    path,
+                    None,
+                    format!(
+                        "the frame holds {} vertices, the fine mesh {}",
+                        frame.positions.len(),
+                        rest.len()
+                    ),
+                ));
+            }
+            point.push((*time, (frame.positions[vertex] - rest[vertex]).dot(&down)));
+            extent.push((*time, extent_along(&frame.positions, down) - rest_extent));
         }
-        series.push((format!("{} ({} elements)", run.name, run.elements), points.clone()));
-        columns.push(points);
+        points.push(point);
+        extents.push(extent);
     }
-    let mut csv = format!(
-        "# fine vertex {vertex} at rest ({}, {}, {}); displacement along gravity, m\ntime",
-        rest[vertex].x, rest[vertex].y, rest[vertex].z
-    );
+    write_columns(
+        runs,
+        &points,
+        &output.join("tracked_point"),
+        &format!(
+            "fine vertex {vertex} at rest ({}, {}, {}); displacement along gravity, m",
+            rest[vertex].x, rest[vertex].y, rest[vertex].z
+        ),
+        (
+            &format!("fine vertex {vertex}: displacement along gravity"),
+            "displacement along gravity (m)",
+        ),
+    )?;
+    write_columns(
+        runs,
+        &extents,
+        &output.join("extent"),
+        &format!("the body's extent along gravity less its extent at rest ({rest_extent} m), m"),
+        (
+            "the body's extent along gravity, change from rest",
+            "change of extent along gravity (m)",
+        ),
+    )
+}
+
+/// The spread of `points` along `down`: the highest one's height over the lowest's.
+fn extent_along(points: &[nalgebra::Vector3<f64>], down: nalgebra::Vector3<f64>) -> f64 {
+    let heights = points.iter().map(|p| p.dot(&down));
+    heights.clone().fold(f64::NEG_INFINITY, f64::max) - heights.fold(f64::INFINITY, f64::min)
+}
+
+/// `columns` (one per run, (time, value) at the frames) as `stem`.csv, headed
+/// by the comment `note`, and plotted as `stem`.png with `title` and `label`.
+fn write_columns(
+    runs: &[CoarseningRun],
+    columns: &[Vec<(f64, f64)>],
+    stem: &Path,
+    note: &str,
+    (title, label): (&str, &str),
+) -> Result<()> {
+    let mut csv = format!("# {note}\ntime");
     for run in runs {
         let _ = write!(csv, ",{}", run.name);
     }
@@ -154,18 +203,18 @@ fn track_point(runs: &[CoarseningRun], output: &Path, down: nalgebra::Vector3<f6
     let rows = columns.iter().map(Vec::len).min().unwrap_or(0);
     for i in 0..rows {
         let _ = write!(csv, "{}", columns[0][i].0);
-        for column in &columns {
+        for column in columns {
             let _ = write!(csv, ",{:e}", column[i].1);
         }
         csv.push('\n');
     }
-    crate::output::atomic::write_bytes_atomically(&output.join("tracked_point.csv"), csv.as_bytes())?;
-    plot_lines(
-        &output.join("tracked_point.png"),
-        &format!("fine vertex {vertex}: displacement along gravity"),
-        ("time (s)", "displacement along gravity (m)"),
-        &series,
-    )
+    crate::output::atomic::write_bytes_atomically(&stem.with_extension("csv"), csv.as_bytes())?;
+    let series: Vec<(String, Vec<(f64, f64)>)> = runs
+        .iter()
+        .zip(columns)
+        .map(|(run, column)| (format!("{} ({} elements)", run.name, run.elements), column.clone()))
+        .collect();
+    plot_lines(&stem.with_extension("png"), title, ("time (s)", label), &series)
 }
 
 fn write_tables(runs: &[CoarseningRun], output: &Path) -> Result<()> {
