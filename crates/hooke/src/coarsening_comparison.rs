@@ -101,17 +101,18 @@ pub fn compare_coarsening(
                 .collect(),
         });
     }
-    write_tables(&runs, output)?;
-    let series: Vec<(String, Vec<(f64, f64)>)> = runs
-        .iter()
-        .map(|run| (format!("{} ({} elements)", run.name, run.elements), run.drops.clone()))
-        .collect();
-    plot_lines(
-        &output.join("trajectories.png"),
-        &format!("{}: centre of mass, fine and coarse", fine.name()),
-        ("time (s)", "centre of mass moved along gravity (m)"),
-        &series,
+    let drops: Vec<Vec<(f64, f64)>> = runs.iter().map(|run| run.drops.clone()).collect();
+    write_columns(
+        &runs,
+        &drops,
+        &output.join("trajectories"),
+        "the centre of mass's displacement along gravity, m",
+        (
+            &format!("{}: centre of mass, fine and coarse", fine.name()),
+            "centre of mass moved along gravity (m)",
+        ),
     )?;
+    write_runs(&runs, output)?;
     track_point(&runs, output, nalgebra::Vector3::from(fine.file.gravity) / gravity)?;
     Ok(runs)
 }
@@ -217,21 +218,8 @@ fn write_columns(
     plot_lines(&stem.with_extension("png"), title, ("time (s)", label), &series)
 }
 
-fn write_tables(runs: &[CoarseningRun], output: &Path) -> Result<()> {
-    let mut csv = String::from("time");
-    for run in runs {
-        let _ = write!(csv, ",{}_drop", run.name);
-    }
-    csv.push('\n');
-    let rows = runs.iter().map(|r| r.drops.len()).min().unwrap_or(0);
-    for i in 0..rows {
-        let _ = write!(csv, "{}", runs[0].drops[i].0);
-        for run in runs {
-            let _ = write!(csv, ",{:e}", run.drops[i].1);
-        }
-        csv.push('\n');
-    }
-    crate::output::atomic::write_bytes_atomically(&output.join("trajectories.csv"), csv.as_bytes())?;
+/// `runs.csv`: each run's size, work and time, with its speed-up over the fine run.
+fn write_runs(runs: &[CoarseningRun], output: &Path) -> Result<()> {
     let mut table =
         String::from("run,elements,steps,iterations,wall_seconds,step_seconds,seconds_per_step,speedup_over_fine\n");
     for run in runs {
