@@ -75,7 +75,23 @@ fn polar_lanes<const L: usize>(f: &[Matrix3<f64>; L], rotations: &mut [Matrix3<f
             r[k][l] = matrix[k];
         }
     }
-    let size_squared = norm_squared(&r);
+    // The rotation of cF is that of F for c > 0. Each lane starts from F
+    // times the power of two that brings ‖F‖ near 1: exact, and every
+    // quantity of the iteration then scales by powers of two, so the steps
+    // are bit for bit those from F itself, while ‖C‖² and det² (of order
+    // ‖F‖⁴ and ‖F‖⁶) stay in range for any F of finite norm.
+    let mut size_squared = norm_squared(&r);
+    let mut scale = [0.0; L];
+    for l in 0..L {
+        let exponent = ((size_squared[l].to_bits() >> 52) & 0x7ff) as i64 - 1023;
+        scale[l] = f64::from_bits(((1023 - (exponent >> 1)) as u64) << 52);
+        size_squared[l] *= scale[l] * scale[l];
+    }
+    for entry in r.iter_mut() {
+        for l in 0..L {
+            entry[l] *= scale[l];
+        }
+    }
     // R⁻ᵀ = C / det R with C the cofactor matrix: each step divides once
     // (twice while scaled) instead of forming R⁻ᵀ, and the cofactors of the
     // R a step ends at serve the next step and the last half step.
@@ -255,6 +271,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The rotation does not depend on F's scale, down to the smallest and
+    /// up to the largest F whose norm is finite (the cofactors and the
+    /// determinant of F itself would overflow or underflow at either end).
+    #[test]
+    fn tiny_and_huge_matrices_give_the_same_rotation() {
+        let rotation = nalgebra::Rotation3::from_euler_angles(0.3, -1.1, 2.0).into_inner();
+        let f = rotation * Matrix3::new(1.3, 0.1, 0.0, 0.1, 0.8, -0.2, 0.0, -0.2, 1.1);
+        let reference = polar_rotation(&f).expect("a rotation");
+        assert!((reference - rotation).amax() < 1e-14);
+        for scale in [1e-150, 1e-80, 1e80, 1e150] {
+            let r = polar_rotation(&(f * scale)).unwrap_or_else(|| panic!("a rotation at scale {scale:e}"));
+            assert!((r - reference).amax() < 1e-14, "scale {scale:e}");
+        }
+        assert!(
+            polar_rotation(&(f * 1e200)).is_none(),
+            "‖F‖ overflows: no rotation claimed"
+        );
     }
 
     /// A rotation times a known stretch gives that rotation back, whatever
