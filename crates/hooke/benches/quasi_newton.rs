@@ -258,7 +258,7 @@ fn projective_iteration(c: &mut Criterion) {
 /// alone: the polar rotations of its 84,000 tetrahedra on one thread, one at
 /// a time and sixteen at a time, and the solve of three right-hand sides
 /// with the factor of its 16,665-vertex graph Laplacian (plus a diagonal, as
-/// M/h² adds), on the pool's threads.
+/// M/h² adds), on the pool's threads, in double and in single precision.
 fn projective_kernels(c: &mut Criterion) {
     use hooke::linalg::{polar_rotation, polar_rotations, LowerPattern, SparseCholesky, POLAR_LANES};
     use nalgebra::Matrix3;
@@ -322,6 +322,11 @@ fn projective_kernels(c: &mut Criterion) {
     let mut rhs: Vec<f64> = (0..3 * pattern.size).map(|i| (i as f64).cos()).collect();
     let pool = rayon::ThreadPoolBuilder::new().build().expect("pool");
     group.bench_function("solve_3_columns_16665_vertices", |b| {
+        b.iter(|| pool.install(|| cholesky.solve_columns_in_place(&mut rhs, 3).expect("solve")))
+    });
+    // Local/global solves with the factor rounded to single precision.
+    assert!(cholesky.keep_in_single_precision());
+    group.bench_function("solve_3_columns_16665_vertices_single", |b| {
         b.iter(|| pool.install(|| cholesky.solve_columns_in_place(&mut rhs, 3).expect("solve")))
     });
     group.finish();

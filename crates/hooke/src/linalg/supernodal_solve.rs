@@ -276,14 +276,21 @@ impl SupernodalSolve {
             for (j, value) in solved.iter_mut().enumerate() {
                 *value = diagonal[j * columns + c];
             }
-            for j in 0..width {
-                let column = &block[j * height..(j + 1) * height];
-                let value = solved[j] * reciprocals[node.start + j];
+        }
+        // A column of the block meets every right-hand side while it is in
+        // the nearest cache (each entry still sees the same operations).
+        for j in 0..width {
+            let column = &block[j * height + j + 1..j * height + width];
+            let reciprocal = reciprocals[node.start + j];
+            for solved in solved.chunks_exact_mut(width) {
+                let value = solved[j] * reciprocal;
                 solved[j] = value;
-                for (d, l) in solved[j + 1..].iter_mut().zip(&column[j + 1..width]) {
+                for (d, l) in solved[j + 1..].iter_mut().zip(column) {
                     *d -= l.widen() * value;
                 }
             }
+        }
+        for (c, solved) in solved.chunks_exact(width).enumerate() {
             for (j, value) in solved.iter().enumerate() {
                 diagonal[j * columns + c] = *value;
             }
@@ -295,20 +302,22 @@ impl SupernodalSolve {
         let update = &mut update[..p * columns];
         update.fill(0.0);
         // Four columns of the block at a time: each pass over `update` does
-        // four multiply-adds per entry it loads and stores.
+        // four multiply-adds per entry it loads and stores, and the four
+        // serve every right-hand side before the next four are read.
         let below = |j: usize| &block[j * height + width..(j + 1) * height];
-        for (c, update) in update.chunks_exact_mut(p).enumerate() {
-            let solved = &solved[c * width..(c + 1) * width];
-            let mut j = 0;
-            while j + 4 <= width {
-                let (l0, l1, l2, l3) = (below(j), below(j + 1), below(j + 2), below(j + 3));
+        let mut j = 0;
+        while j + 4 <= width {
+            let (l0, l1, l2, l3) = (below(j), below(j + 1), below(j + 2), below(j + 3));
+            for (update, solved) in update.chunks_exact_mut(p).zip(solved.chunks_exact(width)) {
                 let (v0, v1, v2, v3) = (solved[j], solved[j + 1], solved[j + 2], solved[j + 3]);
                 for i in 0..p {
                     update[i] += l0[i].widen() * v0 + l1[i].widen() * v1 + l2[i].widen() * v2 + l3[i].widen() * v3;
                 }
-                j += 4;
             }
-            for j in j..width {
+            j += 4;
+        }
+        for j in j..width {
+            for (update, solved) in update.chunks_exact_mut(p).zip(solved.chunks_exact(width)) {
                 for (u, l) in update.iter_mut().zip(below(j)) {
                     *u += l.widen() * solved[j];
                 }
@@ -368,11 +377,16 @@ impl SupernodalSolve {
             for (j, value) in solved.iter_mut().enumerate() {
                 *value = diagonal[j * columns + c];
             }
-            for j in (0..width).rev() {
-                let column = &block[j * height..(j + 1) * height];
-                let value = solved[j] - dot(&column[j + 1..width], &solved[j + 1..]);
-                solved[j] = value * reciprocals[node.start + j];
+        }
+        for j in (0..width).rev() {
+            let column = &block[j * height + j + 1..j * height + width];
+            let reciprocal = reciprocals[node.start + j];
+            for solved in solved.chunks_exact_mut(width) {
+                let value = solved[j] - dot(column, &solved[j + 1..]);
+                solved[j] = value * reciprocal;
             }
+        }
+        for (c, solved) in solved.chunks_exact(width).enumerate() {
             for (j, value) in solved.iter().enumerate() {
                 diagonal[j * columns + c] = *value;
             }
