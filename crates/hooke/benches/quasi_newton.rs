@@ -254,9 +254,11 @@ fn projective_iteration(c: &mut Criterion) {
     group.finish();
 }
 
-/// The two kernels of a projective-dynamics iteration on the 100×10×14 bar,
+/// The kernels of a projective-dynamics iteration on the 100×10×14 bar,
 /// alone: the polar rotations of its 84,000 tetrahedra on one thread, one at
-/// a time and sixteen at a time, and the solve of three right-hand sides
+/// a time and sixteen at a time, the ARAP energy and gradient of the bent bar
+/// (F, rotations, stresses, element forces and their gather) on the pool's
+/// threads, and the solve of three right-hand sides
 /// with the factor of its 16,665-vertex graph Laplacian (plus a diagonal, as
 /// M/h² adds), on the pool's threads, in double and in single precision.
 fn projective_kernels(c: &mut Criterion) {
@@ -291,6 +293,33 @@ fn projective_kernels(c: &mut Criterion) {
                 .sum::<f64>()
         })
     });
+    {
+        use hooke::material::{IsotropicMaterial, MaterialModel, MaterialParameters};
+        let parameters = MaterialParameters {
+            youngs_modulus: 1e6,
+            poisson_ratio: 0.3,
+            density: 1000.0,
+        };
+        let material = IsotropicMaterial::shared(MaterialModel::Arap, &parameters);
+        let model = common::clamped_bar_of(Vector3::new(0.8, 0.16, 0.2), [100, 10, 14], material);
+        let x: Vec<f64> = model
+            .rest_positions()
+            .chunks_exact(3)
+            .flat_map(|p| {
+                let bend = 0.3 * p[0];
+                [
+                    p[0] * bend.cos() - p[2] * bend.sin(),
+                    p[1],
+                    p[0] * bend.sin() + p[2] * bend.cos(),
+                ]
+            })
+            .collect();
+        let mut gradient = vec![0.0; x.len()];
+        let pool = rayon::ThreadPoolBuilder::new().build().expect("pool");
+        group.bench_function("arap_gradient_84000_tets", |b| {
+            b.iter(|| pool.install(|| model.gradient(&x, 0.0, &mut gradient).expect("gradient")))
+        });
+    }
     let mesh = hooke::mesh::box_mesh(&hooke::mesh::BoxMeshOptions {
         origin: Vector3::zeros(),
         size: Vector3::new(0.8, 0.16, 0.2),

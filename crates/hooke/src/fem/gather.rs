@@ -14,7 +14,6 @@ use rayon::prelude::*;
 /// Where each global entry finds its element contributions.
 #[derive(Clone, Debug)]
 pub struct ElementGather {
-    nodes: usize,
     dimension: usize,
     /// For Hessian entry k: sources[source_starts[k]..source_starts[k+1]] are
     /// indices e·packed + local packed index into the element matrices.
@@ -59,7 +58,6 @@ impl ElementGather {
         vertex_slots.sort_by_key(|&(v, _)| v);
         let (vertex_source_starts, vertex_sources) = group_by_key(vertex_count, vertex_slots);
         ElementGather {
-            nodes,
             dimension,
             hessian_source_starts,
             hessian_sources,
@@ -91,12 +89,13 @@ impl ElementGather {
     /// Sums per-element local vectors (vertex by vertex, `dimension` values each)
     /// into a full vector; `overwrite` as for [`Self::matrices`].
     pub fn vectors(&self, elements: &[f64], out: &mut [f64], overwrite: bool) {
-        let (nodes, dimension) = (self.nodes, self.dimension);
+        let dimension = self.dimension;
         out.par_chunks_mut(dimension).enumerate().for_each(|(v, slot)| {
             let mut sum = [0.0; 3];
+            // A source is the slot element · nodes + local vertex, whose
+            // values start at slot · dimension.
             for &source in &self.vertex_sources[self.vertex_source_starts[v]..self.vertex_source_starts[v + 1]] {
-                let (e, local) = (source / nodes, source % nodes);
-                let start = (e * nodes + local) * dimension;
+                let start = source * dimension;
                 for a in 0..dimension {
                     sum[a] += elements[start + a];
                 }
