@@ -78,7 +78,7 @@ impl SparseCholesky {
             reason: format!("symbolic factorisation failed: {e:?}"),
         })?;
         let supernodal = match symbolic.raw() {
-            SymbolicCholeskyRaw::Supernodal(structure) => Some(SupernodalSolve::new(structure)),
+            SymbolicCholeskyRaw::Supernodal(structure) => SupernodalSolve::new(structure),
             SymbolicCholeskyRaw::Simplicial(_) => None,
         };
         Ok(SparseCholesky {

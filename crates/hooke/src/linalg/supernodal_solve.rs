@@ -45,7 +45,10 @@ struct Supernode {
 pub struct SupernodalSolve {
     size: usize,
     supernodes: Vec<Supernode>,
-    row_indices: Vec<usize>,
+    /// Rows below each supernode's diagonal block, in 32 bits: the
+    /// substitutions read them with the factor, and local/global's solves
+    /// follow a gradient pass that fills the cache, so fewer bytes count.
+    row_indices: Vec<u32>,
     /// The two groups of subtrees, each supernode list increasing.
     groups: [Vec<usize>; 2],
     /// The supernodes above the groups, increasing.
@@ -64,7 +67,9 @@ pub struct SupernodalSolve {
 const NOT_TOP: usize = usize::MAX;
 
 impl SupernodalSolve {
-    pub fn new(symbolic: &SymbolicSupernodalCholesky<usize>) -> SupernodalSolve {
+    /// None when the matrix has more rows than 32-bit indices reach.
+    pub fn new(symbolic: &SymbolicSupernodalCholesky<usize>) -> Option<SupernodalSolve> {
+        u32::try_from(symbolic.nrows()).ok()?;
         let count = symbolic.n_supernodes();
         let (begin, end) = (symbolic.supernode_begin(), symbolic.supernode_end());
         let (row_pointers, value_pointers) = (symbolic.col_ptr_for_row_idx(), symbolic.col_ptr_for_val());
@@ -78,7 +83,7 @@ impl SupernodalSolve {
             })
             .collect();
         let size = symbolic.nrows();
-        let row_indices = symbolic.row_idx().to_vec();
+        let row_indices: Vec<u32> = symbolic.row_idx().iter().map(|&row| row as u32).collect();
         let mut owner = vec![0; size];
         for (s, node) in supernodes.iter().enumerate() {
             owner[node.start..node.end].fill(s);
@@ -86,7 +91,7 @@ impl SupernodalSolve {
         // A supernode's parent holds the first row below its diagonal block.
         let parent: Vec<Option<usize>> = supernodes
             .iter()
-            .map(|node| row_indices[node.rows.clone()].first().map(|&row| owner[row]))
+            .map(|node| row_indices[node.rows.clone()].first().map(|&row| owner[row as usize]))
             .collect();
         let work: Vec<usize> = supernodes
             .iter()
@@ -112,12 +117,12 @@ impl SupernodalSolve {
                 debug_assert!(rows.windows(2).all(|pair| pair[0] < pair[1]));
                 node.top_rows_from = rows
                     .iter()
-                    .position(|&row| top_slot[row] != NOT_TOP)
+                    .position(|&row| top_slot[row as usize] != NOT_TOP)
                     .unwrap_or(rows.len());
-                debug_assert!(rows[node.top_rows_from..].iter().all(|&row| top_slot[row] != NOT_TOP));
+                debug_assert!(rows[node.top_rows_from..].iter().all(|&row| top_slot[row as usize] != NOT_TOP));
             }
         }
-        SupernodalSolve {
+        Some(SupernodalSolve {
             longest: supernodes.iter().map(|node| node.rows.len()).max().unwrap_or(0),
             widest: supernodes.iter().map(|node| node.end - node.start).max().unwrap_or(0),
             size,
@@ -128,7 +133,7 @@ impl SupernodalSolve {
             top_slot,
             top_rows,
             entries: work.iter().sum(),
-        }
+        })
     }
 
     /// The reciprocals of the factor's diagonal, in column order: the
@@ -239,7 +244,7 @@ impl SupernodalSolve {
     /// Supernode `s`, the rows below its diagonal block, and its values
     /// (column-major, its columns' full height).
     #[inline(always)]
-    fn supernode<'a, T>(&'a self, s: usize, values: &'a [T]) -> (&'a Supernode, &'a [usize], &'a [T]) {
+    fn supernode<'a, T>(&'a self, s: usize, values: &'a [T]) -> (&'a Supernode, &'a [u32], &'a [T]) {
         let node = &self.supernodes[s];
         let rows = &self.row_indices[node.rows.clone()];
         let width = node.end - node.start;
@@ -327,12 +332,14 @@ impl SupernodalSolve {
             true => p,
             false => node.top_rows_from,
         };
-        for (i, &row) in rows[..split].iter().enumerate() {
+        for (i, row) in rows[..split].iter().enumerate() {
+            let row = *row as usize;
             for c in 0..columns {
                 x[row * columns + c] -= update[c * p + i];
             }
         }
-        for (i, &row) in rows.iter().enumerate().skip(split) {
+        for (i, row) in rows.iter().enumerate().skip(split) {
+            let row = *row as usize;
             let slot = self.top_slot[row];
             for c in 0..columns {
                 above[slot * columns + c] += update[c * p + i];
@@ -358,7 +365,8 @@ impl SupernodalSolve {
         let (width, height) = (node.end - node.start, node.end - node.start + rows.len());
         let p = rows.len();
         let gathered = &mut gathered[..p * columns];
-        for (i, &row) in rows.iter().enumerate() {
+        for (i, row) in rows.iter().enumerate() {
+            let row = *row as usize;
             for c in 0..columns {
                 gathered[c * p + i] = x[row * columns + c];
             }
@@ -727,7 +735,7 @@ mod tests {
         }
         for (s, node) in solve.supernodes.iter().enumerate() {
             for &row in &solve.row_indices[node.rows.clone()] {
-                let above = place[owner[row]].unwrap();
+                let above = place[owner[row as usize]].unwrap();
                 assert!(
                     above == 2 || Some(above) == place[s],
                     "supernode {s} reaches into the other group"
