@@ -119,7 +119,9 @@ impl SupernodalSolve {
                     .iter()
                     .position(|&row| top_slot[row as usize] != NOT_TOP)
                     .unwrap_or(rows.len());
-                debug_assert!(rows[node.top_rows_from..].iter().all(|&row| top_slot[row as usize] != NOT_TOP));
+                debug_assert!(rows[node.top_rows_from..]
+                    .iter()
+                    .all(|&row| top_slot[row as usize] != NOT_TOP));
             }
         }
         Some(SupernodalSolve {
