@@ -7,7 +7,8 @@
 //! span of the current vectors X, their preconditioned residuals
 //! W = (K − σM)⁻¹ (K X − M X Λ) and the last update directions P. The first
 //! projection uses X alone. K − σM is factorised numerically once per call
-//! (the symbolic analysis is the caller's, kept between steps); with this
+//! (the symbolic analysis is the caller's, kept between steps), on one thread
+//! while the other computes the first projection; with this
 //! exact shift-invert preconditioner the span of X and W is that of X and
 //! (K − σM)⁻¹ M X, one block Lanczos step, and convergence takes one to three
 //! iterations. The same solve measures convergence: w = (K − σM)⁻¹ r is
@@ -191,46 +192,32 @@ pub fn track_eigenpairs(
         mass,
         diagonal_mass: pattern.diagonal_if_diagonal(mass),
     };
-    let start = problem.block(DMatrix::from_fn(n, size, |r, c| start[c][r]));
-    let Some(transform) = orthonormalising(&start.vectors, &start.mass).filter(|t| t.ncols() == size) else {
+    // The factorisation (one thread on small matrices) needs nothing of the
+    // start, and the first projection needs nothing of the factor: side by side.
+    let start = DMatrix::from_fn(n, size, |r, c| start[c][r]);
+    let (first, factorised) = rayon::join(
+        || {
+            let start = problem.block(start);
+            let transform = orthonormalising(&start.vectors, &start.mass).filter(|t| t.ncols() == size)?;
+            // The start is M-orthonormal already up to rounding, so T is near
+            // the identity and carrying the images through it loses nothing.
+            Some(rayleigh_ritz(start.combined(&transform), size))
+        },
+        || {
+            let shifted: Vec<f64> = stiffness.iter().zip(mass).map(|(k, m)| k - shift * m).collect();
+            factor.factorize(&shifted).is_ok()
+        },
+    );
+    let (Some(mut projection), true) = (first, factorised) else {
         return Ok(None);
     };
-    // The start is M-orthonormal already up to rounding, so T is near the
-    // identity and carrying the images through it loses nothing.
-    let mut x = start.combined(&transform);
-    // Q: the new directions (preconditioned residuals and update directions),
-    // M-orthonormal and M-orthogonal to X, with their images.
-    let mut directions: Option<Block> = None;
-    let mut factorised = false;
     for iteration in 0..=settings.max_iterations {
-        // Rayleigh–Ritz on the M-orthonormal basis [X, Q].
-        let basis = match directions.take() {
-            Some(q) => x.beside(&q),
-            None => x,
-        };
-        let projected = symmetric(basis.vectors.transpose() * &basis.stiffness);
-        let eigen = SymmetricEigen::new(projected);
-        let mut order: Vec<usize> = (0..eigen.eigenvalues.len()).collect();
-        order.sort_by(|&a, &b| eigen.eigenvalues[a].total_cmp(&eigen.eigenvalues[b]));
-        let coefficients = DMatrix::from_fn(basis.columns(), size, |i, k| eigen.eigenvectors[(i, order[k])]);
-        let values: Vec<f64> = order[..size].iter().map(|&i| eigen.eigenvalues[i]).collect();
-        // The update direction: the part of the new X outside the old one.
-        let update = (basis.columns() > size).then(|| {
-            let q = basis.vectors.columns(size, basis.columns() - size);
-            q * coefficients.rows(size, basis.columns() - size)
-        });
-        x = basis.combined(&coefficients);
-        let mut residual = x.stiffness.clone();
-        for (k, &value) in values.iter().enumerate() {
-            residual.column_mut(k).axpy(-value, &x.mass.column(k), 1.0);
-        }
-        if !factorised {
-            let shifted: Vec<f64> = stiffness.iter().zip(mass).map(|(k, m)| k - shift * m).collect();
-            if factor.factorize(&shifted).is_err() {
-                return Ok(None);
-            }
-            factorised = true;
-        }
+        let Projection {
+            x,
+            values,
+            update,
+            residual,
+        } = projection;
         let mut corrections = residual.clone();
         factor.solve_columns_in_place(corrections.as_mut_slice(), size)?;
         // The error of each pair in the energy norm of K − σM, relative to
@@ -271,13 +258,53 @@ pub fn track_eigenpairs(
             break;
         };
         let vectors = candidates * &transform;
-        directions = Some(Block {
+        // Q: the new directions (preconditioned residuals and update
+        // directions), M-orthonormal and M-orthogonal to X, with their images.
+        let directions = Block {
             stiffness: pattern.symmetric_multiply_block(stiffness, &vectors),
             mass: candidate_mass * transform,
             vectors,
-        });
+        };
+        projection = rayleigh_ritz(x.beside(&directions), size);
     }
     Ok(None)
+}
+
+/// One Rayleigh–Ritz step: the `size` lowest Ritz pairs of K on an
+/// M-orthonormal basis, with their residuals and the update direction.
+struct Projection {
+    x: Block,
+    values: Vec<f64>,
+    /// The part of the new X outside the old one (none on the first basis).
+    update: Option<DMatrix<f64>>,
+    /// K u − λ M u of each pair.
+    residual: DMatrix<f64>,
+}
+
+/// Rayleigh–Ritz on `basis`, whose first `size` columns are the current X
+/// and the rest new directions.
+fn rayleigh_ritz(basis: Block, size: usize) -> Projection {
+    let projected = symmetric(basis.vectors.transpose() * &basis.stiffness);
+    let eigen = SymmetricEigen::new(projected);
+    let mut order: Vec<usize> = (0..eigen.eigenvalues.len()).collect();
+    order.sort_by(|&a, &b| eigen.eigenvalues[a].total_cmp(&eigen.eigenvalues[b]));
+    let coefficients = DMatrix::from_fn(basis.columns(), size, |i, k| eigen.eigenvectors[(i, order[k])]);
+    let values: Vec<f64> = order[..size].iter().map(|&i| eigen.eigenvalues[i]).collect();
+    let update = (basis.columns() > size).then(|| {
+        let q = basis.vectors.columns(size, basis.columns() - size);
+        q * coefficients.rows(size, basis.columns() - size)
+    });
+    let x = basis.combined(&coefficients);
+    let mut residual = x.stiffness.clone();
+    for (k, &value) in values.iter().enumerate() {
+        residual.column_mut(k).axpy(-value, &x.mass.column(k), 1.0);
+    }
+    Projection {
+        x,
+        values,
+        update,
+        residual,
+    }
 }
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ use crate::linalg::{
     TrackingSettings,
 };
 use nalgebra::DMatrix;
+use rayon::prelude::*;
 use std::sync::Mutex;
 
 /// |uᵀ M u_rest| above this matches a mode to a rest mode (seed 003 §2.7: loss tolerance 0.4).
@@ -650,8 +651,9 @@ impl ElasticModes {
                 full
             })
             .collect();
+        // One product per mode, side by side (each as it would be alone).
         let mass_vectors = full_vectors
-            .iter()
+            .par_iter()
             .map(|u| {
                 let mut mu = vec![0.0; u.len()];
                 model.mass_multiply(u, &mut mu);
