@@ -387,4 +387,38 @@ mod tests {
             );
         }
     }
+
+    /// The factorisation runs beside the first projection; the pairs do not
+    /// depend on how many threads share the work, and a shift above the
+    /// spectrum's bottom (K − σM indefinite) is reported, not used.
+    #[test]
+    fn one_thread_or_two_track_the_same_bits_and_a_bad_shift_is_refused() {
+        let (pattern, k0, m) = chain(300, 1.0, false);
+        let (_, k1, _) = chain(300, 1.2, false);
+        let old = smallest_eigenpairs(&pattern, &k0, &m, 8, &EigenSettings::default()).unwrap();
+        let settings = TrackingSettings::default();
+        let tracked_on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let mut factor = SparseCholesky::analyse(&pattern).unwrap();
+                track_eigenpairs(&pattern, &k1, &m, &old.vectors, 6, shift_invert(&mut factor), &settings)
+                    .unwrap()
+                    .expect("converges")
+            })
+        };
+        let (one, two) = (tracked_on(1), tracked_on(2));
+        let bits = |pairs: &TrackedPairs| -> Vec<u64> {
+            let vectors = pairs.vectors.iter().flatten();
+            pairs.values.iter().chain(vectors).map(|v| v.to_bits()).collect()
+        };
+        assert_eq!(bits(&one), bits(&two));
+        let mut factor = SparseCholesky::analyse(&pattern).unwrap();
+        let above = ShiftInvert {
+            factor: &mut factor,
+            shift: 2.0 * old.values[0],
+        };
+        assert!(track_eigenpairs(&pattern, &k1, &m, &old.vectors, 6, above, &settings)
+            .unwrap()
+            .is_none());
+    }
 }
