@@ -101,6 +101,15 @@ impl MassMatrix {
         &self.lumped
     }
 
+    /// M's diagonal, DOF by DOF, when M is diagonal (lumped): M v is then
+    /// `diagonal[i] * v[i]` entry by entry, as [`Self::multiply`] computes it.
+    pub fn diagonal(&self) -> Option<&[f64]> {
+        match self.kind {
+            MassKind::Lumped => Some(&self.per_dof),
+            MassKind::Consistent => None,
+        }
+    }
+
     /// Lumped mass of DOF i.
     #[inline]
     pub fn of_dof(&self, i: usize) -> f64 {

@@ -134,7 +134,30 @@ impl IncrementalPotential<'_> {
                 g.iter_mut().zip(extra).for_each(|(g, f)| *g -= f);
             }
         }
-        if let Some(inertia) = &self.inertia {
+        if let (Some(inertia), Some(diagonal)) = (&self.inertia, self.model.mass().diagonal()) {
+            // A diagonal M: one pass, each entry's operations and the sum's
+            // order those of the general path below.
+            let weight = inertia.weight;
+            let mut sum = -0.0;
+            let entries = x.iter().zip(&inertia.predicted).zip(diagonal);
+            match gradient.as_deref_mut() {
+                Some(total) => {
+                    for (t, ((a, b), m)) in total.iter_mut().zip(entries) {
+                        let difference = a - b;
+                        let product = m * difference;
+                        sum += difference * product;
+                        *t += product * weight;
+                    }
+                }
+                None => {
+                    for ((a, b), m) in entries {
+                        let difference = a - b;
+                        sum += difference * (m * difference);
+                    }
+                }
+            }
+            value += 0.5 * weight * sum;
+        } else if let Some(inertia) = &self.inertia {
             let (v, g) = self.quadratic(
                 |a, b| self.model.mass_multiply(a, b),
                 x,
@@ -357,7 +380,15 @@ impl Objective for IncrementalPotential<'_> {
     fn gradient(&self, unknowns: &[f64], gradient: &mut [f64]) -> Result<f64> {
         let x = self.full_positions(unknowns);
         let (value, full, _) = self.full_derivatives(&x, false)?;
-        gradient.copy_from_slice(&self.reduce(&full));
+        match &self.coordinates {
+            // Gathered straight into the output.
+            Coordinates::Free { dofs, .. } => {
+                for (g, &d) in gradient.iter_mut().zip(&dofs.free_dofs) {
+                    *g = full[d];
+                }
+            }
+            Coordinates::Reduced(_) => gradient.copy_from_slice(&self.reduce(&full)),
+        }
         Ok(value)
     }
 
