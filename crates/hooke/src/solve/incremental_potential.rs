@@ -383,6 +383,7 @@ impl Objective for IncrementalPotential<'_> {
         match &self.coordinates {
             // Gathered straight into the output.
             Coordinates::Free { dofs, .. } => {
+                debug_assert_eq!(gradient.len(), dofs.free_dofs.len());
                 for (g, &d) in gradient.iter_mut().zip(&dofs.free_dofs) {
                     *g = full[d];
                 }
