@@ -42,6 +42,14 @@ impl DofMap {
         self.free_dofs.iter().map(|&d| full[d]).collect()
     }
 
+    /// The free entries of a full vector, written into `free`.
+    pub fn gather_into(&self, full: &[f64], free: &mut [f64]) {
+        assert_eq!(free.len(), self.free_dofs.len());
+        for (slot, &d) in free.iter_mut().zip(&self.free_dofs) {
+            *slot = full[d];
+        }
+    }
+
     /// Writes free values into a full vector (pinned entries are left alone).
     pub fn scatter(&self, free: &[f64], full: &mut [f64]) {
         for (&d, &value) in self.free_dofs.iter().zip(free) {

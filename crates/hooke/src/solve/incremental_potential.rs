@@ -140,20 +140,12 @@ impl IncrementalPotential<'_> {
             let weight = inertia.weight;
             let mut sum = -0.0;
             let entries = x.iter().zip(&inertia.predicted).zip(diagonal);
-            match gradient.as_deref_mut() {
-                Some(total) => {
-                    for (t, ((a, b), m)) in total.iter_mut().zip(entries) {
-                        let difference = a - b;
-                        let product = m * difference;
-                        sum += difference * product;
-                        *t += product * weight;
-                    }
-                }
-                None => {
-                    for ((a, b), m) in entries {
-                        let difference = a - b;
-                        sum += difference * (m * difference);
-                    }
+            for (i, ((a, b), m)) in entries.enumerate() {
+                let difference = a - b;
+                let product = m * difference;
+                sum += difference * product;
+                if let Some(total) = gradient.as_deref_mut() {
+                    total[i] += product * weight;
                 }
             }
             value += 0.5 * weight * sum;
@@ -382,12 +374,7 @@ impl Objective for IncrementalPotential<'_> {
         let (value, full, _) = self.full_derivatives(&x, false)?;
         match &self.coordinates {
             // Gathered straight into the output.
-            Coordinates::Free { dofs, .. } => {
-                debug_assert_eq!(gradient.len(), dofs.free_dofs.len());
-                for (g, &d) in gradient.iter_mut().zip(&dofs.free_dofs) {
-                    *g = full[d];
-                }
-            }
+            Coordinates::Free { dofs, .. } => dofs.gather_into(&full, gradient),
             Coordinates::Reduced(_) => gradient.copy_from_slice(&self.reduce(&full)),
         }
         Ok(value)
