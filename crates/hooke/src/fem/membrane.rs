@@ -18,6 +18,7 @@
 use super::gather::ElementGather;
 use super::kind::packed_index;
 use crate::error::{HookeError, Result};
+use crate::linalg::kernels::dispatch;
 use crate::linalg::LowerPattern;
 use crate::material::laplacian_weight::StretchSamples;
 use crate::material::Lame;
@@ -26,6 +27,7 @@ use crate::model::tearing::{Tearable, Torn, TornMask};
 use crate::model::{EnergyTerm, HessianTarget, TermCapabilities, TermKind};
 use nalgebra::{Matrix2, SMatrix, SVector, Vector2, Vector3};
 use rayon::prelude::*;
+use std::sync::Mutex;
 
 const NODES: usize = 3;
 const LOCAL: usize = 9;
@@ -36,6 +38,20 @@ const EQUAL_STRETCH_GAP: f64 = 1e-8;
 
 type Matrix6 = SMatrix<f64, 6, 6>;
 type Vector6 = SVector<f64, 6>;
+
+/// Stretch energies of membranes take no Lamé parameters of their own.
+const NO_LAME: Lame = Lame { mu: 0.0, lambda: 0.0 };
+/// Below σ₂ = STRETCH_FLOOR σ₁ the stress is formed from U (see
+/// [`Membrane::element_gradient`]): F v₂ / σ₂ would lose more than four digits.
+const STRETCH_FLOOR: f64 = 1e-4;
+
+/// Per-triangle results, kept between calls to avoid reallocating.
+#[derive(Default)]
+struct Workspace {
+    energies: Vec<f64>,
+    gradients: Vec<f64>,
+    hessians: Vec<f64>,
+}
 
 /// Membrane triangles of one stretch energy.
 pub struct Membrane<S: StretchEnergy + Send + Sync> {
@@ -49,11 +65,11 @@ pub struct Membrane<S: StretchEnergy + Send + Sync> {
     laplacian_weight: f64,
     gather: Option<ElementGather>,
     torn: TornMask,
+    workspace: Mutex<Workspace>,
 }
 
 /// ψ(σ₁, σ₂, 1) and its first two derivatives in (σ₁, σ₂).
 fn stretch_terms<S: StretchEnergy>(energy: &S, sigma: &Vector2<f64>) -> (f64, Vector2<f64>, Matrix2<f64>) {
-    const NO_LAME: Lame = Lame { mu: 0.0, lambda: 0.0 };
     let s = Vector3::new(sigma.x, sigma.y, 1.0);
     let g = energy.gradient(&s, &NO_LAME);
     let h = energy.hessian(&s, &NO_LAME);
@@ -64,24 +80,88 @@ fn stretch_terms<S: StretchEnergy>(energy: &S, sigma: &Vector2<f64>) -> (f64, Ve
     )
 }
 
-/// The thin SVD of a 3×2 F: U (orthonormal columns), σ (descending, ≥ 0), V,
-/// and the unit normal n = u₁ × u₂.
-fn thin_svd(f: &SMatrix<f64, 3, 2>) -> (SMatrix<f64, 3, 2>, Vector2<f64>, Matrix2<f64>, Vector3<f64>) {
-    let gram = f.transpose() * f;
-    let eigen = gram.symmetric_eigen();
-    let order = if eigen.eigenvalues.x >= eigen.eigenvalues.y {
-        [0, 1]
-    } else {
-        [1, 0]
-    };
-    let mut v = Matrix2::from_columns(&[eigen.eigenvectors.column(order[0]), eigen.eigenvectors.column(order[1])]);
-    let sigma = Vector2::new(
-        eigen.eigenvalues[order[0]].max(0.0).sqrt(),
-        eigen.eigenvalues[order[1]].max(0.0).sqrt(),
-    );
-    if v.determinant() < 0.0 {
-        v.column_mut(1).neg_mut();
+/// The stretches σ₁ ≥ σ₂ ≥ 0 of a 3×2 F and the rotation V = [v₁ v₂] of the
+/// rest plane that carries them, from the 2×2 Gram matrix FᵀF in closed form.
+fn in_plane_stretches(f: &SMatrix<f64, 3, 2>) -> (Vector2<f64>, Matrix2<f64>) {
+    let (mut sigma, mut v) = ([Vector2::zeros()], [Matrix2::zeros()]);
+    stretch_lanes(&[*f], &mut sigma, &mut v);
+    (sigma[0], v[0])
+}
+
+/// Triangles whose stretches are found together, in vector lanes.
+const LANES: usize = 16;
+
+dispatch! {
+    /// [`in_plane_stretches`] of [`LANES`] triangles at once, each bit for
+    /// bit what it gives alone.
+    stretches_of_lanes(f: &[SMatrix<f64, 3, 2>; LANES], sigma: &mut [Vector2<f64>; LANES], v: &mut [Matrix2<f64>; LANES]) -> () {
+        stretch_lanes(f, sigma, v)
     }
+}
+
+/// σ and V of L gradients, lane by lane, with the same operations in every
+/// lane and no branch but the selections, so that the lanes run as vectors.
+///
+/// V turns by θ with tan 2θ = 2 f₁·f₂ / (‖f₁‖² − ‖f₂‖²); cos θ or sin θ,
+/// whichever is at least 1/√2, comes from a square root and the other from
+/// sin 2θ, so neither loses digits. σ₂ = ‖f₁ × f₂‖ / σ₁ (the area ratio over
+/// σ₁) keeps its relative accuracy when the triangle is nearly flattened,
+/// where the smaller eigenvalue of FᵀF would cancel.
+#[inline(always)]
+fn stretch_lanes<const L: usize>(
+    f: &[SMatrix<f64, 3, 2>; L],
+    sigma: &mut [Vector2<f64>; L],
+    v: &mut [Matrix2<f64>; L],
+) {
+    // Each lane works on F times the power of two 2⁻ᵉ that brings its
+    // largest entry into [1, 2): exact, so the squares below stay in range for
+    // any finite F, and σ is scaled back by 2ᵉ exactly.
+    let mut entries = [[0.0; L]; 6];
+    let mut exponent = [0i64; L];
+    for (l, matrix) in f.iter().enumerate() {
+        let largest = matrix.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        exponent[l] = (((largest.to_bits() >> 52) & 0x7ff) as i64 - 1023).clamp(-1022, 1022);
+        let scale = f64::from_bits(((1023 - exponent[l]) as u64) << 52);
+        for k in 0..6 {
+            entries[k][l] = matrix[k] * scale;
+        }
+    }
+    let [f0, f1, f2, f3, f4, f5] = entries;
+    for l in 0..L {
+        let a = f0[l] * f0[l] + f1[l] * f1[l] + f2[l] * f2[l];
+        let b = f0[l] * f3[l] + f1[l] * f4[l] + f2[l] * f5[l];
+        let c = f3[l] * f3[l] + f4[l] * f4[l] + f5[l] * f5[l];
+        let half_difference = 0.5 * (a - c);
+        let radius = (half_difference * half_difference + b * b).sqrt();
+        let (n0, n1, n2) = (
+            f1[l] * f5[l] - f2[l] * f4[l],
+            f2[l] * f3[l] - f0[l] * f5[l],
+            f0[l] * f4[l] - f1[l] * f3[l],
+        );
+        let area = (n0 * n0 + n1 * n1 + n2 * n2).sqrt();
+        let sigma1 = (0.5 * (a + c) + radius).sqrt();
+        // At most σ₁, which rounding could pass when the two are equal.
+        let sigma2 = if sigma1 > 0.0 { (area / sigma1).min(sigma1) } else { 0.0 };
+        let t = 0.5 * half_difference / radius;
+        let cos_near_one = (0.5 + t).sqrt();
+        let sin_near_one = (0.5 - t).sqrt().copysign(b);
+        let (cos, sin) = if radius == 0.0 {
+            (1.0, 0.0)
+        } else if half_difference >= 0.0 {
+            (cos_near_one, b / (2.0 * radius * cos_near_one))
+        } else {
+            (b / (2.0 * radius * sin_near_one), sin_near_one)
+        };
+        let unscale = f64::from_bits(((1023 + exponent[l]) as u64) << 52);
+        sigma[l] = Vector2::new(sigma1 * unscale, sigma2 * unscale);
+        v[l] = Matrix2::new(cos, -sin, sin, cos);
+    }
+}
+
+/// The thin SVD of a 3×2 F: U (orthonormal columns), σ (descending, ≥ 0), V
+/// (a rotation), and the unit normal n = u₁ × u₂.
+fn thin_svd(f: &SMatrix<f64, 3, 2>) -> (SMatrix<f64, 3, 2>, Vector2<f64>, Matrix2<f64>, Vector3<f64>) {
+    let (sigma, v) = in_plane_stretches(f);
     let u0 = if sigma.x > 0.0 {
         (f * v.column(0)) / sigma.x
     } else {
@@ -148,6 +228,7 @@ impl<S: StretchEnergy + Send + Sync> Membrane<S> {
             energy,
             laplacian_weight,
             gather: None,
+            workspace: Mutex::new(Workspace::default()),
         })
     }
 
@@ -158,6 +239,57 @@ impl<S: StretchEnergy + Send + Sync> Membrane<S> {
             f += position * self.shape_gradients[t][k].transpose();
         }
         f
+    }
+
+    /// The energy of triangle t alone.
+    fn element_energy(&self, t: usize, x: &[f64]) -> f64 {
+        let (sigma, _) = in_plane_stretches(&self.deformation_gradient(t, x));
+        self.volumes[t] * self.energy.energy(&Vector3::new(sigma.x, sigma.y, 1.0), &NO_LAME)
+    }
+
+    /// The energy of triangle t and its gradient (9), without the eigenmodes
+    /// a Hessian needs. P = U diag(∂ψ/∂σ) Vᵀ = F V diag(∂ψ/∂σᵢ / σᵢ) Vᵀ needs
+    /// no U while σ₂ is well away from zero; a triangle whose stretches cost
+    /// nothing to first order (strain limiting inside its range) has no force.
+    fn element_gradient(&self, t: usize, x: &[f64], gradient: &mut [f64]) -> f64 {
+        let f = self.deformation_gradient(t, x);
+        let (sigma, v) = in_plane_stretches(&f);
+        self.gradient_from_stretches(t, &f, &sigma, &v, gradient)
+    }
+
+    /// [`Self::element_gradient`] from F's stretches and V, found already.
+    fn gradient_from_stretches(
+        &self,
+        t: usize,
+        f: &SMatrix<f64, 3, 2>,
+        sigma: &Vector2<f64>,
+        v: &Matrix2<f64>,
+        gradient: &mut [f64],
+    ) -> f64 {
+        let stretches = Vector3::new(sigma.x, sigma.y, 1.0);
+        let volume = self.volumes[t];
+        let energy = volume * self.energy.energy(&stretches, &NO_LAME);
+        let g = self.energy.gradient(&stretches, &NO_LAME);
+        if g.x == 0.0 && g.y == 0.0 {
+            gradient.fill(0.0);
+            return energy;
+        }
+        let p = if sigma.y > STRETCH_FLOOR * sigma.x {
+            let (v1, v2) = (v.column(0), v.column(1));
+            f * (v1 * v1.transpose() * (g.x / sigma.x) + v2 * v2.transpose() * (g.y / sigma.y))
+        } else {
+            let (u, _, v, _) = thin_svd(f);
+            u * Matrix2::from_diagonal(&Vector2::new(g.x, g.y)) * v.transpose()
+        };
+        let b = &self.shape_gradients[t];
+        let second = p * b[1] * volume;
+        let third = p * b[2] * volume;
+        // The first shape gradient is minus the sum of the others.
+        let first = -(second + third);
+        gradient[..3].copy_from_slice(first.as_slice());
+        gradient[3..6].copy_from_slice(second.as_slice());
+        gradient[6..].copy_from_slice(third.as_slice());
+        energy
     }
 
     /// Energy, element gradient (9) and, when asked, the packed element Hessian.
@@ -249,6 +381,35 @@ impl<S: StretchEnergy + Send + Sync> Membrane<S> {
             .expect("a model binds its terms to its pattern before evaluating them")
     }
 
+    /// Energies and gradients of the triangles from `first` on, as many as
+    /// `energies` holds: a whole batch of untorn triangles has its stretches
+    /// found in vector lanes, the same bits as one at a time.
+    fn gradients_of_batch(&self, first: usize, x: &[f64], energies: &mut [f64], gradients: &mut [f64]) {
+        let count = energies.len();
+        let whole = count == LANES && (self.torn.count() == 0 || (first..first + LANES).all(|t| !self.torn.is_torn(t)));
+        if !whole {
+            for (i, energy) in energies.iter_mut().enumerate() {
+                let gradient = &mut gradients[i * LOCAL..(i + 1) * LOCAL];
+                *energy = match self.torn.is_torn(first + i) {
+                    true => {
+                        gradient.fill(0.0);
+                        0.0
+                    }
+                    false => self.element_gradient(first + i, x, gradient),
+                };
+            }
+            return;
+        }
+        let f: [SMatrix<f64, 3, 2>; LANES] = std::array::from_fn(|i| self.deformation_gradient(first + i, x));
+        let mut sigma = [Vector2::zeros(); LANES];
+        let mut v = [Matrix2::zeros(); LANES];
+        stretches_of_lanes(&f, &mut sigma, &mut v);
+        for (i, energy) in energies.iter_mut().enumerate() {
+            let gradient = &mut gradients[i * LOCAL..(i + 1) * LOCAL];
+            *energy = self.gradient_from_stretches(first + i, &f[i], &sigma[i], &v[i], gradient);
+        }
+    }
+
     /// Σ energy, and the gradient and Hessian gathered when asked.
     fn evaluate(
         &self,
@@ -256,24 +417,62 @@ impl<S: StretchEnergy + Send + Sync> Membrane<S> {
         gradient: Option<(&mut [f64], bool)>,
         hessian: Option<(&mut [f64], bool, bool)>,
     ) -> f64 {
-        let project = hessian.as_ref().map(|(_, _, project)| *project);
-        let results: Vec<(f64, [f64; LOCAL], Option<[f64; PACKED]>)> = (0..self.triangles.len())
-            .into_par_iter()
-            .with_min_len(256)
-            .map(|t| match self.torn.is_torn(t) {
-                true => (0.0, [0.0; LOCAL], project.map(|_| [0.0; PACKED])),
-                false => self.element(t, x, project),
-            })
-            .collect();
+        const MIN_TRIANGLES: usize = 256;
+        let count = self.triangles.len();
+        if gradient.is_none() && hessian.is_none() {
+            return (0..count)
+                .into_par_iter()
+                .with_min_len(MIN_TRIANGLES)
+                .map(|t| match self.torn.is_torn(t) {
+                    true => 0.0,
+                    false => self.element_energy(t, x),
+                })
+                .sum();
+        }
+        let mut guard = self.workspace.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let workspace = &mut *guard;
+        workspace.energies.resize(count, 0.0);
+        workspace.gradients.resize(count * LOCAL, 0.0);
+        match hessian.as_ref().map(|(_, _, project)| *project) {
+            None => workspace
+                .energies
+                .par_chunks_mut(LANES)
+                .zip(workspace.gradients.par_chunks_mut(LANES * LOCAL))
+                .enumerate()
+                .with_min_len(MIN_TRIANGLES / LANES)
+                .for_each(|(batch, (energies, gradients))| {
+                    self.gradients_of_batch(batch * LANES, x, energies, gradients)
+                }),
+            Some(project) => {
+                workspace.hessians.resize(count * PACKED, 0.0);
+                workspace
+                    .energies
+                    .par_iter_mut()
+                    .zip(workspace.gradients.par_chunks_mut(LOCAL))
+                    .enumerate()
+                    .with_min_len(MIN_TRIANGLES)
+                    .zip(workspace.hessians.par_chunks_mut(PACKED))
+                    .for_each(|((t, (energy, element_gradient)), element_hessian)| {
+                        if self.torn.is_torn(t) {
+                            *energy = 0.0;
+                            element_gradient.fill(0.0);
+                            element_hessian.fill(0.0);
+                            return;
+                        }
+                        let (value, local_gradient, packed) = self.element(t, x, Some(project));
+                        *energy = value;
+                        element_gradient.copy_from_slice(&local_gradient);
+                        element_hessian.copy_from_slice(&packed.expect("asked for"));
+                    })
+            }
+        }
         if let Some((out, overwrite)) = gradient {
-            let flat: Vec<f64> = results.iter().flat_map(|r| r.1).collect();
-            self.gather().vectors(&flat, out, overwrite);
+            self.gather().vectors(&workspace.gradients, out, overwrite);
         }
         if let Some((values, overwrite, _)) = hessian {
-            let flat: Vec<f64> = results.iter().flat_map(|r| r.2.unwrap_or([0.0; PACKED])).collect();
-            self.gather().matrices(&flat, values, overwrite);
+            self.gather().matrices(&workspace.hessians, values, overwrite);
         }
-        results.iter().map(|r| r.0).sum()
+        workspace.energies.iter().sum()
     }
 
     fn connectivity(&self) -> Vec<usize> {
@@ -401,6 +600,130 @@ impl<S: StretchEnergy + Send + Sync> Tearable for Membrane<S> {
 mod tests {
     use super::*;
     use crate::material::strain_limit::StrainLimitEnergy;
+    use proptest::prelude::*;
+
+    /// A 3×2 F with entries in [−2, 2], scaled by 2^k (k in [−40, 40]),
+    /// sometimes with its second column a multiple of the first (a triangle
+    /// flattened to a segment) or orthogonal to it with the same length (equal
+    /// stretches).
+    fn gradient() -> impl Strategy<Value = SMatrix<f64, 3, 2>> {
+        (prop::array::uniform6(-2.0..2.0f64), -40i32..40, 0..4u8, -1.5..1.5f64).prop_map(
+            |(entries, k, shape, ratio)| {
+                let mut f = SMatrix::<f64, 3, 2>::from_column_slice(&entries) * 2f64.powi(k);
+                let first = f.column(0).into_owned();
+                match shape {
+                    0 => f.set_column(1, &(first * ratio)),
+                    1 => f.set_column(
+                        1,
+                        &(first.cross(&Vector3::new(0.3, -0.7, 0.2)).normalize() * first.norm()),
+                    ),
+                    _ => {}
+                }
+                f
+            },
+        )
+    }
+
+    proptest! {
+        /// Sixteen triangles at once give each one's stretches and V bit for
+        /// bit as alone, whatever their neighbours are.
+        #[test]
+        fn stretches_in_lanes_equal_one_at_a_time(f in prop::array::uniform16(gradient())) {
+            let mut sigma = [Vector2::zeros(); LANES];
+            let mut v = [Matrix2::zeros(); LANES];
+            stretches_of_lanes(&f, &mut sigma, &mut v);
+            for l in 0..LANES {
+                let (alone_sigma, alone_v) = in_plane_stretches(&f[l]);
+                for k in 0..2 {
+                    prop_assert_eq!(sigma[l][k].to_bits(), alone_sigma[k].to_bits());
+                }
+                for k in 0..4 {
+                    prop_assert_eq!(v[l][k].to_bits(), alone_v[k].to_bits());
+                }
+            }
+        }
+
+        /// The closed form is F's SVD: σ₁ ≥ σ₂ ≥ 0 equal to nalgebra's to
+        /// rounding (σ₂ relative to itself, so flattened triangles keep their
+        /// small stretch), V a rotation, and F vᵢ of length σᵢ.
+        #[test]
+        fn closed_form_stretches_are_the_singular_values(f in gradient()) {
+            let (sigma, v) = in_plane_stretches(&f);
+            let reference = f.singular_values();
+            let (largest, smallest) = (reference.max(), reference.min());
+            prop_assert!(sigma.x >= sigma.y && sigma.y >= 0.0);
+            prop_assert!((sigma.x - largest).abs() <= 1e-14 * largest);
+            // nalgebra's smaller singular value is itself only accurate to ε σ₁.
+            prop_assert!((sigma.y - smallest).abs() <= 1e-14 * smallest + 1e-14 * largest);
+            prop_assert!((v.transpose() * v - Matrix2::identity()).amax() < 1e-15);
+            prop_assert!((v.determinant() - 1.0).abs() < 1e-15);
+            prop_assert!(((f * v.column(0)).norm() - sigma.x).abs() <= 1e-14 * sigma.x);
+            prop_assert!(((f * v.column(1)).norm() - sigma.y).abs() <= 1e-14 * sigma.x);
+        }
+    }
+
+    /// The stretches of a nearly flattened triangle keep their relative
+    /// accuracy (the smaller eigenvalue of FᵀF would cancel away), and
+    /// those of tiny and huge F neither underflow nor overflow.
+    #[test]
+    fn stretches_of_flattened_tiny_and_huge_triangles() {
+        let rotation = nalgebra::Rotation3::from_euler_angles(0.3, -1.1, 2.0).into_inner();
+        let plane = SMatrix::<f64, 3, 2>::new(1.0, 0.0, 0.0, 1.0, 0.0, 0.0);
+        for small in [1e-3, 1e-9, 1e-14] {
+            let f = rotation * plane * Matrix2::new(1.3, 0.0, 0.0, small);
+            let (sigma, _) = in_plane_stretches(&f);
+            assert!((sigma.x - 1.3).abs() < 1e-15 * 1.3);
+            assert!(
+                (sigma.y - small).abs() < 1e-12 * small,
+                "σ₂ {} against {small}",
+                sigma.y
+            );
+        }
+        let f = rotation * plane * Matrix2::new(1.3, 0.2, -0.1, 0.7);
+        let (reference, reference_v) = in_plane_stretches(&f);
+        for scale in [1e-300, 1e-150, 1e150, 1e300] {
+            let (sigma, v) = in_plane_stretches(&(f * scale));
+            assert!(((sigma / scale) - reference).amax() < 1e-14, "scale {scale:e}");
+            assert!((v - reference_v).amax() < 1e-15, "scale {scale:e}");
+        }
+        assert_eq!(in_plane_stretches(&SMatrix::<f64, 3, 2>::zeros()).0, Vector2::zeros());
+    }
+
+    /// The gradient alone (P = F V diag(ψᵢ/σᵢ) Vᵀ, or from U for a flattened
+    /// triangle) is the gradient computed beside the Hessian (from U).
+    #[test]
+    fn gradient_alone_matches_the_gradient_beside_the_hessian() {
+        let rest = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.2, 0.9, 0.0];
+        let energy = StrainLimitEnergy {
+            mu: 3.0,
+            min: 0.95,
+            max: 1.05,
+        };
+        let membrane = Membrane::new(vec![[0, 1, 2]], &rest, 0.01, energy, 6.0).unwrap();
+        let cases = [
+            [0.0, 0.0, 0.0, 1.3, 0.1, 0.2, 0.1, 0.6, 0.5],
+            [0.1, -0.2, 0.0, 0.7, 0.3, -0.1, 0.4, 1.4, 0.3],
+            // Flattened: the third vertex on the line through the others.
+            [0.0, 0.0, 0.0, 1.2, 0.3, 0.1, 2.4, 0.6, 0.2],
+            [0.0, 0.0, 0.0, 1.2, 0.3, 0.1, 2.4, 0.6, 0.2 + 1e-9],
+        ];
+        for (case, x) in cases.iter().enumerate() {
+            let (energy, beside, _) = membrane.element(0, x, Some(false));
+            let mut alone = [0.0; LOCAL];
+            let energy_alone = membrane.element_gradient(0, x, &mut alone);
+            assert!((energy - energy_alone).abs() <= 1e-14 * energy.abs(), "case {case}");
+            let size = beside.iter().fold(0.0f64, |m, g| m.max(g.abs()));
+            assert!(size > 0.0, "case {case} has a force");
+            for k in 0..LOCAL {
+                assert!(
+                    (alone[k] - beside[k]).abs() <= 1e-12 * size,
+                    "case {case}, entry {k}: {} against {}",
+                    alone[k],
+                    beside[k]
+                );
+            }
+        }
+    }
 
     /// The thin SVD reproduces F with orthonormal U and V.
     #[test]

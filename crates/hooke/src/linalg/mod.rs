@@ -4,7 +4,7 @@ mod cholesky;
 mod eigen;
 mod eigen_tracking;
 mod exponential;
-mod kernels;
+pub(crate) mod kernels;
 mod krylov_exponential;
 mod ordering;
 mod orthonormal;
