@@ -254,6 +254,32 @@ fn projective_iteration(c: &mut Criterion) {
     group.finish();
 }
 
+/// One local/global frame (10 iterations) of scenes/projective_dynamics_yardstick.toml:
+/// the size and kind of Bouaziz et al. 2014's Fig. 1 (49k DOFs, 43k constraints,
+/// cloth and a solid; 3.1 ms an iteration), 5 frames in, so that the cloth
+/// hangs stretched at its corners.
+fn projective_yardstick(c: &mut Criterion) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes/projective_dynamics_yardstick.toml");
+    let scene = hooke::scene::Scene::from_file(&path).expect("the scene reads");
+    let mut built = scene.build().expect("builds");
+    let h = scene.file.simulation.time_step;
+    let mut state = built.initial_state.clone();
+    for _ in 0..5 {
+        built.integrator.step(&built.model, &mut state, h).expect("step");
+    }
+    let unknowns = built.model.dof_map(0.0).free_count();
+    let mut group = c.benchmark_group("projective_dynamics_yardstick");
+    group.sample_size(20);
+    group.bench_function(format!("ten_iterations_{unknowns}_unknowns"), |b| {
+        b.iter(|| {
+            let mut next = state.clone();
+            built.integrator.step(&built.model, &mut next, h).expect("step");
+            next
+        })
+    });
+    group.finish();
+}
+
 /// The kernels of a projective-dynamics iteration on the 100×10×14 bar,
 /// alone: the polar rotations of its 84,000 tetrahedra on one thread, one at
 /// a time and sixteen at a time, the ARAP energy and gradient of the bent bar
@@ -361,5 +387,12 @@ fn projective_kernels(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, frame, gallery, projective_iteration, projective_kernels);
+criterion_group!(
+    benches,
+    frame,
+    gallery,
+    projective_iteration,
+    projective_yardstick,
+    projective_kernels
+);
 criterion_main!(benches);
