@@ -123,6 +123,118 @@ fn derivatives_match_finite_differences() {
     }
 }
 
+/// Lamé parameters of E = 1 and Poisson ratio ν.
+fn lame_of(nu: f64) -> Lame {
+    Lame {
+        mu: 0.5 / (1.0 + nu),
+        lambda: nu / ((1.0 + nu) * (1.0 - 2.0 * nu)),
+    }
+}
+
+/// Spline A and B are stable at rest for every Poisson ratio: ∂P/∂F at F = I
+/// has the three zero modes of rotation and six positive ones, none softer
+/// than half Neo-Hookean's, and a small dilation or compression stores
+/// energy. (Doubling the whole of Neo-Hookean's c above J = 1 once made B
+/// unstable at rest below ν ≈ 0.45.)
+#[test]
+fn spline_materials_are_stable_at_rest_for_every_poisson_ratio() {
+    let sorted_eigenvalues = |m: &ValanisLandel| {
+        let mut values: Vec<f64> = derivative_matrix(m, &Matrix3::identity(), false)
+            .symmetric_eigen()
+            .eigenvalues
+            .iter()
+            .copied()
+            .collect();
+        values.sort_by(f64::total_cmp);
+        values
+    };
+    for nu in [0.0, 0.1, 0.2, 0.3, 0.4, 0.45, 0.49] {
+        let lame = lame_of(nu);
+        let neo_hookean = sorted_eigenvalues(&material(ValanisLandelEnergy::neo_hookean(&lame)));
+        for (name, compression, tension) in [("A", 2.0, 1.0), ("B", 1.0, 2.0)] {
+            let m = material(ValanisLandelEnergy::neo_hookean_spline(&lame, compression, tension).unwrap());
+            let values = sorted_eigenvalues(&m);
+            assert!(
+                values[..3].iter().all(|v| v.abs() < 1e-6 * lame.mu),
+                "{name} at ν = {nu}: rotations {values:?}"
+            );
+            for k in 3..9 {
+                assert!(
+                    values[k] > 0.5 * neo_hookean[k],
+                    "{name} at ν = {nu}: mode {k} {} against Neo-Hookean {}",
+                    values[k],
+                    neo_hookean[k]
+                );
+            }
+            for scale in [0.99, 1.01] {
+                let psi = m.evaluate(&(Matrix3::identity() * scale), Want::Energy).energy_density;
+                assert!(psi > 0.0, "{name} at ν = {nu}: ψ({scale} I) = {psi}");
+            }
+        }
+    }
+}
+
+/// Uniaxial stress at stretch s with the lateral stretch t left free (the
+/// t minimising ψ(diag(s, t, t)), by golden sections), by central differences
+/// of that energy in s.
+fn uniaxial_stress(m: &ValanisLandel, s: f64) -> f64 {
+    let relaxed = |s: f64| {
+        let psi = |t: f64| {
+            m.evaluate(&Matrix3::from_diagonal(&nalgebra::Vector3::new(s, t, t)), Want::Energy)
+                .energy_density
+        };
+        let (mut low, mut high) = (0.3, 2.0);
+        let ratio = (5f64.sqrt() - 1.0) / 2.0;
+        for _ in 0..200 {
+            let (left, right) = (high - ratio * (high - low), low + ratio * (high - low));
+            if psi(left) < psi(right) {
+                high = right;
+            } else {
+                low = left;
+            }
+        }
+        psi(0.5 * (low + high))
+    };
+    let h = 1e-4;
+    (relaxed(s + h) - relaxed(s - h)) / (2.0 * h)
+}
+
+/// Spline A resists compression more than Neo-Hookean, spline B tension
+/// (the seed's definitions), pulled or pushed along one axis and free across.
+#[test]
+fn spline_a_resists_compression_and_spline_b_tension_more() {
+    for nu in [0.0, 0.3, 0.45] {
+        let lame = lame_of(nu);
+        let neo_hookean = material(ValanisLandelEnergy::neo_hookean(&lame));
+        let a = material(ValanisLandelEnergy::neo_hookean_spline(&lame, 2.0, 1.0).unwrap());
+        let b = material(ValanisLandelEnergy::neo_hookean_spline(&lame, 1.0, 2.0).unwrap());
+        let (compressed, stretched) = (uniaxial_stress(&neo_hookean, 0.7), uniaxial_stress(&neo_hookean, 1.3));
+        assert!(compressed < 0.0 && stretched > 0.0);
+        let a_compressed = uniaxial_stress(&a, 0.7);
+        let b_stretched = uniaxial_stress(&b, 1.3);
+        assert!(
+            a_compressed < 1.4 * compressed,
+            "ν = {nu}: A at 0.7 {a_compressed}, Neo-Hookean {compressed}"
+        );
+        assert!(
+            b_stretched > 1.6 * stretched,
+            "ν = {nu}: B at 1.3 {b_stretched}, Neo-Hookean {stretched}"
+        );
+        // The other side stays within a third of Neo-Hookean (the lateral
+        // stretches of a pulled bar are compressed, so A stiffens a little there).
+        let a_stretched = uniaxial_stress(&a, 1.3);
+        assert!(
+            (a_stretched - stretched).abs() < 0.35 * stretched,
+            "ν = {nu}: A at 1.3 {a_stretched}, Neo-Hookean {stretched}"
+        );
+        let b_compressed = uniaxial_stress(&b, 0.7);
+        assert!(
+            (b_compressed - compressed).abs() < 0.35 * compressed.abs(),
+            "ν = {nu}: B at 0.7 {b_compressed}, Neo-Hookean {compressed}"
+        );
+    }
+}
+
 /// A spline passes through its control points, has zero curvature at its
 /// ends and continues along its end tangents, reproduces a straight line
 /// exactly, and refuses stretches that do not increase.

@@ -307,32 +307,48 @@ impl ValanisLandelEnergy {
         }
     }
 
-    /// Spline A and B: the Neo-Hookean profiles of (μ, λ) sampled as splines,
-    /// with the volume term c scaled by `compression` below J = 1 and by
-    /// `tension` above it (2 and 1 for A, which resists compression more; 1
-    /// and 2 for B, which resists tension more). The control points are the
-    /// Neo-Hookean c at J = 0.2, 0.4, …, 2.0 times those factors; a is
-    /// Neo-Hookean's quadratic.
+    /// Spline A and B: Neo-Hookean stiffened on one side of rest, sampled as
+    /// splines. With g = `compression` below 1 and `tension` above it (2 and 1
+    /// for A, which resists compression more; 1 and 2 for B, which resists
+    /// tension more), the control points at stretches (and J) 0.1, 0.2, …, 3.0
+    /// are those of
+    ///
+    /// a(x) = μ/2 (x² − 1) + (g(x) − 1) μ (x − 1)²,
+    /// c(J) = −μ log J + g(J) λ/2 log² J,
+    ///
+    /// each Neo-Hookean's profile plus a term that is convex, flat at rest and
+    /// zero on the unstiffened side, so the rest stiffness is at least
+    /// Neo-Hookean's for every Poisson ratio. (Scaling the whole of c instead
+    /// would scale −μ log J, negative just above J = 1, and leave the material
+    /// unstable at rest.) Beyond the control points the splines continue along
+    /// their end tangents.
     pub fn neo_hookean_spline(lame: &Lame, compression: f64, tension: f64) -> Result<Self> {
-        let nh = Self::neo_hookean(lame);
-        let points: Vec<[f64; 2]> = (1..=10)
-            .map(|k| {
-                let j = 0.2 * k as f64;
-                let factor = if j < 1.0 { compression } else { tension };
-                [j, factor * nh.c.evaluate(j)[0]]
+        let (mu, lambda) = (lame.mu, lame.lambda);
+        let side = |x: f64| if x < 1.0 { compression } else { tension };
+        let stretches: Vec<f64> = (1..=30).map(|k| 0.1 * k as f64).collect();
+        let a: Vec<[f64; 2]> = stretches
+            .iter()
+            .map(|&x| [x, 0.5 * mu * (x * x - 1.0) + (side(x) - 1.0) * mu * (x - 1.0).powi(2)])
+            .collect();
+        let c: Vec<[f64; 2]> = stretches
+            .iter()
+            .map(|&j| {
+                let log = j.ln();
+                [j, -mu * log + side(j) * 0.5 * lambda * log * log]
             })
             .collect();
         let mut energy = ValanisLandelEnergy {
-            a: nh.a,
+            a: Profile::Spline(Spline::new(&a, "spline")?),
             b: Profile::Zero,
-            c: Profile::Spline(Spline::new(&points, "spline")?),
+            c: Profile::Spline(Spline::new(&c, "spline")?),
         };
-        // The spline's slope at J = 1 is not exactly Neo-Hookean's −μ; the
-        // linear part of a absorbs the difference, so the rest stays stress-free.
+        // The splines' slopes at 1 are not exactly Neo-Hookean's ±μ. A natural
+        // spline reproduces a linear function exactly, so taking r·x from a's
+        // control points takes r from its slope everywhere: the rest stays
+        // stress-free.
         let residual = energy.rest_stress();
-        if let Profile::Polynomial(c) = &mut energy.a {
-            c[1] -= residual;
-        }
+        let a: Vec<[f64; 2]> = a.iter().map(|&[x, value]| [x, value - residual * x]).collect();
+        energy.a = Profile::Spline(Spline::new(&a, "spline")?);
         Ok(energy)
     }
 }
