@@ -292,6 +292,43 @@ fn local_global_refuses_energies_that_are_not_projective() {
     assert!(error.contains("mass-proportional"), "{error}");
 }
 
+/// An integrator whose step minimises nothing (explicit, semi-implicit,
+/// exponential) refuses a minimiser other than Newton instead of ignoring it,
+/// naming the key and the integrators that take one; Newton, the default,
+/// stays accepted.
+#[test]
+fn integrators_that_minimise_nothing_refuse_a_minimiser() {
+    for integrator in [
+        "symplectic_euler",
+        "semi_implicit_backward_euler",
+        "exponential_rosenbrock_euler",
+    ] {
+        for kind in ["lbfgs", "local_global"] {
+            let text = scene_text(ARAP_BAR, &format!("kind = \"{kind}\""))
+                .replace("\"backward_euler\"", &format!("\"{integrator}\""));
+            let error = hooke::scene::Scene::from_text(&text, "s.toml", ".".into())
+                .unwrap()
+                .build()
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("solver.kind") && error.contains(integrator) && error.contains("backward_euler"),
+                "{integrator} with {kind}: {error}"
+            );
+        }
+        let text =
+            scene_text(ARAP_BAR, "kind = \"newton\"").replace("\"backward_euler\"", &format!("\"{integrator}\""));
+        assert!(
+            hooke::scene::Scene::from_text(&text, "s.toml", ".".into())
+                .unwrap()
+                .build()
+                .is_ok(),
+            "{integrator} with newton"
+        );
+    }
+}
+
 /// `compare --solvers`: every solver takes the same frames from the same
 /// states; the relative error starts below 1 and ends far lower, Newton's at
 /// rounding level; solvers.csv and both plots are written; bad names and

@@ -240,6 +240,23 @@ impl Scene {
             model.add_obstacle(obstacle.clone());
         }
         let mut integrator = file.integrator.build(&file.solver)?;
+        let entry = file.integrator.entry()?;
+        if !entry.uses_solver && file.solver.kind != crate::solve::MinimizerKind::Newton {
+            // Its step solves no minimisation, so the chosen minimiser would be ignored.
+            return Err(HookeError::scene(
+                "solver.kind",
+                format!(
+                    "{} minimises nothing at a step, so it takes no minimiser; remove the key or choose an integrator that minimises ({})",
+                    entry.name,
+                    crate::integrate::registry::INTEGRATORS
+                        .iter()
+                        .filter(|e| e.uses_solver)
+                        .map(|e| e.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
         if let Some(section) = &file.eigenfit {
             self.add_eigenfit(&mut model, section, integrator.name(), &mut notes)?;
         }
