@@ -560,6 +560,30 @@ kind = "lbfgs"
         .unwrap_err()
         .to_string();
     assert!(error.contains("attachments[0].target"), "{error}");
+    // Without a target each vertex is held at its rest position: the top face
+    // hangs about the same 1 mm below z = 0.1.
+    let built = hooke::scene::Scene::from_text(&text("X").replace("target = X\n", ""), "a.toml", ".".into())
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut state = built.initial_state.clone();
+    let mut integrator = built.integrator;
+    for _ in 0..150 {
+        integrator.step(&built.model, &mut state, 0.02).unwrap();
+    }
+    for &v in &top {
+        let rest = built.model.mesh().vertices()[v];
+        let moved = [state.positions[3 * v] - rest.x, state.positions[3 * v + 1] - rest.y];
+        assert!(
+            moved[0].abs() < 1e-3 && moved[1].abs() < 1e-3,
+            "vertex {v} moved {moved:?} across"
+        );
+    }
+    let mean_z = top.iter().map(|&v| state.positions[3 * v + 2]).sum::<f64>() / top.len() as f64;
+    assert!(
+        (mean_z - (0.1 - sag)).abs() < 2e-3,
+        "top face at z = {mean_z} without a target"
+    );
 }
 
 /// L-BFGS serves every integrator that minimises a step's potential, not only
