@@ -3,8 +3,12 @@
 //! each from the same state, and the relative error
 //! (Φ(xᵏ) − Φ(x*)) / (Φ(x⁰) − Φ(x*)) of the step's incremental potential is
 //! recorded after every iteration with the seconds spent, against x* from
-//! Newton iterated to convergence. x⁰ is the step's starting guess (the
-//! source's x⁽¹⁾ = y). The frames follow the converged trajectory.
+//! Newton iterated to convergence. x⁰ is the step's starting guess, where
+//! every minimiser starts: xₙ + h vₙ with the pins at their prescribed places.
+//! (The source starts from y = xₙ + h vₙ + h² M⁻¹ f_ext and normalises by
+//! g(y); under gravity that guess starts lower, so the source's denominators
+//! differ from these by the external force's work.) The frames follow the
+//! converged trajectory.
 
 use crate::error::{HookeError, Result};
 use crate::integrate::{BackwardEuler, Integrator, StaticEquilibrium};
