@@ -81,8 +81,9 @@ enum Command {
         #[arg(short, long, value_delimiter = ',', default_value = "be,im,bdf2")]
         integrators: Vec<String>,
         /// Compare minimisers instead, on the scene's backward-Euler or static steps: comma-separated
-        /// newton, lbfgs, local_global, each optionally with :history=N or :iterations=N
-        /// (writes solvers.csv, solvers_iterations.png and solvers_seconds.png).
+        /// newton, lbfgs, local_global, each optionally with :history=N, :iterations=N, :cg=N (N
+        /// preconditioned CG iterations per linear solve) or :initial=frame_hessian (L-BFGS on the
+        /// frame's Hessian) (writes solvers.csv, solvers_iterations.png and solvers_seconds.png).
         #[arg(long, value_delimiter = ',', conflicts_with = "integrators")]
         solvers: Option<Vec<String>>,
         /// Compare resolutions instead (the scene needs an [eigenfit] table): runs fine, coarse,
@@ -778,8 +779,14 @@ fn compare_solvers(
     let stop = StopRequest::install();
     let samples =
         hooke::solver_comparison::compare_solvers(&scene, &variants, frames, &directory, Some(&stop.requested))?;
+    let width = variants
+        .iter()
+        .map(|v| v.label.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(28);
     say!(
-        "{:<28} {:>12} {:>16} {:>14}",
+        "{:<width$} {:>12} {:>16} {:>14}",
         "solver",
         "iterations",
         "relative error",
@@ -788,7 +795,7 @@ fn compare_solvers(
     for variant in &variants {
         if let Some((iterations, error, seconds)) = hooke::solver_comparison::frame_summary(&variant.label, &samples) {
             say!(
-                "{:<28} {:>12.1} {:>16.3e} {:>14.2}",
+                "{:<width$} {:>12.1} {:>16.3e} {:>14.2}",
                 variant.label,
                 iterations,
                 error,

@@ -14,7 +14,7 @@ use crate::error::{HookeError, Result};
 use crate::integrate::{BackwardEuler, Integrator, StaticEquilibrium};
 use crate::output::plot_convergence;
 use crate::scene::Scene;
-use crate::solve::{Minimizer, MinimizerKind, MinimizerReport, Objective, SolverSettings, TracePoint};
+use crate::solve::{InitialHessian, Minimizer, MinimizerKind, MinimizerReport, Objective, SolverSettings, TracePoint};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -28,7 +28,10 @@ pub struct SolverVariant {
 /// Solvers by name, each optionally with settings after colons:
 /// `newton`, `lbfgs`, `local_global`, `lbfgs:history=10`,
 /// `lbfgs:history=0:iterations=50`. `iterations` caps that solver's
-/// iterations per frame (default `default_iterations`; Newton at most 20).
+/// iterations per frame (default `default_iterations`; Newton at most 20);
+/// `cg=N` solves each linear system by N preconditioned CG iterations;
+/// `initial=frame_hessian` gives L-BFGS the frame's Hessian as A₀ (seed 004
+/// Figs. 7.7–7.8).
 pub fn parse_solver_variants(names: &[String], default_iterations: usize) -> Result<Vec<SolverVariant>> {
     if names.is_empty() {
         return Err(HookeError::scene("--solvers", "name at least one solver to compare"));
@@ -58,16 +61,32 @@ pub fn parse_solver_variants(names: &[String], default_iterations: usize) -> Res
             };
             for option in parts {
                 let (key, value) = option.split_once('=').unwrap_or((option, ""));
+                if key == "initial" {
+                    settings.initial_hessian = match value {
+                        "laplacian" => InitialHessian::Laplacian,
+                        "frame_hessian" => InitialHessian::FrameHessian,
+                        _ => {
+                            return Err(HookeError::scene(
+                                "--solvers",
+                                format!("{name}: {option:?}: initial= laplacian or frame_hessian"),
+                            ))
+                        }
+                    };
+                    continue;
+                }
                 let number = value.parse::<usize>().map_err(|_| {
                     HookeError::scene("--solvers", format!("{name}: {option:?} must read key=whole number"))
                 })?;
                 match key {
                     "history" => settings.history = number,
                     "iterations" if number > 0 => settings.iterations = Some(number),
+                    "cg" => settings.cg_iterations = Some(number),
                     _ => {
                         return Err(HookeError::scene(
                             "--solvers",
-                            format!("{name}: unknown setting {option:?} (history=N or iterations=N ≥ 1)"),
+                            format!(
+                                "{name}: unknown setting {option:?} (history=N, iterations=N ≥ 1, cg=N, initial=laplacian|frame_hessian)"
+                            ),
                         ))
                     }
                 }

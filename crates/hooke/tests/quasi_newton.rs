@@ -7,7 +7,7 @@ use hooke::integrate::{BackwardEuler, Integrator, StaticEquilibrium};
 use hooke::material::laplacian_weight::{laplacian_weight, DEFAULT_STRETCHES};
 use hooke::material::MaterialModel;
 use hooke::model::Model;
-use hooke::solve::{MinimizerKind, SolverSettings};
+use hooke::solve::{InitialHessian, MinimizerKind, SolverSettings};
 use nalgebra::{Matrix3, Vector3};
 
 fn clamped_bar(material: MaterialModel) -> Model {
@@ -608,6 +608,143 @@ fn lbfgs_serves_every_minimising_integrator() {
         let moved = largest_difference(&a.positions, &rest);
         let apart = largest_difference(&a.positions, &b.positions);
         assert!(apart < 1e-6 * moved, "{name}: {apart} apart of {moved}");
+    }
+}
+
+/// Inexact solves (seed 004 Figs. 7.7–7.8): Newton with Jacobi-preconditioned
+/// CG, L-BFGS with A₀ solved by CG with its incomplete Cholesky factor, and
+/// L-BFGS on the frame's Hessian (factorised, or by CG preconditioned with
+/// the rest pose's IC(0)) all reach the step Newton reaches with a direct
+/// solve; the frame's Hessian takes L-BFGS there in fewer iterations than the
+/// Laplacian; a few CG iterations leave Newton's first iteration less accurate
+/// than the exact solve does.
+#[test]
+fn inexact_solves_reach_newtons_step() {
+    let model = clamped_bar(MaterialModel::StableNeoHookean);
+    let mut start = model.initial_state();
+    BackwardEuler::new(SolverSettings::default())
+        .step(&model, &mut start, 0.02)
+        .unwrap();
+    let step = |settings: SolverSettings| {
+        let mut state = start.clone();
+        let report = BackwardEuler::new(settings).step(&model, &mut state, 0.02).unwrap();
+        (state, report)
+    };
+    let tight = |kind, cg_iterations, initial_hessian| SolverSettings {
+        kind,
+        tolerance: 1e-10,
+        max_iterations: Some(5000),
+        cg_iterations,
+        initial_hessian,
+        ..SolverSettings::default()
+    };
+    let (reference, _) = step(tight(MinimizerKind::Newton, None, InitialHessian::Laplacian));
+    let moved = largest_difference(&reference.positions, &start.positions);
+    let mut lbfgs_iterations = Vec::new();
+    for (what, kind, cg, initial) in [
+        (
+            "newton, cg = 400",
+            MinimizerKind::Newton,
+            Some(400),
+            InitialHessian::Laplacian,
+        ),
+        ("lbfgs", MinimizerKind::Lbfgs, None, InitialHessian::Laplacian),
+        (
+            "lbfgs, cg = 15",
+            MinimizerKind::Lbfgs,
+            Some(15),
+            InitialHessian::Laplacian,
+        ),
+        (
+            "lbfgs, frame Hessian",
+            MinimizerKind::Lbfgs,
+            None,
+            InitialHessian::FrameHessian,
+        ),
+        (
+            "lbfgs, frame Hessian, cg = 15",
+            MinimizerKind::Lbfgs,
+            Some(15),
+            InitialHessian::FrameHessian,
+        ),
+    ] {
+        let (state, report) = step(tight(kind, cg, initial));
+        let apart = largest_difference(&state.positions, &reference.positions);
+        assert!(
+            apart < 1e-6 * moved,
+            "{what}: {apart} from Newton's step (moved {moved})"
+        );
+        assert_eq!(
+            report.factorizations,
+            usize::from(cg.is_none())
+                * if kind == MinimizerKind::Newton {
+                    report.iterations
+                } else {
+                    1
+                },
+            "{what}"
+        );
+        if kind == MinimizerKind::Lbfgs && cg.is_none() {
+            lbfgs_iterations.push(report.iterations);
+        }
+    }
+    assert!(
+        lbfgs_iterations[1] < lbfgs_iterations[0],
+        "frame Hessian {} iterations, Laplacian {}",
+        lbfgs_iterations[1],
+        lbfgs_iterations[0]
+    );
+    // One Newton iteration: with 3 CG iterations it falls short of the exact solve's.
+    let one = |cg| {
+        let settings = SolverSettings {
+            iterations: Some(1),
+            ..tight(MinimizerKind::Newton, cg, InitialHessian::Laplacian)
+        };
+        largest_difference(&step(settings).0.positions, &reference.positions)
+    };
+    let (exact, inexact) = (one(None), one(Some(3)));
+    assert!(inexact > exact, "3 CG iterations {inexact}, direct {exact}");
+}
+
+/// The inexact solves' scene keys: `cg_iterations` for newton and lbfgs
+/// (local/global's decrease needs exact solves), `initial_hessian` for
+/// lbfgs; anything else is refused with the key.
+#[test]
+fn inexact_solve_keys_are_checked() {
+    let body = ARAP_BAR.replace("\"arap\"", "\"neo_hookean\"");
+    let build = |solver: &str| {
+        hooke::scene::Scene::from_text(&scene_text(&body, solver), "i.toml", ".".into())
+            .and_then(|s| s.build())
+            .map(|_| ())
+    };
+    build("kind = \"newton\"\ncg_iterations = 5").unwrap();
+    build("kind = \"lbfgs\"\ncg_iterations = 5\ninitial_hessian = \"frame_hessian\"").unwrap();
+    for (solver, key) in [
+        ("kind = \"newton\"\ncg_iterations = 0", "cg_iterations"),
+        ("kind = \"local_global\"\ncg_iterations = 5", "cg_iterations"),
+        (
+            "kind = \"newton\"\ninitial_hessian = \"frame_hessian\"",
+            "initial_hessian",
+        ),
+        ("kind = \"lbfgs\"\ninitial_hessian = \"rest\"", "frame_hessian"),
+    ] {
+        let error = build(solver).unwrap_err().to_string();
+        assert!(error.contains(key), "{solver}: {error}");
+    }
+    // The same settings as `compare --solvers` variants.
+    use hooke::solver_comparison::parse_solver_variants;
+    let variants =
+        parse_solver_variants(&["lbfgs:initial=frame_hessian:cg=5".into(), "newton:cg=15".into()], 50).unwrap();
+    assert_eq!(variants[0].settings.initial_hessian, InitialHessian::FrameHessian);
+    assert_eq!(variants[0].settings.cg_iterations, Some(5));
+    assert_eq!(variants[1].settings.cg_iterations, Some(15));
+    for bad in [
+        "lbfgs:initial=rest",
+        "local_global:cg=5",
+        "newton:initial=frame_hessian",
+        "newton:cg=0",
+    ] {
+        assert!(parse_solver_variants(&[bad.into()], 50).is_err(), "{bad} accepted");
     }
 }
 

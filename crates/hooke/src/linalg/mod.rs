@@ -1,6 +1,7 @@
 //! Sparse symmetric matrices and their factorisation, and small dense decompositions.
 
 mod cholesky;
+mod conjugate_gradient;
 mod eigen;
 mod eigen_tracking;
 mod exponential;
@@ -15,6 +16,7 @@ mod supernodal_solve;
 mod system;
 
 pub use cholesky::{FactorizationOutcome, SparseCholesky};
+pub use conjugate_gradient::{conjugate_gradient, IncompleteCholesky, Jacobi, Preconditioner};
 pub use eigen::{
     smallest_eigenpairs, smallest_eigenpairs_reusing, smallest_eigenpairs_with_low_rank, EigenPairs, EigenSettings,
 };

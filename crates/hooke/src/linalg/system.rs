@@ -154,6 +154,27 @@ impl SystemMatrix {
         }
     }
 
+    /// The diagonal, low-rank part included.
+    pub fn diagonal(&self) -> Vec<f64> {
+        match self {
+            SystemMatrix::Dense(a) => a.diagonal().iter().copied().collect(),
+            SystemMatrix::Sparse {
+                pattern,
+                values,
+                low_rank,
+            } => {
+                let mut diagonal: Vec<f64> = pattern.diagonal_positions().iter().map(|&k| values[k]).collect();
+                if let Some(l) = low_rank {
+                    let weighted = &l.vectors * &l.core;
+                    for (i, d) in diagonal.iter_mut().enumerate() {
+                        *d += weighted.row(i).dot(&l.vectors.row(i));
+                    }
+                }
+                diagonal
+            }
+        }
+    }
+
     /// The matrix as a dense one (for tests and small problems).
     pub fn to_dense(&self) -> DMatrix<f64> {
         match self {

@@ -115,9 +115,9 @@ fn is_plottable(value: f64) -> bool {
     value.abs() <= PLOTTABLE_LIMIT
 }
 
-/// Distinct, readable colours for comparison plots; repeats after eight series.
+/// Distinct, readable colours for comparison plots; repeats after ten series.
 fn series_color(index: usize) -> RGBColor {
-    const COLORS: [RGBColor; 8] = [
+    const COLORS: [RGBColor; 10] = [
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),
         RGBColor(44, 160, 44),
@@ -126,6 +126,8 @@ fn series_color(index: usize) -> RGBColor {
         RGBColor(140, 86, 75),
         RGBColor(227, 119, 194),
         RGBColor(127, 127, 127),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
     ];
     COLORS[index % COLORS.len()]
 }

@@ -443,6 +443,13 @@ impl Objective for IncrementalPotential<'_> {
         Ok(QuasiNewtonMatrix { matrix, coordinates: 1 })
     }
 
+    fn rest_point(&self) -> Option<Vec<f64>> {
+        match &self.coordinates {
+            Coordinates::Free { dofs, .. } => Some(dofs.gather(&self.model.rest_positions())),
+            Coordinates::Reduced(_) => None,
+        }
+    }
+
     fn increment_size(&self, change: &[f64]) -> f64 {
         match &self.coordinates {
             Coordinates::Free { .. } => change.iter().fold(0.0, |m: f64, d| m.max(d.abs())),

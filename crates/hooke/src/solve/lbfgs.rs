@@ -15,9 +15,9 @@
 use super::line_search::backtrack_with_gradient;
 use super::minimizer::Tracer;
 use super::newton::{stalled_over, ROUND_OFF_LEVEL};
-use super::{Minimizer, MinimizerReport, Objective, QuasiNewtonMatrix, SolverSettings, Stagnation};
+use super::{InitialHessian, Minimizer, MinimizerReport, Objective, QuasiNewtonMatrix, SolverSettings, Stagnation};
 use crate::error::{HookeError, Result};
-use crate::linalg::{IndefiniteSystem, SystemSolver};
+use crate::linalg::{conjugate_gradient, IncompleteCholesky, IndefiniteSystem, SystemMatrix, SystemSolver};
 use std::collections::VecDeque;
 use std::time::Instant;
 
@@ -46,6 +46,17 @@ struct Pair {
     rho: f64,
 }
 
+/// IC(0) of a sparse system's matrix (its low-rank part left out: the
+/// factor only preconditions).
+fn incomplete_cholesky(matrix: &SystemMatrix) -> Result<IncompleteCholesky> {
+    match matrix {
+        SystemMatrix::Sparse { pattern, values, .. } => IncompleteCholesky::new(pattern, values),
+        SystemMatrix::Dense(_) => Err(HookeError::Solver {
+            reason: "cg_iterations with lbfgs needs a sparse system (not reduced coordinates)".to_string(),
+        }),
+    }
+}
+
 pub struct Lbfgs {
     name: &'static str,
     settings: SolverSettings,
@@ -59,6 +70,12 @@ pub struct Lbfgs {
     /// The keys of matrices whose rounded factor lost local/global's
     /// decrease: their factors are used as computed.
     needs_exact: VecDeque<u64>,
+    /// With `cg_iterations`: A₀ itself, solved by preconditioned CG.
+    iterative: Option<SystemMatrix>,
+    /// The incomplete Cholesky factor preconditioning those solves (of A₀,
+    /// or of the rest pose's Hessian for the frame Hessian), with the key of
+    /// the matrix it was built for.
+    preconditioner: Option<(Option<u64>, IncompleteCholesky)>,
 }
 
 impl Lbfgs {
@@ -71,6 +88,8 @@ impl Lbfgs {
             coordinates: 1,
             rounded: false,
             needs_exact: VecDeque::new(),
+            iterative: None,
+            preconditioner: None,
         }
     }
 
@@ -89,8 +108,64 @@ impl Lbfgs {
         }
     }
 
+    /// Makes A₀ ready to solve with: the Laplacian's factor (or incomplete
+    /// factor) unless the one prepared already is the same, or the Hessian
+    /// at `x`, where the frame starts.
+    fn prepare(&mut self, objective: &dyn Objective, x: &[f64], report: &mut MinimizerReport) -> Result<()> {
+        match self.settings.initial_hessian {
+            InitialHessian::Laplacian => self.prepare_laplacian(objective, report),
+            InitialHessian::FrameHessian => self.prepare_frame_hessian(objective, x, report),
+        }
+    }
+
+    /// A₀ = the objective's Hessian at the frame's start (seed 004 Fig. 7.8
+    /// b–d): factorised, or with `cg_iterations` solved by CG preconditioned
+    /// with the incomplete Cholesky factor of the rest pose's Hessian, which
+    /// is kept while the objective's constant matrix is the same.
+    fn prepare_frame_hessian(
+        &mut self,
+        objective: &dyn Objective,
+        x: &[f64],
+        report: &mut MinimizerReport,
+    ) -> Result<()> {
+        let started = Instant::now();
+        let mut hessian = objective.hessian_matrix();
+        let mut gradient = vec![0.0; objective.size()];
+        objective.hessian(x, &mut gradient, &mut hessian)?;
+        report.assembly_seconds += started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        self.factorized = None;
+        self.coordinates = 1;
+        self.rounded = false;
+        match self.settings.cg_iterations {
+            None => {
+                self.iterative = None;
+                if let crate::linalg::FactorizationOutcome::Shifted { .. } =
+                    self.solver.factorize(&hessian, IndefiniteSystem::Shift)?
+                {
+                    report.shifted_factorizations += 1;
+                }
+                report.factorizations += 1;
+            }
+            Some(_) => {
+                let key = objective.quasi_newton_key();
+                if key.is_none() || self.preconditioner.as_ref().map(|p| p.0) != Some(key) {
+                    let rest = objective.rest_point().ok_or_else(|| HookeError::Solver {
+                        reason: "initial_hessian = \"frame_hessian\" with cg_iterations preconditions by the rest pose's Hessian, which this problem has not".to_string(),
+                    })?;
+                    let mut at_rest = objective.hessian_matrix();
+                    objective.hessian(&rest, &mut gradient, &mut at_rest)?;
+                    self.preconditioner = Some((key, incomplete_cholesky(&at_rest)?));
+                }
+                self.iterative = Some(hessian);
+            }
+        }
+        report.solve_seconds += started.elapsed().as_secs_f64();
+        Ok(())
+    }
+
     /// Factorises A₀ unless the one factorised already is the same.
-    fn prepare(&mut self, objective: &dyn Objective, report: &mut MinimizerReport) -> Result<()> {
+    fn prepare_laplacian(&mut self, objective: &dyn Objective, report: &mut MinimizerReport) -> Result<()> {
         let key = objective.quasi_newton_key().ok_or_else(|| HookeError::Solver {
             reason: "the L-BFGS solver needs a constant approximation of the Hessian, which this problem has not"
                 .to_string(),
@@ -104,6 +179,15 @@ impl Lbfgs {
         let started = Instant::now();
         self.factorized = None;
         self.coordinates = coordinates;
+        if self.settings.cg_iterations.is_some() {
+            // Seed 004 Fig. 7.8 e–f: A₀ solved by CG with its own IC(0).
+            self.preconditioner = Some((Some(key), incomplete_cholesky(&matrix)?));
+            self.iterative = Some(matrix);
+            self.rounded = false;
+            report.solve_seconds += started.elapsed().as_secs_f64();
+            self.factorized = Some(key);
+            return Ok(());
+        }
         // A₀ is SPD when the inertia or pins hold every rigid motion; a static
         // solve of a body held only through loads is shifted to definite.
         if let crate::linalg::FactorizationOutcome::Shifted { .. } =
@@ -130,6 +214,19 @@ impl Lbfgs {
     /// q ← A₀⁻¹ q; a per-coordinate factor solves a vertex's coordinates as
     /// one row of right-hand sides, which is how q holds them.
     fn solve(&self, q: &mut [f64]) -> Result<()> {
+        if let (Some(matrix), Some((_, preconditioner)), Some(iterations)) =
+            (&self.iterative, &self.preconditioner, self.settings.cg_iterations)
+        {
+            let d = self.coordinates;
+            for c in 0..d {
+                let column: Vec<f64> = q.iter().skip(c).step_by(d).copied().collect();
+                let solved = conjugate_gradient(&|v, out| matrix.multiply(v, out), preconditioner, &column, iterations);
+                for (i, value) in solved.into_iter().enumerate() {
+                    q[i * d + c] = value;
+                }
+            }
+            return Ok(());
+        }
         match self.coordinates {
             1 => self.solver.solve_in_place(q),
             d => self.solver.solve_rows_in_place(q, d),
@@ -164,7 +261,7 @@ impl Minimizer for Lbfgs {
         let settings = self.settings;
         let mut report = MinimizerReport::default();
         let mut tracer = Tracer::new(settings.trace);
-        self.prepare(objective, &mut report)?;
+        self.prepare(objective, x, &mut report)?;
         let threshold = settings.tolerance * objective.length_scale();
         let n = objective.size();
         // The history starts empty at every step: the first iteration is a plain A₀ step.

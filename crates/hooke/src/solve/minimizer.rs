@@ -141,6 +141,27 @@ pub struct SolverSettings {
     /// What a step whose iteration stalls at rounding level, above the
     /// tolerance, does: accept the result and report it, or fail.
     pub stagnation: Stagnation,
+    /// Solve each linear system by this many preconditioned conjugate-gradient
+    /// iterations instead of a factorisation (seed 004 Figs. 7.7–7.8):
+    /// Newton's Hessian with a Jacobi preconditioner, L-BFGS's initial Hessian
+    /// with an incomplete Cholesky one (of that matrix, or of the rest pose's
+    /// Hessian when it is the frame's). None: a direct solve.
+    pub cg_iterations: Option<usize>,
+    /// L-BFGS: the initial Hessian A₀ its two-loop recursion starts from.
+    pub initial_hessian: InitialHessian,
+}
+
+/// The matrix L-BFGS's two-loop recursion applies the inverse of.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InitialHessian {
+    /// M/h² plus the weighted Laplacian, constant while the time step and
+    /// the free DOFs are (seed 004's method).
+    #[default]
+    Laplacian,
+    /// The (projected) Hessian at the start of each frame, recomputed every
+    /// frame (seed 004 Fig. 7.8's comparison).
+    FrameHessian,
 }
 
 /// What to do when the minimiser stalls at rounding level above the tolerance.
@@ -168,6 +189,8 @@ impl Default for SolverSettings {
             line_search: true,
             max_step_halvings: 4,
             stagnation: Stagnation::Report,
+            cg_iterations: None,
+            initial_hessian: InitialHessian::Laplacian,
         }
     }
 }
@@ -210,6 +233,18 @@ impl SolverSettings {
                     format!("needs 0 < low < 1 < high, got [{low}, {high}]"),
                 ));
             }
+        }
+        if self.cg_iterations == Some(0) {
+            return Err(HookeError::scene(format!("{key}.cg_iterations"), "must be at least 1"));
+        }
+        if self.cg_iterations.is_some() && !matches!(self.kind, MinimizerKind::Newton | MinimizerKind::Lbfgs) {
+            return Err(HookeError::scene(
+                format!("{key}.cg_iterations"),
+                "serves newton and lbfgs only (local/global's decrease rests on exact solves)",
+            ));
+        }
+        if self.initial_hessian != InitialHessian::Laplacian && self.kind != MinimizerKind::Lbfgs {
+            return Err(HookeError::scene(format!("{key}.initial_hessian"), "serves lbfgs only"));
         }
         if self.history > 1000 {
             return Err(HookeError::scene(

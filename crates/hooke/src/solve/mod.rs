@@ -16,6 +16,8 @@ pub use free_system::FreeSystem;
 pub use incremental_potential::{Coordinates, DampingPart, IncrementalPotential, Inertia, ViscoelasticTerm};
 pub use lbfgs::Lbfgs;
 pub use line_search::{backtrack, backtrack_with, backtrack_with_gradient};
-pub use minimizer::{Minimizer, MinimizerKind, MinimizerReport, SolverSettings, Stagnation, TracePoint, SOLVER_KEYS};
+pub use minimizer::{
+    InitialHessian, Minimizer, MinimizerKind, MinimizerReport, SolverSettings, Stagnation, TracePoint, SOLVER_KEYS,
+};
 pub use newton::Newton;
 pub use objective::{Objective, QuasiNewtonMatrix};

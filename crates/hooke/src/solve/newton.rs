@@ -4,7 +4,7 @@ use super::line_search::backtrack;
 use super::minimizer::Tracer;
 use super::{Minimizer, MinimizerReport, Objective, SolverSettings, Stagnation};
 use crate::error::{HookeError, Result};
-use crate::linalg::{FactorizationOutcome, IndefiniteSystem, SystemSolver};
+use crate::linalg::{conjugate_gradient, FactorizationOutcome, IndefiniteSystem, Jacobi, SystemSolver};
 use std::time::Instant;
 
 /// Newton's method; keeps its factorisation's symbolic analysis between calls
@@ -79,16 +79,27 @@ impl Minimizer for Newton {
             }
 
             let started = Instant::now();
-            let shifted = matches!(
-                self.solver.factorize(&hessian, IndefiniteSystem::Shift)?,
-                FactorizationOutcome::Shifted { .. }
-            );
-            report.factorizations += 1;
-            if shifted {
-                report.shifted_factorizations += 1;
-            }
             let mut direction: Vec<f64> = gradient.iter().map(|g| -g).collect();
-            self.solver.solve_in_place(&mut direction)?;
+            let shifted = match settings.cg_iterations {
+                Some(iterations) => {
+                    // Inexact Newton (seed 004 Fig. 7.7): Jacobi-preconditioned CG.
+                    let jacobi = Jacobi::new(&hessian.diagonal());
+                    direction = conjugate_gradient(&|v, out| hessian.multiply(v, out), &jacobi, &direction, iterations);
+                    false
+                }
+                None => {
+                    let shifted = matches!(
+                        self.solver.factorize(&hessian, IndefiniteSystem::Shift)?,
+                        FactorizationOutcome::Shifted { .. }
+                    );
+                    report.factorizations += 1;
+                    if shifted {
+                        report.shifted_factorizations += 1;
+                    }
+                    self.solver.solve_in_place(&mut direction)?;
+                    shifted
+                }
+            };
             report.solve_seconds += started.elapsed().as_secs_f64();
             report.increment = objective.increment_size(&direction);
             report.relative_increment = report.increment / objective.length_scale();

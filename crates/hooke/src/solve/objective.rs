@@ -61,6 +61,13 @@ pub trait Objective {
         })
     }
 
+    /// The unknowns of the rest pose, where the objective has one (an
+    /// implicit step over free DOFs): the point of the rest-pose Hessian,
+    /// which preconditions some inexact solves.
+    fn rest_point(&self) -> Option<Vec<f64>> {
+        None
+    }
+
     /// The size of a change of the unknowns in length units (∞-norm of the
     /// positions it moves), for convergence tests.
     fn increment_size(&self, change: &[f64]) -> f64 {
