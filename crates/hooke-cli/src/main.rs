@@ -134,6 +134,15 @@ enum Command {
         /// With --subspace: that axis, x, y or z (default: the body's longest at rest).
         #[arg(long, value_parser = ["x", "y", "z"])]
         axis: Option<String>,
+        /// With --solvers: compare on variants of the scene with every spring stiffness of its
+        /// networks scaled by each factor (seed 004 Fig. 5.3, left), comma-separated; writes each
+        /// variant's comparison into a subfolder, and sweep.csv and sweep.png.
+        #[arg(long, value_delimiter = ',', requires = "solvers")]
+        stiffness_scales: Option<Vec<f64>>,
+        /// With --solvers: the same with every cloth's cells multiplied by each factor and its
+        /// springs' stiffness with them, the same cloth finer (seed 004 Fig. 5.3, right).
+        #[arg(long, value_delimiter = ',', requires = "solvers")]
+        cloth_refinements: Option<Vec<f64>>,
         /// With --solvers: how many frames (steps) to compare on.
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         frames: u32,
@@ -770,6 +779,7 @@ fn compare_solvers(
     frames: usize,
     iterations: usize,
     output: Option<&Path>,
+    (stiffness_scales, refinements): (Option<&[f64]>, Option<&[f64]>),
 ) -> Result<(), HookeError> {
     let scene = scene_from_file(scene)?;
     let variants = hooke::solver_comparison::parse_solver_variants(names, iterations)?;
@@ -777,6 +787,57 @@ fn compare_solvers(
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-solvers", scene.name())));
     let stop = StopRequest::install();
+    if stiffness_scales.is_some() || refinements.is_some() {
+        let mut sweep = Vec::new();
+        for &stiffness in stiffness_scales.unwrap_or(&[1.0]) {
+            for &refinement in refinements.unwrap_or(&[1.0]) {
+                let mut label = Vec::new();
+                if stiffness_scales.is_some() {
+                    label.push(format!("stiffness_x{stiffness}"));
+                }
+                if refinements.is_some() {
+                    label.push(format!("cells_x{refinement}"));
+                }
+                let variant = hooke::solver_comparison::network_variant(&scene, stiffness, refinement)?;
+                sweep.push((label.join("_"), variant));
+            }
+        }
+        let rows = hooke::solver_comparison::compare_solver_sweep(
+            &sweep,
+            &variants,
+            frames,
+            &directory,
+            Some(&stop.requested),
+        )?;
+        let width = rows
+            .iter()
+            .map(|r| r.0.len() + r.1.len() + 1)
+            .max()
+            .unwrap_or(0)
+            .max(28);
+        say!(
+            "{:<width$} {:>16} {:>16}",
+            "variant and solver",
+            "error at 10",
+            "error at 100"
+        );
+        for (label, solver, points) in &rows {
+            let at = |k: usize| {
+                points
+                    .get(k.min(points.len()).saturating_sub(1))
+                    .map_or(f64::NAN, |p| p.1)
+            };
+            say!(
+                "{:<width$} {:>16.3e} {:>16.3e}",
+                format!("{label} {solver}"),
+                at(10),
+                at(100)
+            );
+        }
+        say!("(geometric mean over the frames of the relative error after 10 and 100 iterations, or where the solver stopped)");
+        say!("written to {}", directory.display());
+        return Ok(());
+    }
     let samples =
         hooke::solver_comparison::compare_solvers(&scene, &variants, frames, &directory, Some(&stop.requested))?;
     let width = variants
@@ -1203,6 +1264,8 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             frames,
             iterations,
             output,
+            stiffness_scales,
+            cloth_refinements,
             ..
         } => done(compare_solvers(
             scene,
@@ -1210,6 +1273,7 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             *frames as usize,
             *iterations as usize,
             output.as_deref(),
+            (stiffness_scales.as_deref(), cloth_refinements.as_deref()),
         )),
         Command::Compare {
             scene,

@@ -1096,6 +1096,83 @@ fn compare_solvers_writes_the_table_and_the_plots() {
     );
 }
 
+/// Seed 004 Fig. 5.3's sweeps: `--stiffness-scales` and `--cloth-refinements`
+/// compare the solvers on variants of a cloth scene, each in its subfolder,
+/// with sweep.csv (every variant's error per iteration) and sweep.png; the
+/// cloth's cells are refined and its springs stiffened with them; a
+/// refinement that leaves part of a cell is refused with exit 2.
+#[test]
+fn compare_solvers_sweeps_stiffness_and_resolution() {
+    let scratch = ScratchDirectory::new("compare-sweep");
+    let scene = scratch.write(
+        "cloth.toml",
+        r#"gravity = [0.0, 0.0, -9.81]
+[simulation]
+duration = 0.1
+time_step = 0.0333333333333333
+[[networks]]
+shape = { cloth = { origin = [0.0, 0.0, 0.0], size = [1.0, 1.0], cells = [4, 4] } }
+stiffness = 80.0
+shear_stiffness = 80.0
+density = 1.0
+[[pins]]
+select = { plane = { point = [0.0, 1.0, 0.0], normal = [0.0, 1.0, 0.0] } }
+[integrator]
+kind = "backward_euler"
+[solver]
+kind = "local_global"
+"#,
+    );
+    let directory = scratch.path().join("sweep");
+    let sweep = |option: &str, values: &str| {
+        hooke(&[
+            "compare".as_ref(),
+            scene.as_os_str(),
+            "--solvers".as_ref(),
+            "local_global".as_ref(),
+            option.as_ref(),
+            values.as_ref(),
+            "--frames".as_ref(),
+            "2".as_ref(),
+            "--iterations".as_ref(),
+            "20".as_ref(),
+            "-o".as_ref(),
+            directory.as_os_str(),
+        ])
+    };
+    let result = sweep("--stiffness-scales", "1,16");
+    assert!(result.status.success(), "{}", describe(&result));
+    let text = read(&directory.join("sweep.csv"));
+    assert!(
+        text.starts_with("variant,solver,iteration,relative_error,seconds"),
+        "{text}"
+    );
+    let final_error = |variant: &str| -> f64 {
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with(&format!("{variant},"))).collect();
+        assert_eq!(rows.len(), 20, "{variant}: {text}");
+        rows[19].split(',').nth(3).unwrap().parse().unwrap()
+    };
+    // As in the seed, the stiffer curtain converges more slowly per iteration.
+    assert!(final_error("stiffness_x16") > final_error("stiffness_x1"), "{text}");
+    for file in [
+        "sweep.png",
+        "stiffness_x1/solvers.csv",
+        "stiffness_x16/solvers_iterations.png",
+    ] {
+        assert!(directory.join(file).is_file(), "{file}");
+    }
+    let result = sweep("--cloth-refinements", "0.5,2");
+    assert!(result.status.success(), "{}", describe(&result));
+    assert!(read(&directory.join("sweep.csv")).contains("cells_x2,local_global,20,"));
+    let refused = sweep("--cloth-refinements", "0.3");
+    assert_eq!(refused.status.code(), Some(2), "{}", describe(&refused));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("cells"),
+        "{}",
+        describe(&refused)
+    );
+}
+
 const EIGENFIT_SCENE: &str = r#"[simulation]
 duration = 0.1
 time_step = 0.01

@@ -100,6 +100,98 @@ pub fn parse_solver_variants(names: &[String], default_iterations: usize) -> Res
         .collect()
 }
 
+/// One scene of a sweep (seed 004 Fig. 5.3): every network's spring
+/// stiffnesses (stretch, shear, bend) times `stiffness`, and every cloth's
+/// cells times `refinement` with those stiffnesses times `refinement` as
+/// well, the seed's rule for the same cloth finer (springs half as long,
+/// twice as stiff; size and mass kept). A refinement that leaves a cloth
+/// without whole cells is refused.
+pub fn network_variant(scene: &Scene, stiffness: f64, refinement: f64) -> Result<Scene> {
+    if !(stiffness > 0.0 && stiffness.is_finite() && refinement > 0.0 && refinement.is_finite()) {
+        return Err(HookeError::scene(
+            "--stiffness-scales",
+            format!("scales must be positive and finite, got stiffness × {stiffness}, cells × {refinement}"),
+        ));
+    }
+    if scene.file.networks.is_empty() {
+        return Err(HookeError::scene(
+            "--stiffness-scales",
+            "sweeps spring networks ([[networks]]); this scene has none",
+        ));
+    }
+    let mut variant = scene.clone();
+    for (index, network) in variant.file.networks.iter_mut().enumerate() {
+        let mut scale = stiffness;
+        if let crate::scene::NetworkShape::Cloth { cells, .. } = &mut network.shape {
+            for count in cells.iter_mut() {
+                let refined = *count as f64 * refinement;
+                if (refined - refined.round()).abs() > 1e-9 || refined.round() < 1.0 {
+                    return Err(HookeError::scene(
+                        format!("networks[{index}].shape.cloth.cells"),
+                        format!("{count} cells × {refinement} is not a whole number of cells"),
+                    ));
+                }
+                *count = refined.round() as usize;
+            }
+            scale *= refinement;
+        }
+        network.stiffness *= scale;
+        network.shear_stiffness *= scale;
+        network.bend_stiffness *= scale;
+    }
+    Ok(variant)
+}
+
+/// One variant's and solver's [`means`] in a sweep: (variant, solver, points).
+pub type SweepRow = (String, String, Vec<(usize, f64, f64)>);
+
+/// Fig. 5.3: [`compare_solvers`] on each scene of a sweep, into a subfolder
+/// per scene (named by its label), then `sweep.csv` (variant, solver,
+/// iteration, relative_error, seconds: the geometric mean over the frames
+/// after each iteration) and `sweep.png`, every variant's and solver's error
+/// against iterations on one plot.
+pub fn compare_solver_sweep(
+    sweep: &[(String, Scene)],
+    variants: &[SolverVariant],
+    frames: usize,
+    output: &Path,
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Vec<SweepRow>> {
+    let mut rows = Vec::new();
+    for (label, scene) in sweep {
+        let samples = compare_solvers(scene, variants, frames, &output.join(label), stop)?;
+        for variant in variants {
+            rows.push((label.clone(), variant.label.clone(), means(&variant.label, &samples)));
+        }
+    }
+    crate::output::atomic::write_atomically(&output.join("sweep.csv"), |writer| {
+        writeln!(writer, "variant,solver,iteration,relative_error,seconds")?;
+        for (label, solver, points) in &rows {
+            for (iteration, error, seconds) in points {
+                writeln!(writer, "{label},{solver},{iteration},{error:e},{seconds:e}")?;
+            }
+        }
+        Ok(())
+    })?;
+    let series: Vec<(String, Vec<(f64, f64)>)> = rows
+        .iter()
+        .map(|(label, solver, points)| {
+            let name = if variants.len() == 1 {
+                label.clone()
+            } else {
+                format!("{label} {solver}")
+            };
+            (name, points.iter().map(|&(k, error, _)| (k as f64, error)).collect())
+        })
+        .collect();
+    let title = format!(
+        "{}: error per iteration across the sweep",
+        sweep.first().map_or(String::new(), |s| s.1.name())
+    );
+    plot_convergence(&output.join("sweep.png"), &title, "iteration", &series)?;
+    Ok(rows)
+}
+
 /// One iterate of one solver on one frame.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct SolverSample {
