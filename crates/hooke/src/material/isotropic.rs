@@ -21,6 +21,10 @@ pub trait StretchEnergy {
     fn gradient(&self, sigma: &Vector3<f64>, lame: &Lame) -> Vector3<f64>;
     /// ∂²ψ/∂σ².
     fn hessian(&self, sigma: &Vector3<f64>, lame: &Lame) -> Matrix3<f64>;
+    /// ψ(σ) and ∂ψ/∂σ together, for models that share work between them.
+    fn energy_and_gradient(&self, sigma: &Vector3<f64>, lame: &Lame) -> (f64, Vector3<f64>) {
+        (self.energy(sigma, lame), self.gradient(sigma, lame))
+    }
     /// ψ(F) and, with `stress`, P(F) from F directly (its invariants) where the
     /// model has such a form: energies and forces, the whole cost of explicit
     /// steps and quasi-Newton iterations, then skip the SVD (Hessians still use
@@ -141,7 +145,10 @@ pub fn evaluate<M: StretchEnergy>(model: &M, f: &Matrix3<f64>, lame: &Lame, want
         }
     }
     let (u, sigma, v) = signed_svd3(f);
-    let energy_density = model.energy(&sigma, lame);
+    let (energy_density, p) = match want {
+        Want::Energy => (model.energy(&sigma, lame), Vector3::zeros()),
+        _ => model.energy_and_gradient(&sigma, lame),
+    };
     if !energy_density.is_finite() {
         return undefined();
     }
@@ -152,7 +159,6 @@ pub fn evaluate<M: StretchEnergy>(model: &M, f: &Matrix3<f64>, lame: &Lame, want
             first_piola_derivative: None,
         };
     }
-    let p = model.gradient(&sigma, lame);
     let first_piola = u * Matrix3::from_diagonal(&p) * v.transpose();
     let first_piola_derivative = want.derivative().map(|project| {
         let system = eigensystem(u, v, &sigma, &p, &model.hessian(&sigma, lame), project);

@@ -174,6 +174,11 @@ impl ValanisLandelEnergy {
         a + b + self.c.evaluate(s.product())[0]
     }
 
+    /// The unshifted ψ at σ = (1, 1, 1): three profile values, not seven.
+    fn raw_at_rest(&self) -> f64 {
+        3.0 * (self.a.evaluate(1.0)[0] + self.b.evaluate(1.0)[0]) + self.c.evaluate(1.0)[0]
+    }
+
     /// a′(1) + 2b′(1) + c′(1): the stress at rest, which must vanish.
     pub fn rest_stress(&self) -> f64 {
         self.a.evaluate(1.0)[1] + 2.0 * self.b.evaluate(1.0)[1] + self.c.evaluate(1.0)[1]
@@ -182,7 +187,29 @@ impl ValanisLandelEnergy {
 
 impl StretchEnergy for ValanisLandelEnergy {
     fn energy(&self, s: &Vector3<f64>, _lame: &Lame) -> f64 {
-        self.raw(s) - self.raw(&Vector3::repeat(1.0))
+        self.raw(s) - self.raw_at_rest()
+    }
+
+    /// Each profile evaluated once for both (the value and the slope come
+    /// together), instead of once for ψ, once for ψ at rest and once for ∂ψ/∂σ.
+    fn energy_and_gradient(&self, s: &Vector3<f64>, _lame: &Lame) -> (f64, Vector3<f64>) {
+        let [c, dc, _] = self.c.evaluate(s.product());
+        let mut energy = c;
+        let mut g = Vector3::zeros();
+        for i in 0..3 {
+            let [a, da, _] = self.a.evaluate(s[i]);
+            energy += a;
+            g[i] = da + dc * s[(i + 1) % 3] * s[(i + 2) % 3];
+        }
+        if self.b != Profile::Zero {
+            for &(i, k, _) in &PAIRS {
+                let [b, db, _] = self.b.evaluate(s[i] * s[k]);
+                energy += b;
+                g[i] += db * s[k];
+                g[k] += db * s[i];
+            }
+        }
+        (energy - self.raw_at_rest(), g)
     }
 
     fn gradient(&self, s: &Vector3<f64>, _lame: &Lame) -> Vector3<f64> {
