@@ -292,6 +292,68 @@ fn local_global_refuses_energies_that_are_not_projective() {
     assert!(error.contains("mass-proportional"), "{error}");
 }
 
+/// Local/global (its local step, the ARAP tets and strain-limited membranes,
+/// runs in parallel) and L-BFGS give the same bits on 1, 2 and 3 threads.
+#[test]
+fn local_global_and_lbfgs_are_bit_for_bit_identical_for_any_thread_count() {
+    let text = |solver: &str| {
+        format!(
+            r#"gravity = [0.0, 0.0, -9.81]
+[simulation]
+duration = 0.1
+time_step = 0.0333333333333333
+[[bodies]]
+mesh = {{ box = {{ size = [0.6, 0.1, 0.1], cells = [24, 4, 4] }} }}
+material = {{ model = "arap", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 1000.0 }}
+[[networks]]
+shape = {{ cloth = {{ origin = [1.0, 0.0, 0.0], size = [1.0, 1.0], cells = [24, 24] }} }}
+stiffness = 0.0
+density = 0.2
+membrane = {{ youngs_modulus = 1e5, poisson_ratio = 0.3, thickness = 0.001, min = 0.9, max = 1.1 }}
+[[pins]]
+select = {{ plane = {{ point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] }} }}
+[[pins]]
+select = {{ plane = {{ point = [0.0, 1.0, 0.0], normal = [0.0, 1.0, 0.0] }} }}
+[integrator]
+kind = "backward_euler"
+[solver]
+{solver}
+"#
+        )
+    };
+    for solver in [
+        "kind = \"local_global\"\niterations = 10",
+        "kind = \"lbfgs\"\niterations = 10",
+    ] {
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let mut built = hooke::scene::Scene::from_text(&text(solver), "t.toml", ".".into())
+                    .unwrap()
+                    .build()
+                    .unwrap();
+                let mut state = built.initial_state.clone();
+                for _ in 0..3 {
+                    built.integrator.step(&built.model, &mut state, 1.0 / 30.0).unwrap();
+                }
+                state
+                    .positions
+                    .iter()
+                    .chain(&state.velocities)
+                    .map(|x| x.to_bits())
+                    .collect::<Vec<u64>>()
+            })
+        };
+        let reference = run(1);
+        for threads in [2, 3] {
+            assert!(
+                run(threads) == reference,
+                "{solver}: {threads} threads differ from 1 thread"
+            );
+        }
+    }
+}
+
 /// An integrator whose step minimises nothing (explicit, semi-implicit,
 /// exponential) refuses a minimiser other than Newton instead of ignoring it,
 /// naming the key and the integrators that take one; Newton, the default,

@@ -26,7 +26,9 @@ pub(crate) use kernels::{combine3, dot, dot3x3};
 pub use krylov_exponential::{dense_operator, expv, phi1v, KrylovReport, KrylovSettings};
 pub use orthonormal::MOrthonormal;
 pub use polar::{polar_rotation, polar_rotations, LANES as POLAR_LANES};
-pub use small::{orthogonal_unit, signed_svd3, symmetric_eigen3, symmetric_eigenvalues3};
+pub use small::{
+    orthogonal_unit, signed_svd3, signed_svd3_lanes, symmetric_eigen3, symmetric_eigenvalues3, SignedSvd, SVD_LANES,
+};
 pub use sparse::LowerPattern;
 pub use system::{IndefiniteSystem, LowRank, SystemMatrix, SystemSolver};
 

@@ -23,47 +23,92 @@ pub fn symmetric_eigenvalues3(s: &Matrix3<f64>) -> Vector3<f64> {
 }
 
 fn jacobi<const VECTORS: bool>(s: &Matrix3<f64>) -> (Vector3<f64>, Matrix3<f64>) {
-    let mut a = *s;
-    let mut v = Matrix3::identity();
-    let scale = a.norm_squared();
-    if scale == 0.0 {
-        return (Vector3::zeros(), v);
+    let (values, vectors) = jacobi_lanes::<VECTORS, 1>(&[*s]);
+    (values[0], vectors[0])
+}
+
+/// Matrices whose signed SVDs are found together, in vector lanes.
+pub const SVD_LANES: usize = 16;
+
+/// [`jacobi`] of L matrices lane by lane: every lane performs the same
+/// operations as alone (a lane whose sweeps have converged is frozen, and a
+/// rotation a lane would skip leaves its entries as they are), so each
+/// result is bit for bit the one-at-a-time result, while the lanes run as
+/// vectors. Entries are column-major, k = row + 3 column.
+#[inline(always)]
+fn jacobi_lanes<const VECTORS: bool, const L: usize>(s: &[Matrix3<f64>; L]) -> ([Vector3<f64>; L], [Matrix3<f64>; L]) {
+    let at = |row: usize, column: usize| row + 3 * column;
+    let mut a = [[0.0; L]; 9];
+    let mut v = [[0.0; L]; 9];
+    let mut scale = [0.0; L];
+    for (l, matrix) in s.iter().enumerate() {
+        for k in 0..9 {
+            a[k][l] = matrix[k];
+            scale[l] += matrix[k] * matrix[k];
+        }
+        for i in 0..3 {
+            v[at(i, i)][l] = 1.0;
+        }
     }
+    // A zero matrix has converged before the first sweep (its off-diagonal
+    // mass 0 is not above the tolerance times 0).
+    let mut active = [true; L];
     for _ in 0..JACOBI_MAX_SWEEPS {
-        let off = a[(0, 1)].powi(2) + a[(0, 2)].powi(2) + a[(1, 2)].powi(2);
-        if off <= JACOBI_TOLERANCE * scale {
+        for l in 0..L {
+            let off = a[at(0, 1)][l].powi(2) + a[at(0, 2)][l].powi(2) + a[at(1, 2)][l].powi(2);
+            // Still sweeping unless converged; a NaN keeps sweeping, as it did alone.
+            let converged = off <= JACOBI_TOLERANCE * scale[l];
+            active[l] &= !converged;
+        }
+        if !active.contains(&true) {
             break;
         }
         for (p, q) in [(0, 1), (0, 2), (1, 2)] {
-            let apq = a[(p, q)];
-            if apq == 0.0 {
-                continue;
-            }
-            // The rotation angle that zeroes a[p][q] (Golub & Van Loan, algorithm 8.4.1).
-            let tau = (a[(q, q)] - a[(p, p)]) / (2.0 * apq);
-            let t = tau.signum() / (tau.abs() + (1.0 + tau * tau).sqrt());
-            let c = 1.0 / (1.0 + t * t).sqrt();
-            let s = t * c;
-            for k in 0..3 {
-                let (akp, akq) = (a[(k, p)], a[(k, q)]);
-                a[(k, p)] = c * akp - s * akq;
-                a[(k, q)] = s * akp + c * akq;
+            let mut rotate = [false; L];
+            let (mut c, mut s) = ([1.0; L], [0.0; L]);
+            for l in 0..L {
+                let apq = a[at(p, q)][l];
+                rotate[l] = active[l] & (apq != 0.0);
+                // The rotation angle that zeroes a[p][q] (Golub & Van Loan, algorithm 8.4.1).
+                let tau = (a[at(q, q)][l] - a[at(p, p)][l]) / (2.0 * apq);
+                let t = tau.signum() / (tau.abs() + (1.0 + tau * tau).sqrt());
+                c[l] = 1.0 / (1.0 + t * t).sqrt();
+                s[l] = t * c[l];
             }
             for k in 0..3 {
-                let (apk, aqk) = (a[(p, k)], a[(q, k)]);
-                a[(p, k)] = c * apk - s * aqk;
-                a[(q, k)] = s * apk + c * aqk;
+                for l in 0..L {
+                    let (akp, akq) = (a[at(k, p)][l], a[at(k, q)][l]);
+                    if rotate[l] {
+                        a[at(k, p)][l] = c[l] * akp - s[l] * akq;
+                        a[at(k, q)][l] = s[l] * akp + c[l] * akq;
+                    }
+                }
+            }
+            for k in 0..3 {
+                for l in 0..L {
+                    let (apk, aqk) = (a[at(p, k)][l], a[at(q, k)][l]);
+                    if rotate[l] {
+                        a[at(p, k)][l] = c[l] * apk - s[l] * aqk;
+                        a[at(q, k)][l] = s[l] * apk + c[l] * aqk;
+                    }
+                }
             }
             if VECTORS {
                 for k in 0..3 {
-                    let (vkp, vkq) = (v[(k, p)], v[(k, q)]);
-                    v[(k, p)] = c * vkp - s * vkq;
-                    v[(k, q)] = s * vkp + c * vkq;
+                    for l in 0..L {
+                        let (vkp, vkq) = (v[at(k, p)][l], v[at(k, q)][l]);
+                        if rotate[l] {
+                            v[at(k, p)][l] = c[l] * vkp - s[l] * vkq;
+                            v[at(k, q)][l] = s[l] * vkp + c[l] * vkq;
+                        }
+                    }
                 }
             }
         }
     }
-    (Vector3::new(a[(0, 0)], a[(1, 1)], a[(2, 2)]), v)
+    let values = std::array::from_fn(|l| Vector3::new(a[at(0, 0)][l], a[at(1, 1)][l], a[at(2, 2)][l]));
+    let vectors = std::array::from_fn(|l| Matrix3::from_fn(|i, j| v[at(i, j)][l]));
+    (values, vectors)
 }
 
 /// Any unit vector orthogonal to `u` (a unit vector).
@@ -81,7 +126,28 @@ pub fn orthogonal_unit(u: &Vector3<f64>) -> Vector3<f64> {
 /// F = U diag(σ) Vᵀ with U and V proper rotations, σ₀ ≥ σ₁ ≥ |σ₂|, and σ₂ < 0
 /// exactly when det F < 0 (an inverted element).
 pub fn signed_svd3(f: &Matrix3<f64>) -> (Matrix3<f64>, Vector3<f64>, Matrix3<f64>) {
-    let (_, mut v) = symmetric_eigen3(&f.tr_mul(f));
+    let (_, v) = symmetric_eigen3(&f.tr_mul(f));
+    svd_from_eigenvectors(f, v)
+}
+
+/// A signed SVD as `(U, σ, V)`.
+pub type SignedSvd = (Matrix3<f64>, Vector3<f64>, Matrix3<f64>);
+
+super::kernels::dispatch! {
+    /// [`signed_svd3`] of [`SVD_LANES`] matrices, the eigen-decompositions of
+    /// their FᵀF in vector lanes; each bit for bit as alone.
+    pub signed_svd3_lanes(f: &[Matrix3<f64>; SVD_LANES], out: &mut [SignedSvd; SVD_LANES]) -> () {
+        let gram: [Matrix3<f64>; SVD_LANES] = std::array::from_fn(|l| f[l].tr_mul(&f[l]));
+        let (_, vectors) = jacobi_lanes::<true, SVD_LANES>(&gram);
+        for l in 0..SVD_LANES {
+            out[l] = svd_from_eigenvectors(&f[l], vectors[l]);
+        }
+    }
+}
+
+/// The rest of [`signed_svd3`] once V (the eigenvectors of FᵀF) is known.
+#[inline(always)]
+fn svd_from_eigenvectors(f: &Matrix3<f64>, mut v: Matrix3<f64>) -> SignedSvd {
     let mut b = f * v;
     // Order columns by decreasing norm; swapping two columns and negating one keeps det V = +1.
     let mut norms = Vector3::new(
@@ -127,6 +193,46 @@ pub fn signed_svd3(f: &Matrix3<f64>) -> (Matrix3<f64>, Vector3<f64>, Matrix3<f64
 mod tests {
 
     use super::*;
+    use proptest::prelude::*;
+
+    /// A 3×3 F: random entries, or a rotation times a diagonal (repeated,
+    /// zero or negative stretches), scaled by 2^k.
+    fn matrix() -> impl Strategy<Value = Matrix3<f64>> {
+        (prop::array::uniform9(-2.0..2.0f64), 0..4u8, -30i32..30).prop_map(|(entries, shape, k)| {
+            let m = Matrix3::from_column_slice(&entries);
+            let rotation =
+                nalgebra::Rotation3::from_scaled_axis(nalgebra::Vector3::new(entries[0], entries[1], entries[2]))
+                    .into_inner();
+            let f = match shape {
+                0 => rotation * Matrix3::from_diagonal(&Vector3::new(1.0, 1.0, entries[3])),
+                1 => rotation * Matrix3::from_diagonal(&Vector3::new(entries[4], 0.0, 0.0)),
+                2 => Matrix3::zeros(),
+                _ => m,
+            };
+            f * 2f64.powi(k)
+        })
+    }
+
+    proptest! {
+        /// Sixteen signed SVDs at once are each, bit for bit, the one found
+        /// alone, whatever the other lanes hold (lanes converge at different
+        /// sweeps and are frozen there).
+        #[test]
+        fn signed_svds_in_lanes_equal_one_at_a_time(f in prop::array::uniform16(matrix())) {
+            let mut lanes = [(Matrix3::zeros(), Vector3::zeros(), Matrix3::zeros()); SVD_LANES];
+            signed_svd3_lanes(&f, &mut lanes);
+            for (f, (u, sigma, v)) in f.iter().zip(&lanes) {
+                let (u1, sigma1, v1) = signed_svd3(f);
+                for k in 0..9 {
+                    prop_assert_eq!(u[k].to_bits(), u1[k].to_bits());
+                    prop_assert_eq!(v[k].to_bits(), v1[k].to_bits());
+                }
+                for k in 0..3 {
+                    prop_assert_eq!(sigma[k].to_bits(), sigma1[k].to_bits());
+                }
+            }
+        }
+    }
 
     fn pseudo_random_matrices() -> Vec<Matrix3<f64>> {
         let mut state = 12345u64;

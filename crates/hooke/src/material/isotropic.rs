@@ -145,6 +145,20 @@ pub fn evaluate<M: StretchEnergy>(model: &M, f: &Matrix3<f64>, lame: &Lame, want
         }
     }
     let (u, sigma, v) = signed_svd3(f);
+    evaluate_at_svd(model, &u, &sigma, &v, lame, want)
+}
+
+/// [`evaluate`] once F's signed SVD U diag(σ) Vᵀ is known (and F is finite,
+/// and the model's `direct` form did not serve).
+pub(crate) fn evaluate_at_svd<M: StretchEnergy>(
+    model: &M,
+    u: &Matrix3<f64>,
+    sigma: &Vector3<f64>,
+    v: &Matrix3<f64>,
+    lame: &Lame,
+    want: Want,
+) -> Evaluation {
+    let (u, sigma, v) = (*u, *sigma, *v);
     let (energy_density, p) = match want {
         Want::Energy => (model.energy(&sigma, lame), Vector3::zeros()),
         _ => model.energy_and_gradient(&sigma, lame),

@@ -10,7 +10,7 @@
 //! compression, or tension, more strongly; control points below).
 
 use super::entry::{settings_from, MaterialContext, MaterialEntry, MaterialSource};
-use super::isotropic::{evaluate, StretchEnergy};
+use super::isotropic::{evaluate, evaluate_at_svd, StretchEnergy};
 use super::{Evaluation, Lame, Material, MaterialCapabilities, MaterialParameters, Want};
 use crate::error::{HookeError, Result};
 use nalgebra::{Matrix3, Vector3};
@@ -25,6 +25,9 @@ pub struct Spline {
     y: Vec<f64>,
     /// Second derivatives at the control points.
     curvature: Vec<f64>,
+    /// 1 / spacing when the stretches are evenly spaced: a point's segment
+    /// is then found by a division and a check, not a search.
+    even_spacing: Option<f64>,
 }
 
 impl Spline {
@@ -67,7 +70,14 @@ impl Spline {
                 curvature[i] = (rhs[i] - above) / diagonal[i];
             }
         }
-        Ok(Spline { x, y, curvature })
+        let step = (x[n - 1] - x[0]) / (n - 1) as f64;
+        let even = (1..n).all(|i| ((x[i] - x[i - 1]) - step).abs() <= 1e-9 * step);
+        Ok(Spline {
+            even_spacing: even.then_some(1.0 / step),
+            x,
+            y,
+            curvature,
+        })
     }
 
     /// (value, first, second derivative) at t.
@@ -94,7 +104,20 @@ impl Spline {
             let slope = slope_at(n - 1, true);
             return [self.y[n - 1] + slope * (t - self.x[n - 1]), slope, 0.0];
         }
-        let i = self.x.partition_point(|&x| x <= t).saturating_sub(1).min(n - 2);
+        // The last control point at or before t (the search's answer either way).
+        let i = match self.even_spacing {
+            Some(inverse) => {
+                let mut i = (((t - self.x[0]) * inverse) as usize).min(n - 2);
+                while i + 1 < n - 1 && self.x[i + 1] <= t {
+                    i += 1;
+                }
+                while i > 0 && self.x[i] > t {
+                    i -= 1;
+                }
+                i
+            }
+            None => self.x.partition_point(|&x| x <= t).saturating_sub(1).min(n - 2),
+        };
         let h = self.x[i + 1] - self.x[i];
         let (a, b) = ((self.x[i + 1] - t) / h, (t - self.x[i]) / h);
         let (m0, m1) = (self.curvature[i], self.curvature[i + 1]);
@@ -274,6 +297,34 @@ impl Material for ValanisLandel {
 
     fn evaluate(&self, f: &Matrix3<f64>, want: Want) -> Evaluation {
         evaluate(&self.energy, f, &NO_LAME, want)
+    }
+
+    /// The signed SVDs sixteen at a time (the eigen-decompositions of FᵀF in
+    /// vector lanes), each element's ψ and P then as [`Material::evaluate`]
+    /// gives them, bit for bit.
+    fn evaluate_stresses(&self, f: &[Matrix3<f64>], want: Want, energies: &mut [f64], stresses: &mut [Matrix3<f64>]) {
+        use crate::linalg::{signed_svd3_lanes, SignedSvd, SVD_LANES};
+        let mut start = 0;
+        while start < f.len() {
+            let end = (start + SVD_LANES).min(f.len());
+            let block = &f[start..end];
+            let whole = block.len() == SVD_LANES && block.iter().all(|m| m.iter().all(|x| x.is_finite()));
+            if let (true, Ok(block)) = (whole, <&[Matrix3<f64>; SVD_LANES]>::try_from(block)) {
+                let mut svds: [SignedSvd; SVD_LANES] =
+                    [(Matrix3::zeros(), Vector3::zeros(), Matrix3::zeros()); SVD_LANES];
+                signed_svd3_lanes(block, &mut svds);
+                for (i, (u, sigma, v)) in svds.iter().enumerate() {
+                    let evaluation = evaluate_at_svd(&self.energy, u, sigma, v, &NO_LAME, want);
+                    (energies[start + i], stresses[start + i]) = (evaluation.energy_density, evaluation.first_piola);
+                }
+            } else {
+                for i in start..end {
+                    let evaluation = self.evaluate(&f[i], want);
+                    (energies[i], stresses[i]) = (evaluation.energy_density, evaluation.first_piola);
+                }
+            }
+            start = end;
+        }
     }
 
     fn capabilities(&self) -> MaterialCapabilities {
@@ -479,3 +530,40 @@ pub(crate) const ENTRY: MaterialEntry = MaterialEntry {
               compression or tension twice as much) with youngs_modulus and poisson_ratio; density (kg/m³)",
     parse,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// On evenly spaced stretches the segment found by division is the
+        /// one the search finds, so values and slopes are bit for bit the
+        /// same, at the control points themselves too (where the division
+        /// may round to the segment before), and beyond them.
+        #[test]
+        fn evenly_spaced_splines_find_the_searched_segment(
+            values in prop::collection::vec(-5.0..5.0f64, 30),
+            k in 0usize..30,
+            offset in -0.5..0.5f64,
+            at_a_point in any::<bool>(),
+        ) {
+            let points: Vec<[f64; 2]> = values.iter().enumerate().map(|(i, &v)| [0.1 * (i + 1) as f64, v]).collect();
+            let even = Spline::new(&points, "s").unwrap();
+            prop_assert!(even.even_spacing.is_some());
+            let searched = Spline { even_spacing: None, ..even.clone() };
+            let t = if at_a_point { points[k][0] } else { points[k][0] + 0.1 * offset * 3.0 };
+            let (a, b) = (even.evaluate(t), searched.evaluate(t));
+            for j in 0..3 {
+                prop_assert_eq!(a[j].to_bits(), b[j].to_bits(), "t = {}", t);
+            }
+        }
+    }
+
+    /// Unevenly spaced stretches keep the search.
+    #[test]
+    fn uneven_stretches_are_searched() {
+        let spline = Spline::new(&[[0.5, 1.0], [0.9, 0.0], [1.0, 0.0], [2.0, 3.0]], "s").unwrap();
+        assert!(spline.even_spacing.is_none());
+    }
+}
