@@ -399,12 +399,7 @@ fn simulation_is_bit_for_bit_identical_for_any_thread_count() {
                 backward.step(&model, &mut state, 0.01).unwrap();
                 semi_implicit.step(&model, &mut state, 0.01).unwrap();
             }
-            state
-                .positions
-                .iter()
-                .chain(&state.velocities)
-                .map(|x| x.to_bits())
-                .collect::<Vec<u64>>()
+            common::state_bits(&state)
         })
     };
     let reference = run(1);

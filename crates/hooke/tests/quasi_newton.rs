@@ -296,31 +296,20 @@ fn local_global_refuses_energies_that_are_not_projective() {
 /// runs in parallel) and L-BFGS give the same bits on 1, 2 and 3 threads.
 #[test]
 fn local_global_and_lbfgs_are_bit_for_bit_identical_for_any_thread_count() {
-    let text = |solver: &str| {
-        format!(
-            r#"gravity = [0.0, 0.0, -9.81]
-[simulation]
-duration = 0.1
-time_step = 0.0333333333333333
-[[bodies]]
-mesh = {{ box = {{ size = [0.6, 0.1, 0.1], cells = [24, 4, 4] }} }}
-material = {{ model = "arap", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 1000.0 }}
+    const BODIES: &str = r#"[[bodies]]
+mesh = { box = { size = [0.6, 0.1, 0.1], cells = [24, 4, 4] } }
+material = { model = "arap", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 1000.0 }
 [[networks]]
-shape = {{ cloth = {{ origin = [1.0, 0.0, 0.0], size = [1.0, 1.0], cells = [24, 24] }} }}
+shape = { cloth = { origin = [1.0, 0.0, 0.0], size = [1.0, 1.0], cells = [24, 24] } }
 stiffness = 0.0
 density = 0.2
-membrane = {{ youngs_modulus = 1e5, poisson_ratio = 0.3, thickness = 0.001, min = 0.9, max = 1.1 }}
+membrane = { youngs_modulus = 1e5, poisson_ratio = 0.3, thickness = 0.001, min = 0.9, max = 1.1 }
 [[pins]]
-select = {{ plane = {{ point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] }} }}
+select = { plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }
 [[pins]]
-select = {{ plane = {{ point = [0.0, 1.0, 0.0], normal = [0.0, 1.0, 0.0] }} }}
-[integrator]
-kind = "backward_euler"
-[solver]
-{solver}
-"#
-        )
-    };
+select = { plane = { point = [0.0, 1.0, 0.0], normal = [0.0, 1.0, 0.0] } }
+"#;
+    let text = |solver: &str| scene_text(BODIES, solver);
     for solver in [
         "kind = \"local_global\"\niterations = 10",
         "kind = \"lbfgs\"\niterations = 10",
@@ -336,12 +325,7 @@ kind = "backward_euler"
                 for _ in 0..3 {
                     built.integrator.step(&built.model, &mut state, 1.0 / 30.0).unwrap();
                 }
-                state
-                    .positions
-                    .iter()
-                    .chain(&state.velocities)
-                    .map(|x| x.to_bits())
-                    .collect::<Vec<u64>>()
+                common::state_bits(&state)
             })
         };
         let reference = run(1);
@@ -601,17 +585,22 @@ kind = "lbfgs"
 "#
         )
     };
-    let built = hooke::scene::Scene::from_text(&text("[0.05, 0.05, 0.3]"), "a.toml", ".".into())
-        .unwrap()
-        .build()
-        .unwrap();
-    let mut state = built.initial_state.clone();
-    let mut integrator = built.integrator;
-    for _ in 0..150 {
-        integrator.step(&built.model, &mut state, 0.02).unwrap();
-    }
-    let top: Vec<usize> = (0..built.model.mesh().vertex_count())
-        .filter(|&v| (built.model.mesh().vertices()[v].z - 0.1).abs() < 1e-9)
+    // The model and the state after 3 s.
+    let hang = |text: &str| {
+        let built = hooke::scene::Scene::from_text(text, "a.toml", ".".into())
+            .unwrap()
+            .build()
+            .unwrap();
+        let mut state = built.initial_state.clone();
+        let mut integrator = built.integrator;
+        for _ in 0..150 {
+            integrator.step(&built.model, &mut state, 0.02).unwrap();
+        }
+        (built.model, state)
+    };
+    let (model, state) = hang(&text("[0.05, 0.05, 0.3]"));
+    let top: Vec<usize> = (0..model.mesh().vertex_count())
+        .filter(|&v| (model.mesh().vertices()[v].z - 0.1).abs() < 1e-9)
         .collect();
     let mean_z = top.iter().map(|&v| state.positions[3 * v + 2]).sum::<f64>() / top.len() as f64;
     // The cube (1 kg) hangs on springs of 1e4 N/m in all: about 1 mm below the target.
@@ -624,17 +613,9 @@ kind = "lbfgs"
     assert!(error.contains("attachments[0].target"), "{error}");
     // Without a target each vertex is held at its rest position: the top face
     // hangs about the same 1 mm below z = 0.1.
-    let built = hooke::scene::Scene::from_text(&text("X").replace("target = X\n", ""), "a.toml", ".".into())
-        .unwrap()
-        .build()
-        .unwrap();
-    let mut state = built.initial_state.clone();
-    let mut integrator = built.integrator;
-    for _ in 0..150 {
-        integrator.step(&built.model, &mut state, 0.02).unwrap();
-    }
+    let (model, state) = hang(&text("X").replace("target = X\n", ""));
     for &v in &top {
-        let rest = built.model.mesh().vertices()[v];
+        let rest = model.mesh().vertices()[v];
         let moved = [state.positions[3 * v] - rest.x, state.positions[3 * v + 1] - rest.y];
         assert!(
             moved[0].abs() < 1e-3 && moved[1].abs() < 1e-3,

@@ -34,6 +34,16 @@ impl Lcg {
     }
 }
 
+/// The bits of a state's positions and velocities, to compare runs exactly.
+pub fn state_bits(state: &State) -> Vec<u64> {
+    state
+        .positions
+        .iter()
+        .chain(&state.velocities)
+        .map(|x| x.to_bits())
+        .collect()
+}
+
 pub fn parameters(youngs_modulus: f64, poisson_ratio: f64) -> MaterialParameters {
     MaterialParameters {
         youngs_modulus,
