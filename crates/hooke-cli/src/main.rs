@@ -788,6 +788,18 @@ fn compare_solvers(
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-solvers", scene.name())));
     let stop = StopRequest::install();
     if stiffness_scales.is_some() || refinements.is_some() {
+        for (option, values) in [
+            ("--stiffness-scales", stiffness_scales),
+            ("--cloth-refinements", refinements),
+        ] {
+            let values = values.unwrap_or(&[]);
+            if (1..values.len()).any(|i| values[..i].contains(&values[i])) {
+                return Err(HookeError::scene(
+                    option,
+                    "names a factor twice (each writes its own subfolder)",
+                ));
+            }
+        }
         let mut sweep = Vec::new();
         for &stiffness in stiffness_scales.unwrap_or(&[1.0]) {
             for &refinement in refinements.unwrap_or(&[1.0]) {

@@ -1164,10 +1164,45 @@ kind = "local_global"
     let result = sweep("--cloth-refinements", "0.5,2");
     assert!(result.status.success(), "{}", describe(&result));
     assert!(read(&directory.join("sweep.csv")).contains("cells_x2,local_global,20,"));
-    let refused = sweep("--cloth-refinements", "0.3");
+    for (option, values, reason) in [
+        ("--cloth-refinements", "0.3", "cells"),
+        ("--cloth-refinements", "2,2", "twice"),
+        ("--stiffness-scales", "1,4,1", "twice"),
+    ] {
+        let refused = sweep(option, values);
+        assert_eq!(
+            refused.status.code(),
+            Some(2),
+            "{option} {values}: {}",
+            describe(&refused)
+        );
+        assert!(
+            String::from_utf8_lossy(&refused.stderr).contains(reason),
+            "{}",
+            describe(&refused)
+        );
+    }
+    // Refining renumbers the cloth's vertices: a pin by vertex index is refused.
+    let by_index = scratch.write(
+        "indexed.toml",
+        &read(&scene).replace(
+            "select = { plane = { point = [0.0, 1.0, 0.0], normal = [0.0, 1.0, 0.0] } }",
+            "select = { vertices = [20, 24] }",
+        ),
+    );
+    let refused = hooke(&[
+        "compare".as_ref(),
+        by_index.as_os_str(),
+        "--solvers".as_ref(),
+        "local_global".as_ref(),
+        "--cloth-refinements".as_ref(),
+        "2".as_ref(),
+        "-o".as_ref(),
+        directory.as_os_str(),
+    ]);
     assert_eq!(refused.status.code(), Some(2), "{}", describe(&refused));
     assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("cells"),
+        String::from_utf8_lossy(&refused.stderr).contains("by index"),
         "{}",
         describe(&refused)
     );

@@ -119,6 +119,32 @@ pub fn network_variant(scene: &Scene, stiffness: f64, refinement: f64) -> Result
             "sweeps spring networks ([[networks]]); this scene has none",
         ));
     }
+    if refinement != 1.0 {
+        let is_cloth = |n: &crate::scene::NetworkSection| matches!(n.shape, crate::scene::NetworkShape::Cloth { .. });
+        if !scene.file.networks.iter().any(is_cloth) {
+            return Err(HookeError::scene(
+                "--cloth-refinements",
+                "refines cloth networks; this scene has none",
+            ));
+        }
+        // Refining renumbers the cloth's vertices: a selection by index would
+        // land on other vertices.
+        let file = &scene.file;
+        let by_index = file
+            .pins
+            .iter()
+            .map(|p| ("pins", &p.select))
+            .chain(file.attachments.iter().map(|a| ("attachments", &a.select)))
+            .chain(file.constraints.iter().map(|c| ("constraints", &c.select)))
+            .chain(file.forces.iter().map(|f| ("forces", &f.select)))
+            .find(|(_, select)| matches!(select, crate::model::Selection::Vertices(_)));
+        if let Some((table, _)) = by_index {
+            return Err(HookeError::scene(
+                "--cloth-refinements",
+                format!("refining renumbers the cloth's vertices, and [[{table}]] selects vertices by index: select them by plane or box instead"),
+            ));
+        }
+    }
     let mut variant = scene.clone();
     for (index, network) in variant.file.networks.iter_mut().enumerate() {
         let mut scale = stiffness;
@@ -158,12 +184,24 @@ pub fn compare_solver_sweep(
     stop: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<Vec<SweepRow>> {
     let mut rows = Vec::new();
+    let mut failure = None;
     for (label, scene) in sweep {
-        let samples = compare_solvers(scene, variants, frames, &output.join(label), stop)?;
-        for variant in variants {
-            rows.push((label.clone(), variant.label.clone(), means(&variant.label, &samples)));
+        match compare_solvers(scene, variants, frames, &output.join(label), stop) {
+            Ok(samples) => {
+                for variant in variants {
+                    rows.push((label.clone(), variant.label.clone(), means(&variant.label, &samples)));
+                }
+            }
+            Err(error) => {
+                // What was finished is kept: the sweep's files hold the variants before it.
+                failure = Some(HookeError::Solver {
+                    reason: format!("variant {label}: {error}"),
+                });
+                break;
+            }
         }
     }
+    crate::output::run_files::create_output_directory(output)?;
     crate::output::atomic::write_atomically(&output.join("sweep.csv"), |writer| {
         writeln!(writer, "variant,solver,iteration,relative_error,seconds")?;
         for (label, solver, points) in &rows {
@@ -189,7 +227,10 @@ pub fn compare_solver_sweep(
         sweep.first().map_or(String::new(), |s| s.1.name())
     );
     plot_convergence(&output.join("sweep.png"), &title, "iteration", &series)?;
-    Ok(rows)
+    match failure {
+        Some(error) => Err(error),
+        None => Ok(rows),
+    }
 }
 
 /// One iterate of one solver on one frame.

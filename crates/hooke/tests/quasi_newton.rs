@@ -339,9 +339,9 @@ select = { plane = { point = [0.0, 1.0, 0.0], normal = [0.0, 1.0, 0.0] } }
 }
 
 /// An integrator whose step minimises nothing (explicit, semi-implicit,
-/// exponential) refuses a minimiser other than Newton instead of ignoring it,
-/// naming the key and the integrators that take one; Newton, the default,
-/// stays accepted.
+/// exponential) refuses a minimiser other than Newton, or any other
+/// `[solver]` setting, instead of ignoring it, naming the key and the
+/// integrators that take one; Newton, the default, stays accepted.
 #[test]
 fn integrators_that_minimise_nothing_refuse_a_minimiser() {
     for integrator in [
@@ -372,6 +372,20 @@ fn integrators_that_minimise_nothing_refuse_a_minimiser() {
                 .is_ok(),
             "{integrator} with newton"
         );
+        // Any other [solver] setting would be ignored just the same.
+        for setting in ["tolerance = 1e-6", "cg_iterations = 5"] {
+            let text = scene_text(ARAP_BAR, setting).replace("\"backward_euler\"", &format!("\"{integrator}\""));
+            let error = hooke::scene::Scene::from_text(&text, "s.toml", ".".into())
+                .unwrap()
+                .build()
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("[solver] settings"),
+                "{integrator} with {setting}: {error}"
+            );
+        }
     }
 }
 
@@ -747,6 +761,29 @@ fn inexact_solves_reach_newtons_step() {
     };
     let (exact, inexact) = (one(None), one(Some(3)));
     assert!(inexact > exact, "3 CG iterations {inexact}, direct {exact}");
+    // A truncated solve's short step never passes for convergence: with one
+    // CG iteration Newton either reaches Newton's step within the tolerance or
+    // fails, never stops early claiming it.
+    for tolerance in [1e-3, 1e-4, 1e-5, 1e-6] {
+        let truncated = SolverSettings {
+            tolerance,
+            max_iterations: Some(200),
+            max_step_halvings: 0,
+            ..tight(MinimizerKind::Newton, Some(1), InitialHessian::Laplacian)
+        };
+        let mut state = start.clone();
+        if BackwardEuler::new(truncated).step(&model, &mut state, 0.02).is_ok() {
+            // Measured with the step size alone as the test: 9e-3 and 4e-3 of
+            // the body's size at tolerances 1e-3 and 1e-4.
+            let apart = largest_difference(&state.positions, &reference.positions);
+            let size = model.length_scale();
+            assert!(
+                apart <= 2.0 * tolerance * size,
+                "tolerance {tolerance}: Newton with cg = 1 stopped {:.1e} of the body from Newton's step",
+                apart / size
+            );
+        }
+    }
 }
 
 /// The inexact solves' scene keys: `cg_iterations` for newton and lbfgs

@@ -419,19 +419,25 @@ impl<S: StretchEnergy + Send + Sync> Membrane<S> {
     ) -> f64 {
         const MIN_TRIANGLES: usize = 256;
         let count = self.triangles.len();
-        if gradient.is_none() && hessian.is_none() {
-            return (0..count)
-                .into_par_iter()
-                .with_min_len(MIN_TRIANGLES)
-                .map(|t| match self.torn.is_torn(t) {
-                    true => 0.0,
-                    false => self.element_energy(t, x),
-                })
-                .sum();
-        }
         let mut guard = self.workspace.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let workspace = &mut *guard;
         workspace.energies.resize(count, 0.0);
+        if gradient.is_none() && hessian.is_none() {
+            // Each triangle in its slot, then summed in order: the same bits
+            // on any thread count.
+            workspace
+                .energies
+                .par_iter_mut()
+                .enumerate()
+                .with_min_len(MIN_TRIANGLES)
+                .for_each(|(t, energy)| {
+                    *energy = match self.torn.is_torn(t) {
+                        true => 0.0,
+                        false => self.element_energy(t, x),
+                    }
+                });
+            return workspace.energies.iter().sum();
+        }
         workspace.gradients.resize(count * LOCAL, 0.0);
         match hessian.as_ref().map(|(_, _, project)| *project) {
             None => workspace

@@ -10,6 +10,16 @@ use crate::error::{HookeError, Result};
 /// further iterations only stir rounding.
 const SETTLED: f64 = 1e-14;
 
+/// What a run of [`conjugate_gradient`] reached.
+pub struct CgSolution {
+    pub x: Vec<f64>,
+    /// ‖b − A x‖ / ‖b‖ where it stopped (1 when it stopped at a direction of
+    /// curvature that is not positive before its first step): how far the
+    /// solve is from exact, which a truncated solve's callers must not take
+    /// for an exact one.
+    pub relative_residual: f64,
+}
+
 /// z = M⁻¹ r for a preconditioner M.
 pub trait Preconditioner {
     fn apply(&self, r: &[f64], z: &mut [f64]);
@@ -156,7 +166,7 @@ pub fn conjugate_gradient(
     preconditioner: &dyn Preconditioner,
     b: &[f64],
     iterations: usize,
-) -> Vec<f64> {
+) -> CgSolution {
     let n = b.len();
     let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(a, b)| a * b).sum::<f64>();
     let mut x = vec![0.0; n];
@@ -167,12 +177,21 @@ pub fn conjugate_gradient(
     let mut rz = dot(&r, &z);
     let mut product = vec![0.0; n];
     let size = dot(b, b).sqrt();
+    if size == 0.0 {
+        return CgSolution {
+            x,
+            relative_residual: 0.0,
+        };
+    }
     for iteration in 0..iterations {
         multiply(&p, &mut product);
         let curvature = dot(&p, &product);
         if !(curvature > 0.0 && curvature.is_finite()) {
             if iteration == 0 {
-                return z;
+                return CgSolution {
+                    x: z,
+                    relative_residual: 1.0,
+                };
             }
             break;
         }
@@ -188,7 +207,8 @@ pub fn conjugate_gradient(
         rz = next;
         p.iter_mut().zip(&z).for_each(|(p, z)| *p = z + beta * *p);
     }
-    x
+    let relative_residual = dot(&r, &r).sqrt() / size;
+    CgSolution { x, relative_residual }
 }
 
 #[cfg(test)]
@@ -251,7 +271,9 @@ mod tests {
         assert_eq!(ic.shift, 0.0);
         let b: Vec<f64> = (0..n).map(|i| (i as f64).sin() + 0.5).collect();
         let multiply = |x: &[f64], y: &mut [f64]| pattern.symmetric_multiply(&values, x, y);
-        let x = conjugate_gradient(&multiply, &ic, &b, 1);
+        let solution = conjugate_gradient(&multiply, &ic, &b, 1);
+        assert!(solution.relative_residual < 1e-13);
+        let x = solution.x;
         let mut check = vec![0.0; n];
         multiply(&x, &mut check);
         let error = check.iter().zip(&b).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
@@ -288,7 +310,7 @@ mod tests {
                 let mut previous = f64::INFINITY;
                 let mut reached = None;
                 for k in 1..=60 {
-                    let error = energy_error(&conjugate_gradient(&multiply, preconditioner, &b, k));
+                    let error = energy_error(&conjugate_gradient(&multiply, preconditioner, &b, k).x);
                     assert!(
                         error <= previous * (1.0 + 1e-9),
                         "{name}, sign {sign}: error rose at {k}"
@@ -318,8 +340,9 @@ mod tests {
             y[1] = 2.0 * x[1];
         };
         let jacobi = Jacobi::new(&[-1.0, 2.0]);
-        let x = conjugate_gradient(&multiply, &jacobi, &[1.0, 0.0], 5);
-        assert_eq!(x, vec![1.0, 0.0]);
+        let solution = conjugate_gradient(&multiply, &jacobi, &[1.0, 0.0], 5);
+        assert_eq!(solution.x, vec![1.0, 0.0]);
+        assert_eq!(solution.relative_residual, 1.0);
     }
 
     /// A diagonal that is not positive is refused with its index.

@@ -16,7 +16,7 @@ mod supernodal_solve;
 mod system;
 
 pub use cholesky::{FactorizationOutcome, SparseCholesky};
-pub use conjugate_gradient::{conjugate_gradient, IncompleteCholesky, Jacobi, Preconditioner};
+pub use conjugate_gradient::{conjugate_gradient, CgSolution, IncompleteCholesky, Jacobi, Preconditioner};
 pub use eigen::{
     smallest_eigenpairs, smallest_eigenpairs_reusing, smallest_eigenpairs_with_low_rank, EigenPairs, EigenSettings,
 };

@@ -197,9 +197,11 @@ impl ValanisLandelEnergy {
         a + b + self.c.evaluate(s.product())[0]
     }
 
-    /// The unshifted ψ at σ = (1, 1, 1): three profile values, not seven.
+    /// The unshifted ψ at σ = (1, 1, 1), [`Self::raw`]'s sums of three
+    /// profile values instead of seven.
     fn raw_at_rest(&self) -> f64 {
-        3.0 * (self.a.evaluate(1.0)[0] + self.b.evaluate(1.0)[0]) + self.c.evaluate(1.0)[0]
+        let (a, b) = (self.a.evaluate(1.0)[0], self.b.evaluate(1.0)[0]);
+        [a; 3].iter().sum::<f64>() + [b; 3].iter().sum::<f64>() + self.c.evaluate(1.0)[0]
     }
 
     /// a′(1) + 2b′(1) + c′(1): the stress at rest, which must vanish.
@@ -214,23 +216,21 @@ impl StretchEnergy for ValanisLandelEnergy {
     }
 
     /// Each profile evaluated once for both (the value and the slope come
-    /// together), instead of once for ψ, once for ψ at rest and once for ∂ψ/∂σ.
+    /// together), instead of once for ψ and once for ∂ψ/∂σ; the sums in
+    /// [`Self::raw`]'s and [`StretchEnergy::gradient`]'s order, so that both
+    /// paths give the same bits.
     fn energy_and_gradient(&self, s: &Vector3<f64>, _lame: &Lame) -> (f64, Vector3<f64>) {
+        let a = [0, 1, 2].map(|i| self.a.evaluate(s[i]));
+        let b = PAIRS.map(|(i, j, _)| self.b.evaluate(s[i] * s[j]));
         let [c, dc, _] = self.c.evaluate(s.product());
-        let mut energy = c;
-        let mut g = Vector3::zeros();
-        for i in 0..3 {
-            let [a, da, _] = self.a.evaluate(s[i]);
-            energy += a;
-            g[i] = da + dc * s[(i + 1) % 3] * s[(i + 2) % 3];
+        let energy = a.iter().map(|a| a[0]).sum::<f64>() + b.iter().map(|b| b[0]).sum::<f64>() + c;
+        let mut g = Vector3::from_fn(|i, _| a[i][1]);
+        for (&(i, k, _), b) in PAIRS.iter().zip(&b) {
+            g[i] += b[1] * s[k];
+            g[k] += b[1] * s[i];
         }
-        if self.b != Profile::Zero {
-            for &(i, k, _) in &PAIRS {
-                let [b, db, _] = self.b.evaluate(s[i] * s[k]);
-                energy += b;
-                g[i] += db * s[k];
-                g[k] += db * s[i];
-            }
+        for i in 0..3 {
+            g[i] += dc * s[(i + 1) % 3] * s[(i + 2) % 3];
         }
         (energy - self.raw_at_rest(), g)
     }
@@ -556,6 +556,44 @@ mod tests {
             let (a, b) = (even.evaluate(t), searched.evaluate(t));
             for j in 0..3 {
                 prop_assert_eq!(a[j].to_bits(), b[j].to_bits(), "t = {}", t);
+            }
+        }
+    }
+
+    /// ψ and ∂ψ/∂σ evaluated together are bit for bit ψ and ∂ψ/∂σ evaluated
+    /// apart, b ≠ 0 included, and ψ(I) is exactly 0 either way.
+    #[test]
+    fn energy_and_gradient_together_equal_them_apart() {
+        let lame = Lame { mu: 3e5, lambda: 1.2e6 };
+        let with_b = ValanisLandelEnergy {
+            b: Profile::Spline(Spline::new(&[[0.5, 3e4], [1.0, 0.0], [1.5, 2e4], [2.2, 9e4]], "b").unwrap()),
+            ..ValanisLandelEnergy::st_venant_kirchhoff(&lame, 1e6)
+        };
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        for energy in [
+            ValanisLandelEnergy::neo_hookean_spline(&lame, 2.0, 1.0).unwrap(),
+            ValanisLandelEnergy::polynomial(lame.mu),
+            ValanisLandelEnergy::st_venant_kirchhoff(&lame, 1e6),
+            with_b,
+        ] {
+            for k in 0..50 {
+                let s = match k {
+                    0 => Vector3::repeat(1.0),
+                    _ => Vector3::from_fn(|_, _| 1.0 + 0.8 * next()),
+                };
+                let (psi, g) = energy.energy_and_gradient(&s, &lame);
+                assert_eq!(psi.to_bits(), energy.energy(&s, &lame).to_bits(), "ψ at {s}");
+                let apart = energy.gradient(&s, &lame);
+                for i in 0..3 {
+                    assert_eq!(g[i].to_bits(), apart[i].to_bits(), "∂ψ/∂σ at {s}");
+                }
+                if k == 0 {
+                    assert_eq!(psi, 0.0);
+                }
             }
         }
     }

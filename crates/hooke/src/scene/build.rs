@@ -241,12 +241,16 @@ impl Scene {
         }
         let mut integrator = file.integrator.build(&file.solver)?;
         let entry = file.integrator.entry()?;
-        if !entry.uses_solver && file.solver.kind != crate::solve::MinimizerKind::Newton {
+        if !entry.uses_solver && file.solver != crate::solve::SolverSettings::default() {
+            let key = match file.solver.kind {
+                crate::solve::MinimizerKind::Newton => "solver",
+                _ => "solver.kind",
+            };
             // Its step solves no minimisation, so the chosen minimiser would be ignored.
             return Err(HookeError::scene(
-                "solver.kind",
+                key,
                 format!(
-                    "{} minimises nothing at a step, so it takes no minimiser; remove the key or choose an integrator that minimises ({})",
+                    "{} minimises nothing at a step, so it takes no minimiser and no [solver] settings; remove them or choose an integrator that minimises ({})",
                     entry.name,
                     crate::integrate::registry::INTEGRATORS
                         .iter()

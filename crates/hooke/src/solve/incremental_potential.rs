@@ -443,11 +443,18 @@ impl Objective for IncrementalPotential<'_> {
         Ok(QuasiNewtonMatrix { matrix, coordinates: 1 })
     }
 
-    fn rest_point(&self) -> Option<Vec<f64>> {
-        match &self.coordinates {
-            Coordinates::Free { dofs, .. } => Some(dofs.gather(&self.model.rest_positions())),
-            Coordinates::Reduced(_) => None,
+    fn rest_hessian(&self) -> Option<Result<SystemMatrix>> {
+        if !matches!(self.coordinates, Coordinates::Free { .. }) {
+            return None;
         }
+        let at_rest = || {
+            let (_, _, parts) = self.full_derivatives(&self.model.rest_positions(), true)?;
+            let parts = parts.expect("asked for the Hessian");
+            let mut hessian = self.hessian_matrix();
+            self.load(&self.weighted(&parts), &parts.low_rank, &mut hessian);
+            Ok(hessian)
+        };
+        Some(at_rest())
     }
 
     fn increment_size(&self, change: &[f64]) -> f64 {

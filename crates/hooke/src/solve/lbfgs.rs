@@ -134,6 +134,7 @@ impl Lbfgs {
         objective.hessian(x, &mut gradient, &mut hessian)?;
         report.assembly_seconds += started.elapsed().as_secs_f64();
         let started = Instant::now();
+        let mut rest_assembly = 0.0;
         self.factorized = None;
         self.coordinates = 1;
         self.rounded = false;
@@ -150,17 +151,18 @@ impl Lbfgs {
             Some(_) => {
                 let key = objective.quasi_newton_key();
                 if key.is_none() || self.preconditioner.as_ref().map(|p| p.0) != Some(key) {
-                    let rest = objective.rest_point().ok_or_else(|| HookeError::Solver {
+                    let assembling = Instant::now();
+                    let at_rest = objective.rest_hessian().ok_or_else(|| HookeError::Solver {
                         reason: "initial_hessian = \"frame_hessian\" with cg_iterations preconditions by the rest pose's Hessian, which this problem has not".to_string(),
-                    })?;
-                    let mut at_rest = objective.hessian_matrix();
-                    objective.hessian(&rest, &mut gradient, &mut at_rest)?;
+                    })??;
+                    rest_assembly = assembling.elapsed().as_secs_f64();
+                    report.assembly_seconds += rest_assembly;
                     self.preconditioner = Some((key, incomplete_cholesky(&at_rest)?));
                 }
                 self.iterative = Some(hessian);
             }
         }
-        report.solve_seconds += started.elapsed().as_secs_f64();
+        report.solve_seconds += started.elapsed().as_secs_f64() - rest_assembly;
         Ok(())
     }
 
@@ -221,7 +223,7 @@ impl Lbfgs {
             for c in 0..d {
                 let column: Vec<f64> = q.iter().skip(c).step_by(d).copied().collect();
                 let solved = conjugate_gradient(&|v, out| matrix.multiply(v, out), preconditioner, &column, iterations);
-                for (i, value) in solved.into_iter().enumerate() {
+                for (i, value) in solved.x.into_iter().enumerate() {
                     q[i * d + c] = value;
                 }
             }
@@ -299,6 +301,9 @@ impl Minimizer for Lbfgs {
                     reason: "the L-BFGS direction is not finite".to_string(),
                 });
             }
+            // L-BFGS's direction approximates Newton's step whichever way A₀
+            // is solved; the increment test is the same for all (unlike
+            // Newton's, whose test assumes the exact step).
             if report.increment <= threshold {
                 x.iter_mut().zip(&direction).for_each(|(a, d)| *a += d);
                 tracer.record(&mut report, objective, x, None);

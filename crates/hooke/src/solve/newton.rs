@@ -23,6 +23,12 @@ impl Newton {
     }
 }
 
+/// A CG solve whose residual is at most this fraction of the right-hand side
+/// counts as exact for the convergence test: the step it gives is then
+/// within that fraction, times the preconditioned condition number, of the
+/// exact step. A truncated solve above it never ends the iteration by its size.
+pub(super) const SOLVED_BY_CG: f64 = 1e-6;
+
 /// Iterations over which the increment must at least halve: when it does not,
 /// the iteration has stalled at the level rounding sets.
 const STALL_WINDOW: usize = 8;
@@ -80,12 +86,17 @@ impl Minimizer for Newton {
 
             let started = Instant::now();
             let mut direction: Vec<f64> = gradient.iter().map(|g| -g).collect();
+            // Whether the direction is not the Newton step itself (a shifted
+            // matrix's, or a truncated CG solve's): its size then says nothing
+            // of convergence.
             let shifted = match settings.cg_iterations {
                 Some(iterations) => {
                     // Inexact Newton (seed 004 Fig. 7.7): Jacobi-preconditioned CG.
                     let jacobi = Jacobi::new(&hessian.diagonal());
-                    direction = conjugate_gradient(&|v, out| hessian.multiply(v, out), &jacobi, &direction, iterations);
-                    false
+                    let solution =
+                        conjugate_gradient(&|v, out| hessian.multiply(v, out), &jacobi, &direction, iterations);
+                    direction = solution.x;
+                    solution.relative_residual > SOLVED_BY_CG
                 }
                 None => {
                     let shifted = matches!(

@@ -61,10 +61,11 @@ pub trait Objective {
         })
     }
 
-    /// The unknowns of the rest pose, where the objective has one (an
-    /// implicit step over free DOFs): the point of the rest-pose Hessian,
-    /// which preconditions some inexact solves.
-    fn rest_point(&self) -> Option<Vec<f64>> {
+    /// The Hessian at the rest pose (every vertex, pinned ones too, at
+    /// rest), on [`Objective::hessian_matrix`]'s pattern, where the objective
+    /// has one (an implicit step over free DOFs): it preconditions some
+    /// inexact solves. None: no rest pose.
+    fn rest_hessian(&self) -> Option<Result<SystemMatrix>> {
         None
     }
 
