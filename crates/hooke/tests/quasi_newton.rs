@@ -53,6 +53,20 @@ fn lbfgs(tolerance: f64) -> SolverSettings {
     }
 }
 
+/// The model of a scene's text and its state after `steps` steps of `h`.
+fn run_scene_text(text: &str, steps: usize, h: f64) -> (Model, hooke::model::State) {
+    let built = hooke::scene::Scene::from_text(text, "s.toml", ".".into())
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut state = built.initial_state.clone();
+    let mut integrator = built.integrator;
+    for _ in 0..steps {
+        integrator.step(&built.model, &mut state, h).unwrap();
+    }
+    (built.model, state)
+}
+
 fn largest_difference(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
 }
@@ -588,18 +602,7 @@ kind = "lbfgs"
         )
     };
     // The model and the state after 3 s.
-    let hang = |text: &str| {
-        let built = hooke::scene::Scene::from_text(text, "a.toml", ".".into())
-            .unwrap()
-            .build()
-            .unwrap();
-        let mut state = built.initial_state.clone();
-        let mut integrator = built.integrator;
-        for _ in 0..150 {
-            integrator.step(&built.model, &mut state, 0.02).unwrap();
-        }
-        (built.model, state)
-    };
+    let hang = |text: &str| run_scene_text(text, 150, 0.02);
     let (model, state) = hang(&text("[0.05, 0.05, 0.3]"));
     let top: Vec<usize> = (0..model.mesh().vertex_count())
         .filter(|&v| (model.mesh().vertices()[v].z - 0.1).abs() < 1e-9)
@@ -860,16 +863,8 @@ fn lbfgs_works_in_reduced_coordinates() {
     let body = ARAP_BAR.replace("\"arap\"", "\"stable_neo_hookean\"");
     let text = |solver: &str| scene_text(&body, solver) + "[coordinates]\nkind = \"modal\"\nmodes = 12\n";
     let run = |solver: &str| {
-        let built = hooke::scene::Scene::from_text(&text(solver), "r.toml", ".".into())
-            .unwrap()
-            .build()
-            .unwrap();
-        let mut state = built.initial_state.clone();
-        let mut integrator = built.integrator;
-        for _ in 0..3 {
-            integrator.step(&built.model, &mut state, 1.0 / 30.0).unwrap();
-        }
-        (state.positions, built.model.rest_positions())
+        let (model, state) = run_scene_text(&text(solver), 3, 1.0 / 30.0);
+        (state.positions, model.rest_positions())
     };
     let (newton, rest) = run("kind = \"newton\"\ntolerance = 1e-11");
     let (quasi, _) = run("kind = \"lbfgs\"\ntolerance = 1e-11");

@@ -586,7 +586,7 @@ impl<S: StretchEnergy + Send + Sync> Tearable for Membrane<S> {
                 continue;
             }
             let f = self.deformation_gradient(t, x);
-            let (_, sigma, _, _) = thin_svd(&f);
+            let (sigma, _) = in_plane_stretches(&f);
             if sigma.x > limit && self.torn.tear(t) {
                 torn += Torn {
                     elements: 1,
