@@ -149,6 +149,77 @@ fn many_elements_at_once_equal_one_at_a_time() {
     }
 }
 
+/// The trace form (powers of the stretch U, no SVD) serves the polynomial
+/// material wherever F is not inverted, and a spline material while F's
+/// stretches stay in one piece of its a (rest is mid-piece for spline A and
+/// B); where it serves it gives the SVD's ψ and P to rounding, so nothing
+/// jumps where an element passes from one form to the other.
+#[test]
+fn the_trace_form_agrees_with_the_svd() {
+    use hooke::material::StretchEnergy;
+    let uneven = ValanisLandelEnergy {
+        a: Profile::Spline(Spline::new(&[[0.3, 2e5], [0.8, 1e4], [1.15, 1e3], [1.6, 3e4], [2.0, 4e5]], "a").unwrap()),
+        b: Profile::Zero,
+        c: Profile::LogPolynomial(vec![0.0, 0.0, 1e5]),
+    };
+    let energies = [
+        ValanisLandelEnergy::neo_hookean_spline(&LAME, 2.0, 1.0).unwrap(),
+        ValanisLandelEnergy::neo_hookean_spline(&LAME, 1.0, 2.0).unwrap(),
+        ValanisLandelEnergy::polynomial(LAME.mu),
+        uneven,
+    ];
+    let mut rng = Lcg::new(3);
+    let mut deformations: Vec<Matrix3<f64>> = (0..200)
+        .map(|k| {
+            let strain = [0.01, 0.04, 0.08, 0.3][k % 4];
+            rng.rotation() * (Matrix3::identity() + rng.matrix(strain)) * rng.rotation()
+        })
+        .collect();
+    deformations.extend(samples(false));
+    for (n, energy) in energies.into_iter().enumerate() {
+        let m = material(energy.clone());
+        let (mut served, mut not_served) = (0, 0);
+        for f in &deformations {
+            match energy.direct(f, &LAME, true) {
+                Some(_) => served += 1,
+                None => not_served += 1,
+            }
+            // Stress alone takes the trace form where it serves; with the
+            // derivative, the SVD always.
+            let fast = m.evaluate(f, Want::Stress);
+            let svd = m.evaluate(f, Want::Derivative { project: false });
+            let scale = svd.first_piola.norm().max(LAME.mu * 1e-3);
+            assert!(
+                (fast.energy_density - svd.energy_density).abs() < 1e-11 * scale,
+                "material {n}: ψ {} against {} at {f}",
+                fast.energy_density,
+                svd.energy_density
+            );
+            assert!(
+                (fast.first_piola - svd.first_piola).amax() < 1e-10 * scale,
+                "material {n}: P at {f}"
+            );
+        }
+        assert!(
+            served > 50,
+            "material {n}: the trace form served {served} of {}",
+            deformations.len()
+        );
+        if n != 2 {
+            assert!(not_served > 10, "material {n}: every F was served");
+        }
+    }
+    // Spline A's middle piece is [0.9, 1.1]: across 1.1 the SVD serves.
+    let spline_a = ValanisLandelEnergy::neo_hookean_spline(&LAME, 2.0, 1.0).unwrap();
+    let stretched = |x: f64| Matrix3::from_diagonal(&nalgebra::Vector3::new(x, 1.0, 0.99));
+    assert!(spline_a.direct(&stretched(1.09), &LAME, true).is_some());
+    assert!(spline_a.direct(&stretched(1.11), &LAME, true).is_none());
+    let inverted = Matrix3::from_diagonal(&nalgebra::Vector3::new(1.0, 1.0, -0.9));
+    assert!(ValanisLandelEnergy::polynomial(LAME.mu)
+        .direct(&inverted, &LAME, true)
+        .is_none());
+}
+
 /// Lamé parameters of E = 1 and Poisson ratio ν.
 fn lame_of(nu: f64) -> Lame {
     Lame {

@@ -30,6 +30,7 @@ mod st_venant_kirchhoff;
 mod stable_neo_hookean;
 pub mod strain_limit;
 pub mod stretch_coordinates;
+mod stretch_polynomial;
 pub mod symmetric;
 pub mod valanis_landel;
 mod voigt;

@@ -8,9 +8,17 @@
 //! control points), `polynomial` (a(x) = μ(x − 1)⁴: stiff at large strain,
 //! soft at rest), and `spline_a` / `spline_b` (Neo-Hookean resisting
 //! compression, or tension, more strongly; control points below).
+//!
+//! Energies and stresses alone (the gradient passes of L-BFGS and of
+//! explicit steps) take the trace form of [`super::stretch_polynomial`]
+//! where it serves: b = 0, F not inverted, and one polynomial that is a on
+//! all three stretches (always for a polynomial a; for a spline, while the
+//! stretches stay in one of its pieces). Elsewhere, and for every Hessian,
+//! the signed SVD serves.
 
 use super::entry::{settings_from, MaterialContext, MaterialEntry, MaterialSource};
 use super::isotropic::{evaluate, evaluate_at_svd, StretchEnergy};
+use super::stretch_polynomial::{entries, stretches, trace_form, Piece, PieceLanes, VolumeLanes};
 use super::{Evaluation, Lame, Material, MaterialCapabilities, MaterialParameters, Want};
 use crate::error::{HookeError, Result};
 use nalgebra::{Matrix3, Vector3};
@@ -28,6 +36,20 @@ pub struct Spline {
     /// 1 / spacing when the stretches are evenly spaced: a point's segment
     /// is then found by a division and a check, not a search.
     even_spacing: Option<f64>,
+    /// The value at stretch 1, which every energy evaluation subtracts.
+    at_rest: f64,
+    /// The polynomial on each segment: the line before the first control
+    /// point, the cubic of each interval, the line beyond the last.
+    pieces: Vec<Piece>,
+}
+
+/// Where a point lies: before the first control point, in the segment
+/// starting at control point i, or beyond the last.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Segment {
+    Before,
+    Inner(usize),
+    After,
 }
 
 impl Spline {
@@ -72,40 +94,79 @@ impl Spline {
         }
         let step = (x[n - 1] - x[0]) / (n - 1) as f64;
         let even = (1..n).all(|i| ((x[i] - x[i - 1]) - step).abs() <= 1e-9 * step);
-        Ok(Spline {
+        let mut spline = Spline {
             even_spacing: even.then_some(1.0 / step),
             x,
             y,
             curvature,
-        })
+            at_rest: 0.0,
+            pieces: Vec::new(),
+        };
+        spline.pieces = std::iter::once(Piece::line(spline.x[0], spline.y[0], spline.end_slope(false)))
+            .chain((0..n - 1).map(|i| spline.cubic(i)))
+            .chain(std::iter::once(Piece::line(
+                spline.x[n - 1],
+                spline.y[n - 1],
+                spline.end_slope(true),
+            )))
+            .collect();
+        spline.at_rest = spline.evaluate(1.0)[0];
+        Ok(spline)
+    }
+
+    /// The cubic on [xᵢ, xᵢ₊₁], about xᵢ: there the curvature runs linearly
+    /// from mᵢ to mᵢ₊₁.
+    fn cubic(&self, i: usize) -> Piece {
+        let h = self.x[i + 1] - self.x[i];
+        let (m0, m1) = (self.curvature[i], self.curvature[i + 1]);
+        let slope = (self.y[i + 1] - self.y[i]) / h - h * (2.0 * m0 + m1) / 6.0;
+        Piece {
+            center: self.x[i],
+            coefficients: [self.y[i], slope, 0.5 * m0, (m1 - m0) / (6.0 * h), 0.0],
+        }
+    }
+
+    /// The piece of the segment t lies in.
+    fn piece_at(&self, t: f64) -> &Piece {
+        match self.segment(t) {
+            Segment::Before => &self.pieces[0],
+            Segment::Inner(i) => &self.pieces[i + 1],
+            Segment::After => &self.pieces[self.pieces.len() - 1],
+        }
+    }
+
+    /// The slope at the first (`at_right` false) or last control point.
+    fn end_slope(&self, at_right: bool) -> f64 {
+        let n = self.x.len();
+        let (j, h) = if at_right {
+            (n - 2, self.x[n - 1] - self.x[n - 2])
+        } else {
+            (0, self.x[1] - self.x[0])
+        };
+        let secant = (self.y[j + 1] - self.y[j]) / h;
+        if at_right {
+            secant + h * (self.curvature[j] + 2.0 * self.curvature[j + 1]) / 6.0
+        } else {
+            secant - h * (2.0 * self.curvature[j] + self.curvature[j + 1]) / 6.0
+        }
     }
 
     /// (value, first, second derivative) at t.
     fn evaluate(&self, t: f64) -> [f64; 3] {
+        self.piece_at(t).evaluate(t)
+    }
+
+    /// The segment t lies in; a control point starts its segment.
+    fn segment(&self, t: f64) -> Segment {
         let n = self.x.len();
-        let slope_at = |i: usize, at_right: bool| {
-            let (j, h) = if at_right {
-                (i - 1, self.x[i] - self.x[i - 1])
-            } else {
-                (i, self.x[i + 1] - self.x[i])
-            };
-            let secant = (self.y[j + 1] - self.y[j]) / h;
-            if at_right {
-                secant + h * (self.curvature[j] + 2.0 * self.curvature[j + 1]) / 6.0
-            } else {
-                secant - h * (2.0 * self.curvature[j] + self.curvature[j + 1]) / 6.0
-            }
-        };
         if t <= self.x[0] {
-            let slope = slope_at(0, false);
-            return [self.y[0] + slope * (t - self.x[0]), slope, 0.0];
+            return Segment::Before;
         }
         if t >= self.x[n - 1] {
-            let slope = slope_at(n - 1, true);
-            return [self.y[n - 1] + slope * (t - self.x[n - 1]), slope, 0.0];
+            return Segment::After;
         }
         // The last control point at or before t (the search's answer either way).
-        let i = match self.even_spacing {
+        Segment::Inner(match self.even_spacing {
             Some(inverse) => {
                 let mut i = (((t - self.x[0]) * inverse) as usize).min(n - 2);
                 while i + 1 < n - 1 && self.x[i + 1] <= t {
@@ -117,14 +178,24 @@ impl Spline {
                 i
             }
             None => self.x.partition_point(|&x| x <= t).saturating_sub(1).min(n - 2),
-        };
-        let h = self.x[i + 1] - self.x[i];
-        let (a, b) = ((self.x[i + 1] - t) / h, (t - self.x[i]) / h);
-        let (m0, m1) = (self.curvature[i], self.curvature[i + 1]);
-        let value = a * self.y[i] + b * self.y[i + 1] + ((a * a * a - a) * m0 + (b * b * b - b) * m1) * h * h / 6.0;
-        let first = (self.y[i + 1] - self.y[i]) / h + ((1.0 - 3.0 * a * a) * m0 + (3.0 * b * b - 1.0) * m1) * h / 6.0;
-        let second = a * m0 + b * m1;
-        [value, first, second]
+        })
+    }
+
+    /// The index in `pieces` of a piece that is the spline at t: for evenly
+    /// spaced stretches by a division and a rounding alone (at a control
+    /// point it may give the piece before, equal there to the second
+    /// derivative).
+    #[inline(always)]
+    fn piece_index(&self, t: f64) -> usize {
+        let n = self.x.len();
+        if let Some(inverse) = self.even_spacing {
+            return ((t - self.x[0]) * inverse + 1.0).floor().clamp(0.0, n as f64) as usize;
+        }
+        match self.segment(t) {
+            Segment::Before => 0,
+            Segment::Inner(i) => i + 1,
+            Segment::After => n,
+        }
     }
 }
 
@@ -167,6 +238,36 @@ impl Profile {
             Profile::Spline(spline) => spline.evaluate(x),
         }
     }
+
+    /// The value at 1 (for a spline, kept from its construction).
+    fn at_rest(&self) -> f64 {
+        match self {
+            Profile::Spline(spline) => spline.at_rest,
+            other => other.evaluate(1.0)[0],
+        }
+    }
+
+    /// The one polynomial that is this profile everywhere, if there is
+    /// one: for zero and a polynomial up to degree 4.
+    #[inline(always)]
+    fn single_piece(&self) -> Option<Piece> {
+        match self {
+            Profile::Zero => Some(Piece::ZERO),
+            Profile::Polynomial(c) => Piece::about_rest(c),
+            _ => None,
+        }
+    }
+
+    /// (value, slope) at x; a spline's from the piece [`Spline::piece_index`]
+    /// finds.
+    #[inline(always)]
+    fn value_and_slope(&self, x: f64) -> [f64; 2] {
+        let [value, slope, _] = match self {
+            Profile::Spline(spline) => spline.pieces[spline.piece_index(x)].evaluate(x),
+            other => other.evaluate(x),
+        };
+        [value, slope]
+    }
 }
 
 /// Σₖ cₖ tᵏ with its first two derivatives in t (Horner's scheme).
@@ -200,8 +301,81 @@ impl ValanisLandelEnergy {
     /// The unshifted ψ at σ = (1, 1, 1), [`Self::raw`]'s sums of three
     /// profile values instead of seven.
     fn raw_at_rest(&self) -> f64 {
-        let (a, b) = (self.a.evaluate(1.0)[0], self.b.evaluate(1.0)[0]);
-        [a; 3].iter().sum::<f64>() + [b; 3].iter().sum::<f64>() + self.c.evaluate(1.0)[0]
+        let (a, b) = (self.a.at_rest(), self.b.at_rest());
+        [a; 3].iter().sum::<f64>() + [b; 3].iter().sum::<f64>() + self.c.at_rest()
+    }
+
+    /// a's piece on [lo, hi] (`single`: a's one piece, if it has one), if
+    /// one piece covers it.
+    #[inline(always)]
+    fn piece_over(&self, single: Option<Piece>, lo: f64, hi: f64) -> Option<Piece> {
+        match (single, &self.a) {
+            (Some(piece), _) => Some(piece),
+            (None, Profile::Spline(spline)) => {
+                let k = spline.piece_index(lo);
+                (k == spline.piece_index(hi)).then(|| spline.pieces[k])
+            }
+            _ => None,
+        }
+    }
+
+    /// ψ and, with `stress`, P of L elements by the trace form
+    /// ([`super::stretch_polynomial`]) where it serves: b is zero, F is
+    /// finite and not inverted, and one polynomial piece is a on every
+    /// stretch of F; c takes J = det F. Returns the lanes served (the others
+    /// are left as they were); lane by lane the same bits as alone.
+    #[inline(always)]
+    fn trace_form_lanes<const L: usize>(
+        &self,
+        f: &[Matrix3<f64>; L],
+        stress: bool,
+        energies: &mut [f64; L],
+        stresses: &mut [Matrix3<f64>; L],
+    ) -> [bool; L] {
+        let mut served = [false; L];
+        let single = self.a.single_piece();
+        if self.b != Profile::Zero || (single.is_none() && !matches!(self.a, Profile::Spline(_))) {
+            return served;
+        }
+        let f_entries = entries(f);
+        let stretch = stretches(&f_entries);
+        let mut pieces = PieceLanes::new();
+        let mut volume = VolumeLanes {
+            value: [0.0; L],
+            slope: [0.0; L],
+        };
+        for l in 0..L {
+            if !stretch.valid[l] {
+                continue;
+            }
+            if let Some(piece) = self.piece_over(single, stretch.lo[l], stretch.hi[l]) {
+                served[l] = true;
+                pieces.set(l, &piece);
+                [volume.value[l], volume.slope[l]] = self.c.value_and_slope(stretch.determinant[l]);
+            }
+        }
+        if !served.contains(&true) {
+            return served;
+        }
+        let (mut lane_energies, mut lane_stresses) = ([0.0; L], [[0.0; L]; 9]);
+        let rest = self.raw_at_rest();
+        trace_form(
+            &f_entries,
+            &stretch,
+            &pieces,
+            &volume,
+            rest,
+            stress,
+            &mut lane_energies,
+            &mut lane_stresses,
+        );
+        for l in 0..L {
+            if served[l] {
+                energies[l] = lane_energies[l];
+                stresses[l] = Matrix3::from_fn(|i, k| lane_stresses[i + 3 * k][l]);
+            }
+        }
+        served
     }
 
     /// a′(1) + 2b′(1) + c′(1): the stress at rest, which must vanish.
@@ -233,6 +407,16 @@ impl StretchEnergy for ValanisLandelEnergy {
             g[i] += dc * s[(i + 1) % 3] * s[(i + 2) % 3];
         }
         (energy - self.raw_at_rest(), g)
+    }
+
+    /// The trace form ([`ValanisLandelEnergy::trace_form_lanes`]) where it
+    /// serves: with b = 0 and U the stretch of F, Σ a(σᵢ) = tr a(U) with
+    /// derivative F U⁻¹ a′(U), sums of powers of U wherever one polynomial
+    /// is a on all of F's stretches, exact and without an eigen-decomposition.
+    fn direct(&self, f: &Matrix3<f64>, _lame: &Lame, stress: bool) -> Option<(f64, Matrix3<f64>)> {
+        let (mut energy, mut first_piola) = ([0.0], [Matrix3::zeros()]);
+        let [served] = self.trace_form_lanes(&[*f], stress, &mut energy, &mut first_piola);
+        served.then_some((energy[0], first_piola[0]))
     }
 
     fn gradient(&self, s: &Vector3<f64>, _lame: &Lame) -> Vector3<f64> {
@@ -299,32 +483,40 @@ impl Material for ValanisLandel {
         evaluate(&self.energy, f, &NO_LAME, want)
     }
 
-    /// The signed SVDs sixteen at a time (the eigen-decompositions of FᵀF in
-    /// vector lanes), each element's ψ and P then as [`Material::evaluate`]
-    /// gives them, bit for bit.
+    /// Sixteen elements at a time by the trace form, in vector lanes (the
+    /// stretches U, then powers of U); those it does not serve have
+    /// their signed SVDs found sixteen at a time (the eigen-decompositions
+    /// of FᵀF in lanes). Each element's ψ and P are bit for bit what
+    /// [`Material::evaluate`] gives it.
     fn evaluate_stresses(&self, f: &[Matrix3<f64>], want: Want, energies: &mut [f64], stresses: &mut [Matrix3<f64>]) {
-        use crate::linalg::{signed_svd3_lanes, SignedSvd, SVD_LANES};
-        let mut start = 0;
-        while start < f.len() {
-            let end = (start + SVD_LANES).min(f.len());
-            let block = &f[start..end];
-            let whole = block.len() == SVD_LANES && block.iter().all(|m| m.iter().all(|x| x.is_finite()));
-            if let (true, Ok(block)) = (whole, <&[Matrix3<f64>; SVD_LANES]>::try_from(block)) {
-                let mut svds: [SignedSvd; SVD_LANES] =
-                    [(Matrix3::zeros(), Vector3::zeros(), Matrix3::zeros()); SVD_LANES];
-                signed_svd3_lanes(block, &mut svds);
-                for (i, (u, sigma, v)) in svds.iter().enumerate() {
-                    let evaluation = evaluate_at_svd(&self.energy, u, sigma, v, &NO_LAME, want);
-                    (energies[start + i], stresses[start + i]) = (evaluation.energy_density, evaluation.first_piola);
-                }
-            } else {
-                for i in start..end {
-                    let evaluation = self.evaluate(&f[i], want);
-                    (energies[i], stresses[i]) = (evaluation.energy_density, evaluation.first_piola);
+        let finite = |m: &Matrix3<f64>| m.iter().all(|x| x.is_finite());
+        let mut queue = SvdQueue {
+            indices: [0; crate::linalg::SVD_LANES],
+            len: 0,
+        };
+        for start in (0..f.len()).step_by(LANES) {
+            let group = &f[start..(start + LANES).min(f.len())];
+            let padded = std::array::from_fn(|l| group.get(l).copied().unwrap_or_else(Matrix3::identity));
+            let (mut lane_energies, mut lane_stresses) = ([0.0; LANES], [Matrix3::zeros(); LANES]);
+            let stress = want == Want::Stress;
+            let served = trace_form_in_lanes(&self.energy, &padded, stress, &mut lane_energies, &mut lane_stresses);
+            for (l, fl) in group.iter().enumerate() {
+                let i = start + l;
+                if served[l] && lane_energies[l].is_finite() {
+                    (energies[i], stresses[i]) = (lane_energies[l], lane_stresses[l]);
+                } else if served[l] || !finite(fl) {
+                    // ψ undefined, or F not finite: as one element alone.
+                    self.write(f, i, want, energies, stresses);
+                } else {
+                    queue.indices[queue.len] = i;
+                    queue.len += 1;
+                    if queue.len == queue.indices.len() {
+                        self.evaluate_by_svd(f, &mut queue, want, energies, stresses);
+                    }
                 }
             }
-            start = end;
         }
+        self.evaluate_by_svd(f, &mut queue, want, energies, stresses);
     }
 
     fn capabilities(&self) -> MaterialCapabilities {
@@ -337,6 +529,65 @@ impl Material for ValanisLandel {
             corotated_quadratic: false,
             projective: false,
         }
+    }
+}
+
+/// Elements the trace form takes together: two vector registers of AVX-512
+/// an entry, so that one's divisions wait while the other's go through.
+const LANES: usize = 16;
+
+crate::linalg::kernels::dispatch! {
+    /// [`ValanisLandelEnergy::trace_form_lanes`] of [`LANES`] elements, in
+    /// the widest vectors the processor has.
+    trace_form_in_lanes(
+        energy: &ValanisLandelEnergy,
+        f: &[Matrix3<f64>; LANES],
+        stress: bool,
+        energies: &mut [f64; LANES],
+        stresses: &mut [Matrix3<f64>; LANES]
+    ) -> [bool; LANES] {
+        energy.trace_form_lanes(f, stress, energies, stresses)
+    }
+}
+
+/// Elements (finite F) waiting for their signed SVDs in lanes.
+struct SvdQueue {
+    indices: [usize; crate::linalg::SVD_LANES],
+    len: usize,
+}
+
+impl ValanisLandel {
+    /// Element i as [`Material::evaluate`] gives it.
+    fn write(&self, f: &[Matrix3<f64>], i: usize, want: Want, energies: &mut [f64], stresses: &mut [Matrix3<f64>]) {
+        let evaluation = self.evaluate(&f[i], want);
+        (energies[i], stresses[i]) = (evaluation.energy_density, evaluation.first_piola);
+    }
+
+    /// Empties the queue: a full one through the SVDs in lanes, a partial
+    /// one element by element (the same bits either way).
+    fn evaluate_by_svd(
+        &self,
+        f: &[Matrix3<f64>],
+        queue: &mut SvdQueue,
+        want: Want,
+        energies: &mut [f64],
+        stresses: &mut [Matrix3<f64>],
+    ) {
+        use crate::linalg::{signed_svd3, signed_svd3_lanes, SignedSvd, SVD_LANES};
+        let queued = &queue.indices[..queue.len];
+        let mut svds: [SignedSvd; SVD_LANES] = [(Matrix3::zeros(), Vector3::zeros(), Matrix3::zeros()); SVD_LANES];
+        if queue.len == SVD_LANES {
+            signed_svd3_lanes(&std::array::from_fn(|l| f[queued[l]]), &mut svds);
+        } else {
+            for (svd, &i) in svds.iter_mut().zip(queued) {
+                *svd = signed_svd3(&f[i]);
+            }
+        }
+        for ((u, sigma, v), &i) in svds.iter().zip(queued) {
+            let evaluation = evaluate_at_svd(&self.energy, u, sigma, v, &NO_LAME, want);
+            (energies[i], stresses[i]) = (evaluation.energy_density, evaluation.first_piola);
+        }
+        queue.len = 0;
     }
 }
 
@@ -388,8 +639,8 @@ impl ValanisLandelEnergy {
     /// Spline A and B: Neo-Hookean stiffened on one side of rest, sampled as
     /// splines. With g = `compression` below 1 and `tension` above it (2 and 1
     /// for A, which resists compression more; 1 and 2 for B, which resists
-    /// tension more), the control points at stretches (and J) 0.1, 0.2, …, 3.0
-    /// are those of
+    /// tension more), the control points, a's at stretches 0.1, 0.3, …, 2.9
+    /// and c's at J = 0.1, 0.2, …, 3.0, are those of
     ///
     /// a(x) = μ/2 (x² − 1) + (g(x) − 1) μ (x − 1)²,
     /// c(J) = −μ log J + g(J) λ/2 log² J,
@@ -400,17 +651,25 @@ impl ValanisLandelEnergy {
     /// would scale −μ log J, negative just above J = 1, and leave the material
     /// unstable at rest.) Beyond the control points the splines continue along
     /// their end tangents.
+    ///
+    /// Rest lies in the middle of a's piece [0.9, 1.1], not on a control
+    /// point: while an element's stretches stay within 10 % of rest, one cubic
+    /// is a on all three, and its energy and stress come from powers of the
+    /// stretch U without an SVD ([`StretchEnergy::direct`]), about half the
+    /// cost.
+    /// The one-sided stiffening then begins across that piece instead of
+    /// at 1 exactly.
     pub fn neo_hookean_spline(lame: &Lame, compression: f64, tension: f64) -> Result<Self> {
         let (mu, lambda) = (lame.mu, lame.lambda);
         let side = |x: f64| if x < 1.0 { compression } else { tension };
-        let stretches: Vec<f64> = (1..=30).map(|k| 0.1 * k as f64).collect();
+        let stretches: Vec<f64> = (0..15).map(|k| 0.1 + 0.2 * k as f64).collect();
         let a: Vec<[f64; 2]> = stretches
             .iter()
             .map(|&x| [x, 0.5 * mu * (x * x - 1.0) + (side(x) - 1.0) * mu * (x - 1.0).powi(2)])
             .collect();
-        let c: Vec<[f64; 2]> = stretches
-            .iter()
-            .map(|&j| {
+        let c: Vec<[f64; 2]> = (1..=30)
+            .map(|k| 0.1 * k as f64)
+            .map(|j| {
                 let log = j.ln();
                 [j, -mu * log + side(j) * 0.5 * lambda * log * log]
             })
