@@ -9,8 +9,10 @@
 //! the quartic is convex and rising: the steps fall monotonically onto the
 //! root, quadratically. With i₂ = (i₁² − I₁)/2, Cayley–Hamilton gives
 //! U = (−C² + (i₁² − i₂) C + i₁i₃ I) / (i₁i₂ − i₃) and
-//! U⁻¹ = (C − i₁U + i₂I) / i₃; i₁i₂ ≥ 9i₃ keeps both well conditioned. No
-//! matrix iteration (as the polar decomposition needs) and few divisions.
+//! U⁻¹ = (C − i₁U + i₂I) / i₃; i₁i₂ ≥ 9i₃ keeps both well conditioned
+//! unless the element is nearly flat, which is left to the SVD
+//! ([`SMALLEST_RELATIVE_VOLUME`]). No matrix iteration (as the polar
+//! decomposition needs) and few divisions.
 //!
 //! A Valanis–Landel energy Σᵢ a(σᵢ) + c(J) whose a is one polynomial on all
 //! three stretches (a polynomial profile, or a spline while the stretches
@@ -43,7 +45,7 @@ impl Piece {
     }
 
     /// Σₖ cₖ xᵏ re-expanded about x = 1 (repeated synthetic division by
-    /// x − 1), so that near rest the powers of S − I are small and nothing
+    /// x − 1), so that near rest the powers of U − I are small and nothing
     /// cancels; None above degree 4.
     #[inline(always)]
     pub fn about_rest(c: &[f64]) -> Option<Piece> {
@@ -172,6 +174,11 @@ fn at(i: usize, j: usize) -> usize {
 /// The slot of entry (i, j) among a [`Symmetric`]'s six.
 const SLOT: [[usize; 3]; 3] = [[0, 3, 4], [3, 1, 5], [4, 5, 2]];
 
+/// Below det F = this × (I₁/3)^(3/2), the volume of an element whose
+/// stretches all equal its root-mean-square one, the element counts as
+/// nearly flat: U⁻¹ and i₁ lose digits there, and the SVD serves instead.
+const SMALLEST_RELATIVE_VOLUME: f64 = 1e-6;
+
 /// Newton steps on the quartic before giving up (near rest it takes three).
 const MAX_NEWTON_STEPS: usize = 40;
 /// A step below this fraction of i₁ leaves an error near its square: the
@@ -180,7 +187,8 @@ const SETTLED_STEP: f64 = 1e-9;
 
 /// The stretches of L matrices F, lane by lane.
 pub(super) struct Stretches<const L: usize> {
-    /// F finite, det F > 0 and i₁ found: the rest holds only there.
+    /// F finite, det F > 0, not nearly flat, and i₁ found: the rest holds
+    /// only there.
     pub valid: [bool; L],
     /// An interval [lo, hi] holding the three stretches σᵢ: their mean
     /// i₁/3 ± √(2/3) ‖U − (i₁/3) I‖, with ‖U‖² = I₁ (three numbers summing
@@ -212,7 +220,10 @@ pub(super) fn stretches<const L: usize>(f: &EntryLanes<L>) -> Stretches<L> {
         let i2 = 0.5 * (i1 * i1 - (square[0] + square[1] + square[2]));
         let (j, _) = determinant_and_cofactor(&fl);
         let finite = square.iter().fold(true, |all, x| all & x.is_finite());
-        usable[l] = (j > 0.0) & j.is_finite() & finite & i2.is_finite();
+        let mean_square = i1 / 3.0;
+        let thick =
+            j * j > SMALLEST_RELATIVE_VOLUME * SMALLEST_RELATIVE_VOLUME * mean_square * mean_square * mean_square;
+        usable[l] = (j > 0.0) & thick & j.is_finite() & finite & i2.is_finite();
         trace[l] = (3.0 * i1).sqrt();
         (invariant1[l], invariant2[l], determinant[l]) = (i1, i2, j);
         set_lane(&mut c, l, gram);
@@ -482,11 +493,11 @@ mod tests {
         }
     }
 
-    /// Inverted, flat and non-finite F have no stretch here.
+    /// Inverted, nearly flat and non-finite F have no stretch here.
     #[test]
     fn inverted_flat_and_non_finite_f_are_not_valid() {
         let inverted = Matrix3::from_diagonal(&nalgebra::Vector3::new(1.0, 1.0, -0.5));
-        let flat = Matrix3::from_diagonal(&nalgebra::Vector3::new(1.0, 1.0, 0.0));
+        let flat = Matrix3::from_diagonal(&nalgebra::Vector3::new(1.0, 1.0, 1e-7));
         let mut nan = Matrix3::identity();
         nan[(0, 1)] = f64::NAN;
         let stretch = stretches(&entries(&[inverted, flat, nan, Matrix3::identity()]));
