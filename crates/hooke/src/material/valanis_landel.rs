@@ -11,10 +11,12 @@
 //!
 //! Energies and stresses alone (the gradient passes of L-BFGS and of
 //! explicit steps) take the trace form of [`super::stretch_polynomial`]
-//! where it serves: b = 0, F not inverted, and one polynomial that is a on
-//! all three stretches (always for a polynomial a; for a spline, while the
-//! stretches stay in one of its pieces). Elsewhere, and for every Hessian,
-//! the signed SVD serves.
+//! where it serves: b = 0, F neither inverted, nearly flat nor needle-like,
+//! and one polynomial that is a on all three stretches (always for a
+//! polynomial a; for a spline, while the stretches stay in one of its
+//! pieces). Elsewhere, and for every Hessian, the signed SVD serves. The
+//! trace form gives ψ(I) = 0 to rounding (a spline piece about rest is
+//! centred on a control point, not on 1), the SVD exactly.
 
 use super::entry::{settings_from, MaterialContext, MaterialEntry, MaterialSource};
 use super::isotropic::{evaluate, evaluate_at_svd, StretchEnergy};
@@ -183,8 +185,8 @@ impl Spline {
 
     /// The index in `pieces` of a piece that is the spline at t: for evenly
     /// spaced stretches by a division and a rounding alone (at a control
-    /// point it may give the piece before, equal there to the second
-    /// derivative).
+    /// point it may give the piece on either side, the two agreeing there to
+    /// the second derivative).
     #[inline(always)]
     fn piece_index(&self, t: f64) -> usize {
         let n = self.x.len();
@@ -489,6 +491,7 @@ impl Material for ValanisLandel {
     /// of FᵀF in lanes). Each element's ψ and P are bit for bit what
     /// [`Material::evaluate`] gives it.
     fn evaluate_stresses(&self, f: &[Matrix3<f64>], want: Want, energies: &mut [f64], stresses: &mut [Matrix3<f64>]) {
+        debug_assert!(matches!(want, Want::Energy | Want::Stress));
         let finite = |m: &Matrix3<f64>| m.iter().all(|x| x.is_finite());
         let mut queue = SvdQueue {
             indices: [0; crate::linalg::SVD_LANES],
@@ -563,8 +566,8 @@ impl ValanisLandel {
         (energies[i], stresses[i]) = (evaluation.energy_density, evaluation.first_piola);
     }
 
-    /// Empties the queue: a full one through the SVDs in lanes, a partial
-    /// one element by element (the same bits either way).
+    /// Empties the queue through the SVDs in lanes (a partial queue padded
+    /// with identities; one element alone), the same bits either way.
     fn evaluate_by_svd(
         &self,
         f: &[Matrix3<f64>],
@@ -576,11 +579,12 @@ impl ValanisLandel {
         use crate::linalg::{signed_svd3, signed_svd3_lanes, SignedSvd, SVD_LANES};
         let queued = &queue.indices[..queue.len];
         let mut svds: [SignedSvd; SVD_LANES] = [(Matrix3::zeros(), Vector3::zeros(), Matrix3::zeros()); SVD_LANES];
-        if queue.len == SVD_LANES {
-            signed_svd3_lanes(&std::array::from_fn(|l| f[queued[l]]), &mut svds);
-        } else {
-            for (svd, &i) in svds.iter_mut().zip(queued) {
-                *svd = signed_svd3(&f[i]);
+        match queued {
+            [] => return,
+            [i] => svds[0] = signed_svd3(&f[*i]),
+            _ => {
+                let block = std::array::from_fn(|l| queued.get(l).map_or_else(Matrix3::identity, |&i| f[i]));
+                signed_svd3_lanes(&block, &mut svds);
             }
         }
         for ((u, sigma, v), &i) in svds.iter().zip(queued) {
