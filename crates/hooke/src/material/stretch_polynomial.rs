@@ -69,15 +69,20 @@ impl Piece {
     /// (p, p′, p″) at x, by Horner's scheme in x − center.
     #[inline(always)]
     pub fn evaluate(&self, x: f64) -> [f64; 3] {
-        let t = x - self.center;
-        let (mut value, mut first, mut second) = (0.0, 0.0, 0.0);
-        for &q in self.coefficients.iter().rev() {
-            second = second * t + first * 2.0;
-            first = first * t + value;
-            value = value * t + q;
-        }
-        [value, first, second]
+        horner(&self.coefficients, x - self.center)
     }
+}
+
+/// Σₖ cₖ tᵏ with its first two derivatives in t (Horner's scheme).
+#[inline(always)]
+pub(super) fn horner(c: &[f64], t: f64) -> [f64; 3] {
+    let (mut value, mut first, mut second) = (0.0, 0.0, 0.0);
+    for &ck in c.iter().rev() {
+        second = second * t + first * 2.0;
+        first = first * t + value;
+        value = value * t + ck;
+    }
+    [value, first, second]
 }
 
 /// Entries of L 3×3 matrices lane by lane (`m[k][l]`: entry k, column-major,

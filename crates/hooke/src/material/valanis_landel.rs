@@ -20,7 +20,7 @@
 
 use super::entry::{settings_from, MaterialContext, MaterialEntry, MaterialSource};
 use super::isotropic::{evaluate, evaluate_at_svd, StretchEnergy};
-use super::stretch_polynomial::{entries, stretches, trace_form, Piece, PieceLanes, VolumeLanes};
+use super::stretch_polynomial::{entries, horner, stretches, trace_form, Piece, PieceLanes, VolumeLanes};
 use super::{Evaluation, Lame, Material, MaterialCapabilities, MaterialParameters, Want};
 use crate::error::{HookeError, Result};
 use nalgebra::{Matrix3, Vector3};
@@ -220,13 +220,13 @@ impl Profile {
     fn evaluate(&self, x: f64) -> [f64; 3] {
         match self {
             Profile::Zero => [0.0; 3],
-            Profile::Polynomial(c) => polynomial(c, x),
+            Profile::Polynomial(c) => horner(c, x),
             Profile::LogPolynomial(c) => {
                 if x <= 0.0 {
                     return [f64::INFINITY, 0.0, 0.0];
                 }
                 // d/dx p(log x) = p′/x; d²/dx² = (p″ − p′)/x².
-                let [p, dp, ddp] = polynomial(c, x.ln());
+                let [p, dp, ddp] = horner(c, x.ln());
                 [p, dp / x, (ddp - dp) / (x * x)]
             }
             Profile::CubicBelowOne(kappa) => {
@@ -270,17 +270,6 @@ impl Profile {
         };
         [value, slope]
     }
-}
-
-/// Σₖ cₖ tᵏ with its first two derivatives in t (Horner's scheme).
-fn polynomial(c: &[f64], t: f64) -> [f64; 3] {
-    let (mut value, mut first, mut second) = (0.0, 0.0, 0.0);
-    for &ck in c.iter().rev() {
-        second = second * t + first * 2.0;
-        first = first * t + value;
-        value = value * t + ck;
-    }
-    [value, first, second]
 }
 
 /// ψ(σ) = Σ a(σᵢ) + Σ b(σᵢσⱼ) + c(σ₁σ₂σ₃), shifted so that ψ(I) = 0.
@@ -497,11 +486,11 @@ impl Material for ValanisLandel {
             indices: [0; crate::linalg::SVD_LANES],
             len: 0,
         };
+        let stress = want == Want::Stress;
         for start in (0..f.len()).step_by(LANES) {
             let group = &f[start..(start + LANES).min(f.len())];
             let padded = std::array::from_fn(|l| group.get(l).copied().unwrap_or_else(Matrix3::identity));
             let (mut lane_energies, mut lane_stresses) = ([0.0; LANES], [Matrix3::zeros(); LANES]);
-            let stress = want == Want::Stress;
             let served = trace_form_in_lanes(&self.energy, &padded, stress, &mut lane_energies, &mut lane_stresses);
             for (l, fl) in group.iter().enumerate() {
                 let i = start + l;
