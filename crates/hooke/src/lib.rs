@@ -50,5 +50,6 @@ pub mod solve;
 pub mod solver_comparison;
 pub mod subspace_comparison;
 pub mod subspace_grid;
+pub mod workers;
 
 pub use error::{HookeError, Result};

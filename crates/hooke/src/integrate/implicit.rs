@@ -125,7 +125,7 @@ pub(crate) fn solve_implicit_step(
             });
         }
     }
-    let report = solver.minimizer.minimize(&potential, &mut unknowns)?;
+    let report = crate::workers::with_workers_awake(|| solver.minimizer.minimize(&potential, &mut unknowns))?;
     Ok((potential.full_positions(&unknowns), report))
 }
 
