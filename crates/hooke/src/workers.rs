@@ -19,7 +19,8 @@
 //! while that solve's waits on top of this one's. With several solves there
 //! is work enough to keep the workers from sleeping anyway.
 //!
-//! The waiting workers are sent detached (`spawn_broadcast`), so the solve
+//! Small solves (below [`SMALLEST_AWAKE_UNKNOWNS`]) run without them: their
+//! loops hardly split. The waiting workers are sent detached (`spawn_broadcast`), so the solve
 //! never waits for them; between their look-ups they yield the core to the
 //! operating system, which matters only when the pool has more threads than
 //! the machine has cores. Results do not depend on which thread runs a job:
@@ -35,16 +36,26 @@ use std::time::{Duration, Instant};
 /// next to a frame.
 pub const IDLE_LIMIT: Duration = Duration::from_millis(1);
 
+/// Unknowns below which a solve is run without waiting workers: its
+/// element pass (split in runs of 256 elements) and its solves are mostly
+/// on one thread, so they would only spin beside it, taking the core from
+/// the rest of the program (a scripting language's other threads, say).
+pub const SMALLEST_AWAKE_UNKNOWNS: usize = 3000;
+
 /// Spins between looks at the clock (and yields of the core).
 const SPINS_PER_CLOCK_READ: u32 = 64;
 
 /// Solves inside [`with_workers_awake`] at this moment, in any pool.
 static SOLVES: AtomicUsize = AtomicUsize::new(0);
 
-/// Runs `body` on the current thread while the pool's other workers wait for
-/// its parallel jobs in a loop. Outside a pool, or with one thread, it only
-/// runs `body`.
-pub fn with_workers_awake<R>(body: impl FnOnce() -> R) -> R {
+/// Runs `body`, a solve of `unknowns` unknowns, on the current thread while
+/// the pool's other workers wait for its parallel jobs in a loop. Outside a
+/// pool, with one thread, or below [`SMALLEST_AWAKE_UNKNOWNS`], it only runs
+/// `body`.
+pub fn with_workers_awake<R>(unknowns: usize, body: impl FnOnce() -> R) -> R {
+    if unknowns < SMALLEST_AWAKE_UNKNOWNS {
+        return body();
+    }
     awake_while(body, IDLE_LIMIT, &SOLVES, |_| {})
 }
 

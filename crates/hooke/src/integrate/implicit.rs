@@ -125,7 +125,8 @@ pub(crate) fn solve_implicit_step(
             });
         }
     }
-    let report = crate::workers::with_workers_awake(|| solver.minimizer.minimize(&potential, &mut unknowns))?;
+    let size = unknowns.len();
+    let report = crate::workers::with_workers_awake(size, || solver.minimizer.minimize(&potential, &mut unknowns))?;
     Ok((potential.full_positions(&unknowns), report))
 }
 
