@@ -38,8 +38,7 @@ pub const IDLE_LIMIT: Duration = Duration::from_millis(1);
 
 /// Unknowns below which a solve is run without waiting workers: its
 /// element pass (split in runs of 256 elements) and its solves are mostly
-/// on one thread, so they would only spin beside it, taking the core from
-/// the rest of the program (a scripting language's other threads, say).
+/// on one thread, so they would only spin beside it.
 pub const SMALLEST_AWAKE_UNKNOWNS: usize = 3000;
 
 /// Spins between looks at the clock (and yields of the core).
@@ -115,16 +114,14 @@ fn awake_while<R>(
         return body();
     }
     let done = Arc::new(AtomicBool::new(false));
-    let running = Running::start(Arc::clone(&done), solves);
+    let _running = Running::start(Arc::clone(&done), solves);
     rayon::spawn_broadcast(move |context| {
         if context.index() != owner && !done.load(Ordering::Acquire) {
             observe(Event::Started);
             observe(Event::Stopped(wait_for_jobs(&done, idle_limit, solves)));
         }
     });
-    let result = body();
-    drop(running);
-    result
+    body()
 }
 
 /// A worker's loop: runs the pool's jobs as they come until `done` is set,
