@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Times the peer tool simkit 0.1.8 (the seed-002 authors' Python toolkit,
+"""Times the peer tool simkit 0.1.8 (the Python toolkit of the authors of Trusty et al. 2023,
 `pip install simkit==0.1.8`) on the bars of Hooke's `subspace` benchmark, for
 BENCHMARKS.md: precomputation (skinning eigenmodes, spectral cubature, the
 reduced operators) and one subspace mixed-FEM SQP iteration.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hooke's subspace benchmark and the seed-002 authors' simkit 0.1.8 on the same
+# Hooke's subspace benchmark and simkit 0.1.8 (by the authors of Trusty et al. 2023) on the same
 # bars, one after the other in one run (BENCHMARKS.md, "Subspace mixed FEM").
 # Needs `pip install 'simkit[mesh,solvers]==0.1.8'`. Writes target/subspace-vs-simkit/.
 # PYTHON=path picks the interpreter that has simkit (default python3).
