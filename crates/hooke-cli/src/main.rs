@@ -227,6 +227,10 @@ enum Command {
     },
     /// List the integrators a scene can name, with their aliases, settings and what they handle.
     Integrators,
+    /// List the solvers a scene's [solver] table can name: the minimisers, with their own keys,
+    /// defaults and what they need, the keys they all share, and the solvers with an integrator
+    /// of their own (subspaces, mixed FEM).
+    Solvers,
     /// Check a scene: parse it, build its meshes and model, and report what it contains.
     Check {
         /// The scene file (TOML).
@@ -1095,6 +1099,46 @@ fn integrators() -> Result<(), HookeError> {
     Ok(())
 }
 
+fn solvers() -> Result<(), HookeError> {
+    say!("minimisers of the incremental potential ([solver] kind):");
+    for entry in hooke::solve::registry::MINIMIZERS {
+        let aliases = match entry.aliases.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", entry.aliases.join(", ")),
+        };
+        say!("{}{aliases}", entry.name);
+        say!("    {}", entry.summary);
+        for key in entry.keys {
+            let default = match key.default {
+                "" => "unset".to_string(),
+                value => value.to_string(),
+            };
+            say!("    {} = {default}: {}", key.name, key.meaning);
+        }
+        let needs = entry.capabilities.describe();
+        if !needs.is_empty() {
+            say!("    uses: {}", needs.join("; "));
+        }
+        say!(
+            "    iterations per step by default: at most {}",
+            entry.default_iteration_limit
+        );
+    }
+    let shared: Vec<&str> = hooke::solve::SHARED_SOLVER_KEYS
+        .iter()
+        .copied()
+        .filter(|k| *k != "kind")
+        .collect();
+    say!("keys every minimiser takes: {}", shared.join(", "));
+    say!("solvers with an integrator of their own (backward Euler):");
+    for entry in hooke::reduced::registry::REDUCED_SOLVERS {
+        say!("{}", entry.name);
+        say!("    {}", entry.summary);
+    }
+    say!("docs/scene-format.md, \"The [solver] table\", says what each key does.");
+    Ok(())
+}
+
 fn check(scene: &Path) -> Result<(), HookeError> {
     let scene = scene_from_file(scene)?;
     let built = scene.build()?;
@@ -1392,6 +1436,7 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             *modes as usize,
         )),
         Command::Integrators => done(integrators()),
+        Command::Solvers => done(solvers()),
         Command::Mesh {
             input,
             output,

@@ -610,6 +610,36 @@ fn integrators_lists_every_registered_integrator() {
     }
 }
 
+/// `hooke solvers` lists every registered minimiser with its own keys and
+/// defaults, the shared keys, and the solvers with integrators of their own.
+#[test]
+fn solvers_lists_every_registered_solver_with_its_keys() {
+    let output = hooke(&["solvers".as_ref()]);
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for entry in hooke::solve::registry::MINIMIZERS {
+        assert!(stdout.contains(entry.summary), "{} missing from\n{stdout}", entry.name);
+        for key in entry.keys {
+            assert!(
+                stdout.contains(&format!("    {} = ", key.name)),
+                "{}.{} missing",
+                entry.name,
+                key.name
+            );
+        }
+    }
+    for entry in hooke::reduced::registry::REDUCED_SOLVERS {
+        assert!(stdout.contains(entry.summary), "{} missing from\n{stdout}", entry.name);
+    }
+    for expected in [
+        "history = 5:",
+        "keys every minimiser takes: tolerance",
+        "local_global (projective_dynamics)",
+    ] {
+        assert!(stdout.contains(expected), "{expected} missing from\n{stdout}");
+    }
+}
+
 #[test]
 fn missing_scene_file_exits_with_status_2() {
     let scratch = ScratchDirectory::new("missing-scene");

@@ -22,6 +22,26 @@ fn integrators() -> Vec<(String, String)> {
         .collect()
 }
 
+/// A minimiser's own key: (key, default as TOML text, meaning).
+type SettingRow = (String, String, String);
+
+/// The minimisers a solver dict's `kind` takes, with a line on each and
+/// their own keys.
+#[pyfunction]
+fn solvers() -> Vec<(String, String, Vec<SettingRow>)> {
+    hooke::solve::registry::MINIMIZERS
+        .iter()
+        .map(|e| {
+            let keys = e
+                .keys
+                .iter()
+                .map(|k| (k.name.to_string(), k.default.to_string(), k.meaning.to_string()))
+                .collect();
+            (e.name.to_string(), e.summary.to_string(), keys)
+        })
+        .collect()
+}
+
 /// The names of the material models a material dict's `model` key takes.
 #[pyfunction]
 fn materials() -> Vec<&'static str> {
@@ -42,4 +62,6 @@ mod _hooke {
     use super::scene::{PyScene, RunResult};
     #[pymodule_export]
     use super::simulation::PySimulation;
+    #[pymodule_export]
+    use super::solvers;
 }

@@ -14,6 +14,16 @@ def test_every_listed_integrator_has_a_name_and_summary():
     assert "stable_neo_hookean" in hooke.materials()
 
 
+def test_every_listed_solver_takes_its_keys_from_a_dict(bar):
+    listed = {name: keys for name, _, keys in hooke.solvers()}
+    assert set(listed) == {"newton", "lbfgs", "local_global"}
+    assert ("history", "5") in [(key, default) for key, default, _ in listed["lbfgs"]]
+    simulation = hooke.Simulation(bar, solver={"kind": "lbfgs", "history": 3, "iterations": 5}, dt=0.005)
+    simulation.step(2)
+    with pytest.raises(hooke.SceneError, match="newton takes no `history`"):
+        hooke.Simulation(bar, solver={"kind": "newton", "history": 3})
+
+
 @pytest.mark.parametrize("integrator", ["backward_euler", "implicit_midpoint", "bdf2", "siere", "semi_implicit_backward_euler"])
 def test_a_pinned_bar_sags_under_gravity(bar, integrator):
     simulation = hooke.Simulation(bar, integrator=integrator, dt=0.005)

@@ -74,9 +74,9 @@ fn adaptive_integrators(c: &mut Criterion) {
     let mut group = c.benchmark_group(format!("free_step_{count}_tets"));
     group.sample_size(10);
     let integrators: [Box<dyn Integrator>; 3] = [
-        Box::new(VariationalMidpoint::new(newton, true)),
-        Box::new(TimeReversibleAdaptive::new(rule, newton)),
-        Box::new(SymplecticAdaptive::new(rule, newton)),
+        Box::new(VariationalMidpoint::new(newton.clone(), true).unwrap()),
+        Box::new(TimeReversibleAdaptive::new(rule, newton.clone()).unwrap()),
+        Box::new(SymplecticAdaptive::new(rule, newton).unwrap()),
     ];
     for integrator in integrators {
         bench_step(&mut group, integrator, &model, &state);

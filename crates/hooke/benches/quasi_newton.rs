@@ -10,7 +10,7 @@ mod common;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use hooke::integrate::{BackwardEuler, Integrator};
 use hooke::model::{Model, State};
-use hooke::solve::{MinimizerKind, SolverSettings};
+use hooke::solve::SolverSettings;
 use nalgebra::Vector3;
 
 const FRAME: f64 = 1.0 / 30.0;
@@ -35,7 +35,8 @@ fn start_and_minimum(model: &Model, state: &State) -> (f64, f64) {
         tolerance: 1e-10,
         ..SolverSettings::default()
     };
-    BackwardEuler::new(settings)
+    BackwardEuler::new(settings.clone())
+        .unwrap()
         .step(model, &mut next, FRAME)
         .expect("step");
     (
@@ -73,18 +74,17 @@ fn incremental_potential(model: &Model, start: &State, x: &[f64]) -> f64 {
 }
 
 fn variants() -> Vec<(&'static str, SolverSettings)> {
-    let solver = |kind, iterations| SolverSettings {
-        kind,
+    let solver = |kind: &str, iterations| SolverSettings {
         iterations,
-        ..SolverSettings::default()
+        ..SolverSettings::named(kind).expect("registered")
     };
     vec![
-        ("newton_converged", solver(MinimizerKind::Newton, None)),
-        ("newton_1_iteration", solver(MinimizerKind::Newton, Some(1))),
-        ("lbfgs_10_iterations", solver(MinimizerKind::Lbfgs, Some(10))),
-        ("lbfgs_25_iterations", solver(MinimizerKind::Lbfgs, Some(25))),
-        ("lbfgs_30_iterations", solver(MinimizerKind::Lbfgs, Some(30))),
-        ("lbfgs_converged", solver(MinimizerKind::Lbfgs, None)),
+        ("newton_converged", solver("newton", None)),
+        ("newton_1_iteration", solver("newton", Some(1))),
+        ("lbfgs_10_iterations", solver("lbfgs", Some(10))),
+        ("lbfgs_25_iterations", solver("lbfgs", Some(25))),
+        ("lbfgs_30_iterations", solver("lbfgs", Some(30))),
+        ("lbfgs_converged", solver("lbfgs", None)),
     ]
 }
 
@@ -116,7 +116,7 @@ fn frame_of(c: &mut Criterion, cells: [usize; 3], chosen: &[&str]) {
     let mut group = c.benchmark_group(format!("backward_euler_frame_{tets}_tets"));
     group.sample_size(10);
     for (label, settings) in variants().into_iter().filter(|(label, _)| chosen.contains(label)) {
-        let mut integrator = BackwardEuler::new(settings);
+        let mut integrator = BackwardEuler::new(settings.clone()).unwrap();
         // The second step is what the timing repeats: L-BFGS's factor is kept from the first.
         integrator.step(&model, &mut state.clone(), FRAME).expect("step");
         let mut next = state.clone();
@@ -204,7 +204,7 @@ fn timed_frames(
                 (model, state, start, exact)
             });
             let integrator = warmed.get_or_insert_with(|| {
-                let mut integrator = BackwardEuler::new(settings);
+                let mut integrator = BackwardEuler::new(settings.clone()).unwrap();
                 integrator.step(model, &mut state.clone(), FRAME).expect("step");
                 let mut next = state.clone();
                 integrator.step(model, &mut next, FRAME).expect("step");
@@ -319,13 +319,12 @@ fn projective_iteration(c: &mut Criterion) {
         let model = common::clamped_bar_of(Vector3::new(0.8, 0.16, 0.2), cells, material);
         let state = model.initial_state();
         let unknowns = model.dof_map(0.0).free_count();
-        for kind in [MinimizerKind::LocalGlobal, MinimizerKind::Lbfgs] {
+        for kind in ["local_global", "lbfgs"] {
             let settings = SolverSettings {
-                kind,
                 iterations: Some(10),
-                ..SolverSettings::default()
+                ..SolverSettings::named(kind).expect("registered")
             };
-            let mut integrator = BackwardEuler::new(settings);
+            let mut integrator = BackwardEuler::new(settings.clone()).unwrap();
             integrator.step(&model, &mut state.clone(), FRAME).expect("step");
             group.bench_function(
                 BenchmarkId::new(format!("{kind:?}"), format!("{unknowns}_unknowns")),

@@ -192,7 +192,7 @@ fn iteration(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("mixed_fem", format!("{tets}_tets")), |b| {
             let model = model_of(cells);
             let settings = hooke::solve::SolverSettings {
-                kind: hooke::solve::MinimizerKind::MixedSqp,
+                kind: "mixed_sqp".into(),
                 iterations: Some(1),
                 ..Default::default()
             };

@@ -99,3 +99,82 @@ impl HookeError {
 
 /// Result alias used throughout the library.
 pub type Result<T, E = HookeError> = std::result::Result<T, E>;
+
+/// A deserialiser's message in the user's words: "invalid type: string "1 s",
+/// expected f64" becomes "expected a number, got the string "1 s"", with no
+/// Rust type names (f64, usize, …) left in it.
+pub fn in_plain_words(message: &str) -> String {
+    let plain_expected = |expected: &str| -> String {
+        let expected = expected.trim();
+        match expected {
+            "f64" | "f32" => "a number".to_string(),
+            "usize" | "u64" | "u32" | "u16" | "u8" => "a whole number, 0 or more".to_string(),
+            "i64" | "i32" | "isize" => "a whole number".to_string(),
+            "bool" | "a boolean" => "true or false".to_string(),
+            other => other
+                .replace("a sequence", "a list [..]")
+                .replace("an array", "a list [..]")
+                .replace("a map", "a table { .. }")
+                .replace("struct ", "a table ")
+                .replace("tuple of size", "list of"),
+        }
+    };
+    let plain_found = |found: &str| -> String {
+        let found = found.trim();
+        let value = |prefix: &str| found.strip_prefix(prefix).map(|v| v.trim_matches('`').to_string());
+        if let Some(text) = found.strip_prefix("string ") {
+            format!("the string {text}")
+        } else if let Some(number) = value("floating point ") {
+            format!("the number {number}")
+        } else if let Some(number) = value("integer ") {
+            format!("the whole number {number}")
+        } else if let Some(flag) = value("boolean ") {
+            format!("`{flag}`")
+        } else if found == "sequence" {
+            "a list".to_string()
+        } else if found == "map" {
+            "a table".to_string()
+        } else {
+            found.to_string()
+        }
+    };
+    for kind in ["invalid type: ", "invalid value: "] {
+        if let Some(rest) = message.strip_prefix(kind) {
+            if let Some((found, expected)) = rest.split_once(", expected ") {
+                return format!("expected {}, got {}", plain_expected(expected), plain_found(found));
+            }
+        }
+    }
+    if let Some(rest) = message.strip_prefix("invalid length ") {
+        if let Some((found, expected)) = rest.split_once(", expected ") {
+            return format!("expected {}, got {found} entries", plain_expected(expected));
+        }
+    }
+    message.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_plain_words;
+
+    #[test]
+    fn deserialiser_messages_lose_their_rust_type_names() {
+        assert_eq!(
+            in_plain_words("invalid type: string \"1 s\", expected f64"),
+            "expected a number, got the string \"1 s\""
+        );
+        assert_eq!(
+            in_plain_words("invalid type: floating point `50.5`, expected usize"),
+            "expected a whole number, 0 or more, got the number 50.5"
+        );
+        assert_eq!(
+            in_plain_words("invalid value: integer `-1`, expected usize"),
+            "expected a whole number, 0 or more, got the whole number -1"
+        );
+        assert_eq!(
+            in_plain_words("invalid type: integer `3`, expected a boolean"),
+            "expected true or false, got the whole number 3"
+        );
+        assert_eq!(in_plain_words("missing field `kind`"), "missing field `kind`");
+    }
+}

@@ -14,7 +14,7 @@ use crate::error::{HookeError, Result};
 use crate::integrate::{BackwardEuler, Integrator, StaticEquilibrium};
 use crate::output::plot_convergence;
 use crate::scene::Scene;
-use crate::solve::{InitialHessian, Minimizer, MinimizerKind, MinimizerReport, Objective, SolverSettings, TracePoint};
+use crate::solve::{Minimizer, MinimizerReport, Objective, SolverSettings, TracePoint};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -25,13 +25,13 @@ pub struct SolverVariant {
     pub settings: SolverSettings,
 }
 
-/// Solvers by name, each optionally with settings after colons:
-/// `newton`, `lbfgs`, `local_global`, `lbfgs:history=10`,
-/// `lbfgs:history=0:iterations=50`. `iterations` caps that solver's
-/// iterations per frame (default `default_iterations`; Newton at most 20);
-/// `cg=N` solves each linear system by N preconditioned CG iterations;
-/// `initial=frame_hessian` gives L-BFGS the frame's Hessian as A₀ (seed 004
-/// Figs. 7.7–7.8).
+/// Solvers by name, each optionally with `[solver]` keys after colons, read
+/// by the same settings types as a scene's table: `newton`, `lbfgs`,
+/// `local_global`, `lbfgs:history=10`, `lbfgs:history=0:iterations=50`,
+/// `lbfgs:cg_iterations=20:initial_hessian=frame_hessian`. A value is TOML
+/// (a number, `true`, a quoted or bare word). `iterations` caps that
+/// solver's iterations per frame (default `default_iterations`; Newton at
+/// most 20).
 pub fn parse_solver_variants(names: &[String], default_iterations: usize) -> Result<Vec<SolverVariant>> {
     if names.is_empty() {
         return Err(HookeError::scene("--solvers", "name at least one solver to compare"));
@@ -39,65 +39,44 @@ pub fn parse_solver_variants(names: &[String], default_iterations: usize) -> Res
     names
         .iter()
         .map(|name| {
+            let in_option = |error: HookeError| match error {
+                HookeError::Scene { key, reason } => match key.strip_prefix("solver.") {
+                    Some(key) if key != "kind" => HookeError::scene("--solvers", format!("{name}: {key}: {reason}")),
+                    _ => HookeError::scene("--solvers", format!("{name}: {reason}")),
+                },
+                other => other,
+            };
             let mut parts = name.split(':');
-            let kind = match parts.next().unwrap_or_default() {
-                "newton" => MinimizerKind::Newton,
-                "lbfgs" => MinimizerKind::Lbfgs,
-                "local_global" => MinimizerKind::LocalGlobal,
-                other => {
+            let kind = parts.next().unwrap_or_default();
+            let mut settings = SolverSettings::named(kind).map_err(in_option)?;
+            settings.iterations = Some(match settings.kind.as_str() {
+                "newton" => default_iterations.min(20),
+                _ => default_iterations,
+            });
+            for option in parts {
+                let Some((key, value)) = option.split_once('=') else {
                     return Err(HookeError::scene(
                         "--solvers",
-                        format!("unknown solver {other:?}: expected newton, lbfgs or local_global"),
-                    ))
-                }
-            };
-            let mut settings = SolverSettings {
-                kind,
-                iterations: Some(match kind {
-                    MinimizerKind::Newton => default_iterations.min(20),
-                    _ => default_iterations,
-                }),
-                ..SolverSettings::default()
-            };
-            for option in parts {
-                let (key, value) = option.split_once('=').unwrap_or((option, ""));
-                if key == "initial" {
-                    settings.initial_hessian = match value {
-                        "laplacian" => InitialHessian::Laplacian,
-                        "frame_hessian" => InitialHessian::FrameHessian,
-                        _ => {
-                            return Err(HookeError::scene(
-                                "--solvers",
-                                format!("{name}: {option:?}: initial= laplacian or frame_hessian"),
-                            ))
-                        }
-                    };
-                    continue;
-                }
-                let number = value.parse::<usize>().map_err(|_| {
-                    HookeError::scene("--solvers", format!("{name}: {option:?} must read key=whole number"))
-                })?;
-                match key {
-                    "history" => settings.history = number,
-                    "iterations" if number > 0 => settings.iterations = Some(number),
-                    "cg" => settings.cg_iterations = Some(number),
-                    _ => {
-                        return Err(HookeError::scene(
-                            "--solvers",
-                            format!(
-                                "{name}: unknown setting {option:?} (history=N, iterations=N ≥ 1, cg=N, initial=laplacian|frame_hessian)"
-                            ),
-                        ))
-                    }
-                }
+                        format!("{name}: {option:?} must read key=value (a [solver] key of {kind}, `hooke solvers` lists them)"),
+                    ));
+                };
+                settings.set(key, option_value(value)).map_err(in_option)?;
             }
-            settings.validate("--solvers")?;
             Ok(SolverVariant {
                 label: name.clone(),
                 settings,
             })
         })
         .collect()
+}
+
+/// A `key=value` option's value as TOML: a number, a boolean, an array or a
+/// quoted string as written; any other word as a string.
+fn option_value(text: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("value = {text}"))
+        .ok()
+        .and_then(|mut table| table.remove("value"))
+        .unwrap_or_else(|| toml::Value::String(text.to_string()))
 }
 
 /// One scene of a sweep (seed 004 Fig. 5.3): every network's spring
@@ -275,7 +254,7 @@ fn traced_integrator(kind: &str, settings: SolverSettings) -> Result<(Box<dyn In
     };
     let trace = Arc::new(Mutex::new(Vec::new()));
     let minimizer = Box::new(Traced {
-        inner: settings.minimizer(),
+        inner: settings.minimizer()?,
         trace: trace.clone(),
     });
     let integrator: Box<dyn Integrator> = match kind {
@@ -321,7 +300,7 @@ pub fn compare_solvers(
     let (mut reference, reference_trace) = traced_integrator(&kind, reference_settings)?;
     let mut compared = variants
         .iter()
-        .map(|v| traced_integrator(&kind, v.settings).map(|(integrator, trace)| (v, integrator, trace)))
+        .map(|v| traced_integrator(&kind, v.settings.clone()).map(|(integrator, trace)| (v, integrator, trace)))
         .collect::<Result<Vec<_>>>()?;
     let model = &built.model;
     let mut state = built.initial_state.clone();

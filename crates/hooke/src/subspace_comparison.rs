@@ -15,7 +15,6 @@ use crate::error::{HookeError, Result};
 use crate::output::{plot_lines, read_frame};
 use crate::reduced::{ReducedMethod, SubspaceBackwardEuler, SubspaceSettings};
 use crate::scene::Scene;
-use crate::solve::MinimizerKind;
 use nalgebra::Vector3;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -50,15 +49,15 @@ fn variant(scene: &Scene, name: &str) -> Result<Scene> {
     let budget = solver.iterations.unwrap_or(1);
     match name {
         "mixed_fem" => {
-            solver.kind = MinimizerKind::MixedSqp;
+            solver.kind = "mixed_sqp".to_string();
             solver.iterations = Some(budget);
         }
         "fem" => {
-            solver.kind = MinimizerKind::Newton;
+            solver.kind = "newton".to_string();
             solver.iterations = Some(budget);
         }
         _ => {
-            solver.kind = MinimizerKind::Newton;
+            solver.kind = "newton".to_string();
             solver.iterations = None;
             solver.tolerance = solver.tolerance.min(1e-7);
             solver.max_iterations = Some(solver.max_iterations.unwrap_or(100).max(100));
@@ -231,11 +230,11 @@ fn first_step_decrements(
     let solver = crate::solve::SolverSettings {
         iterations: Some(DECREMENT_ITERATIONS),
         tolerance: 0.0,
-        ..scene.file.solver
+        ..scene.file.solver.clone()
     };
     let mut result = [Vec::new(), Vec::new()];
     for (slot, method) in result.iter_mut().zip([ReducedMethod::MixedSqp, ReducedMethod::Newton]) {
-        let mut stepper = SubspaceBackwardEuler::new(model, &settings, method, solver)?;
+        let mut stepper = SubspaceBackwardEuler::new(model, &settings, method, solver.clone())?;
         let mut state = start.clone();
         crate::integrate::Integrator::step(&mut stepper, model, &mut state, scene.file.simulation.time_step)?;
         *slot = stepper.last_iterations().iter().map(|r| r.decrement).collect();

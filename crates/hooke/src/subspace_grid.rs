@@ -23,7 +23,7 @@ use crate::model::{Model, State};
 use crate::output::plot_lines;
 use crate::reduced::{ReducedMethod, SubspaceBackwardEuler, SubspaceSettings};
 use crate::scene::Scene;
-use crate::solve::{MinimizerKind, SolverSettings};
+use crate::solve::SolverSettings;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
@@ -133,11 +133,11 @@ const MAX_ITERATIONS: usize = 100;
 /// |𝒞| is far too small) is recorded as such, with its last iterate.
 fn converged(solver: &SolverSettings, subspace: bool) -> SolverSettings {
     SolverSettings {
-        kind: MinimizerKind::Newton,
+        kind: "newton".to_string(),
         iterations: subspace.then_some(MAX_ITERATIONS),
         tolerance: solver.tolerance.min(1e-8),
         max_iterations: Some(solver.max_iterations.unwrap_or(MAX_ITERATIONS).max(MAX_ITERATIONS)),
-        ..*solver
+        ..solver.clone()
     }
 }
 

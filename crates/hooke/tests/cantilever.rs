@@ -42,7 +42,7 @@ fn tip_deflection(cells_along: usize, cells_across: usize) -> f64 {
     model.set_gravity(Vector3::new(0.0, 0.0, -GRAVITY));
     clamp_left_end(&mut model, Motion::Fixed {}, None);
     let mut state = model.initial_state();
-    let mut solver = StaticEquilibrium::new(SolverSettings::default());
+    let mut solver = StaticEquilibrium::new(SolverSettings::default()).unwrap();
     let report = solver.step(&model, &mut state, 1.0).unwrap();
     assert!(
         report.iterations <= 3,

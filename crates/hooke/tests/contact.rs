@@ -111,7 +111,8 @@ fn bouncing_block_and_ball_keep_their_energy_under_implicit_midpoint() {
         let mut integrator = ImplicitMidpoint::new(SolverSettings {
             tolerance: 1e-11,
             ..SolverSettings::default()
-        });
+        })
+        .unwrap();
         let (mut bounces, mut in_contact, mut worst) = (0, false, 0.0f64);
         let mut deepest = 0.0f64;
         while bounces < 5 && state.time < 3.0 {

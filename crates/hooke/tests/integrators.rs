@@ -24,7 +24,7 @@ fn soft_bar(mass: MassKind) -> Model {
 
 fn integrators() -> Vec<Box<dyn Integrator>> {
     vec![
-        Box::new(BackwardEuler::new(SolverSettings::default())),
+        Box::new(BackwardEuler::new(SolverSettings::default()).unwrap()),
         Box::new(SemiImplicitBackwardEuler::new(true)),
         Box::new(SymplecticEuler::default()),
     ]
@@ -133,7 +133,7 @@ fn prescribed_rotation_is_followed_and_release_frees_the_pins() {
     };
     let pinned = clamp_left_end(&mut model, motion.clone(), Some(0.1));
     let mut state = model.initial_state();
-    let mut integrator = BackwardEuler::new(SolverSettings::default());
+    let mut integrator = BackwardEuler::new(SolverSettings::default()).unwrap();
     let dt = 0.01;
     for step in 1..=20 {
         integrator.step(&model, &mut state, dt).unwrap();
@@ -168,6 +168,7 @@ fn static_equilibrium_balances_the_load() {
     clamp_left_end(&mut model, Motion::Fixed {}, None);
     let mut state = model.initial_state();
     let report = StaticEquilibrium::new(SolverSettings::default())
+        .unwrap()
         .step(&model, &mut state, 1.0)
         .unwrap();
     assert!(
@@ -187,6 +188,7 @@ fn static_equilibrium_balances_the_load() {
     let free = soft_bar(MassKind::Lumped);
     let mut state = free.initial_state();
     let error = StaticEquilibrium::new(SolverSettings::default())
+        .unwrap()
         .step(&free, &mut state, 1.0)
         .unwrap_err();
     assert!(error.to_string().contains("pinned"), "{error}");
@@ -214,7 +216,7 @@ fn backward_euler_dissipates_and_projection_does_not_change_the_solution() {
             project_hessian: project,
             ..SolverSettings::default()
         };
-        let mut integrator = BackwardEuler::new(settings);
+        let mut integrator = BackwardEuler::new(settings.clone()).unwrap();
         let mut state = start.clone();
         let mut previous = energy(&state);
         for _ in 0..40 {
@@ -313,6 +315,7 @@ fn line_searched_static_solve_ends_in_equilibrium() {
     // One large step: the end is pulled 30 cm along the bar and 10 cm sideways at once.
     let mut state = model.initial_state();
     let report = StaticEquilibrium::new(SolverSettings::default())
+        .unwrap()
         .step(&model, &mut state, 1.0)
         .unwrap();
     assert!(
@@ -354,7 +357,7 @@ fn backward_euler_recovers_from_an_infeasible_predictor() {
         model.elastic_energy(&predicted).is_infinite(),
         "the predictor must be infeasible for this test"
     );
-    let mut integrator = BackwardEuler::new(SolverSettings::default());
+    let mut integrator = BackwardEuler::new(SolverSettings::default()).unwrap();
     integrator.step(&model, &mut state, dt).unwrap();
     assert!(model.elastic_energy(&state.positions).is_finite());
 }
@@ -393,7 +396,7 @@ fn simulation_is_bit_for_bit_identical_for_any_thread_count() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
             let mut state = model.initial_state();
-            let mut backward = BackwardEuler::new(SolverSettings::default());
+            let mut backward = BackwardEuler::new(SolverSettings::default()).unwrap();
             let mut semi_implicit = SemiImplicitBackwardEuler::new(true);
             for _ in 0..3 {
                 backward.step(&model, &mut state, 0.01).unwrap();
@@ -429,15 +432,21 @@ fn newton_failure_triggers_step_halving() {
     };
     let without = SolverSettings {
         max_step_halvings: 0,
-        ..strict
+        ..strict.clone()
     };
     let mut state = start.clone();
     assert!(
-        BackwardEuler::new(without).step(&model, &mut state, 0.02).is_err(),
+        BackwardEuler::new(without.clone())
+            .unwrap()
+            .step(&model, &mut state, 0.02)
+            .is_err(),
         "the test needs a step Newton fails"
     );
     let mut state = start.clone();
-    let report = BackwardEuler::new(strict).step(&model, &mut state, 0.02).unwrap();
+    let report = BackwardEuler::new(strict.clone())
+        .unwrap()
+        .step(&model, &mut state, 0.02)
+        .unwrap();
     assert!(report.halvings > 0, "{report:?}");
     assert!((state.time - 0.02).abs() < 1e-15);
     assert!(model.elastic_energy(&state.positions).is_finite());

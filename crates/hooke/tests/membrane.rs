@@ -6,7 +6,7 @@ mod common;
 use common::Lcg;
 use hooke::integrate::{BackwardEuler, Integrator};
 use hooke::scene::Scene;
-use hooke::solve::{MinimizerKind, SolverSettings};
+use hooke::solve::SolverSettings;
 
 /// A 4×3-cell cloth of membranes (no springs), held along its top edge.
 fn cloth(min: f64, max: f64, solver: &str) -> hooke::scene::BuiltScene {
@@ -88,12 +88,15 @@ fn local_global_on_membranes_descends_and_limits_the_sag() {
     let h = 1.0 / 30.0;
     let step = |settings: SolverSettings| {
         let mut state = start.clone();
-        BackwardEuler::new(settings).step(model, &mut state, h).unwrap();
+        BackwardEuler::new(settings.clone())
+            .unwrap()
+            .step(model, &mut state, h)
+            .unwrap();
         state
     };
     let potential = |x: &[f64]| common::backward_euler_potential(model, start, h, x);
     let local_global = |iterations| SolverSettings {
-        kind: MinimizerKind::LocalGlobal,
+        kind: "local_global".into(),
         iterations,
         tolerance: 1e-10,
         max_iterations: Some(100_000),

@@ -37,7 +37,10 @@ fn largest_difference(a: &[f64], b: &[f64]) -> f64 {
 
 fn static_solution(model: &Model) -> Vec<f64> {
     let mut state = model.initial_state();
-    StaticEquilibrium::new(tight()).step(model, &mut state, 1.0).unwrap();
+    StaticEquilibrium::new(tight())
+        .unwrap()
+        .step(model, &mut state, 1.0)
+        .unwrap();
     state.positions
 }
 
@@ -98,7 +101,7 @@ fn backward_euler_in_eigenmodes_follows_each_modes_recurrence() {
     let mut state = model.initial_state();
     let modal_velocity = basis.clone() * DVector::from_column_slice(&amplitudes);
     state.velocities.copy_from_slice(modal_velocity.as_slice());
-    let mut integrator = BackwardEuler::new(tight());
+    let mut integrator = BackwardEuler::new(tight()).unwrap();
     let (mut q, mut v) = ([0.0; 3], amplitudes);
     for _ in 0..10 {
         integrator.step(&model, &mut state, h).unwrap();
@@ -247,7 +250,7 @@ impl Minimizer for GradientDescent {
             }
             let direction: Vec<f64> = gradient.iter().map(|g| -length * g).collect();
             let slope: f64 = gradient.iter().zip(&direction).map(|(g, d)| g * d).sum();
-            let (step, _) = backtrack(objective, u, &direction, value, slope)?;
+            let step = backtrack(objective, u, &direction, value, slope)?.step;
             let previous = (u.to_vec(), gradient.clone());
             u.iter_mut().zip(&direction).for_each(|(x, d)| *x += step * d);
             value = objective.gradient(u, &mut gradient)?;
@@ -270,7 +273,10 @@ fn a_minimiser_from_outside_runs_backward_euler() {
     let start = model.initial_state();
     let h = 1e-3;
     let mut newton_state = start.clone();
-    BackwardEuler::new(tight()).step(&model, &mut newton_state, h).unwrap();
+    BackwardEuler::new(tight())
+        .unwrap()
+        .step(&model, &mut newton_state, h)
+        .unwrap();
     let mut descent_state = start;
     let mut descent = BackwardEuler::with_minimizer(tight(), Box::new(GradientDescent));
     let report = descent.step(&model, &mut descent_state, h).unwrap();
@@ -372,7 +378,10 @@ fn anchored_bar() -> (Model, LowRank) {
 fn newton_uses_the_low_rank_part_of_the_hessian() {
     let (model, _) = anchored_bar();
     let mut state = model.initial_state();
-    let report = BackwardEuler::new(tight()).step(&model, &mut state, 0.01).unwrap();
+    let report = BackwardEuler::new(tight())
+        .unwrap()
+        .step(&model, &mut state, 0.01)
+        .unwrap();
     assert!(report.iterations <= 2, "{report:?}");
     let mut gradient = vec![0.0; model.dof_count()];
     model.gradient(&state.positions, 0.01, &mut gradient).unwrap();
@@ -547,6 +556,109 @@ fn the_registry_lists_every_integrator_once_and_the_docs_cover_it() {
         assert_eq!(integrator.name(), entry.name);
     }
     assert!(IntegratorConfig::from_name("no_such_method").is_none());
+}
+
+/// The section of docs/scene-format.md under the heading `#### `name``.
+fn solver_section<'a>(docs: &'a str, name: &str) -> Option<&'a str> {
+    let start = docs.find(&format!("#### `{name}`"))?;
+    let rest = &docs[start + 5..];
+    Some(&rest[..rest.find("\n#").unwrap_or(rest.len())])
+}
+
+/// Every registered minimiser: a unique name and aliases; its documented
+/// defaults read back through its settings type as a table of its own keys;
+/// an unknown key refused naming it; built by name; and described, with each
+/// of its keys, in its own section of docs/scene-format.md. The solvers with
+/// integrators of their own are documented too.
+#[test]
+fn the_registry_lists_every_minimiser_once_and_the_docs_cover_it() {
+    use hooke::solve::registry::{entry, MINIMIZERS};
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scene-format.md")).unwrap();
+    let mut seen = std::collections::HashSet::new();
+    for minimiser in MINIMIZERS {
+        for name in std::iter::once(&minimiser.name).chain(minimiser.aliases) {
+            assert!(seen.insert(*name), "{name} registered twice");
+            assert_eq!(entry(name).unwrap().name, minimiser.name);
+            assert_eq!(SolverSettings::named(name).unwrap().kind, minimiser.name);
+        }
+        let section = solver_section(&docs, minimiser.name)
+            .unwrap_or_else(|| panic!("docs/scene-format.md has no section for {}", minimiser.name));
+        let mut written = SolverSettings::named(minimiser.name).unwrap();
+        for key in minimiser.keys {
+            assert!(
+                section.contains(&format!("`{}`", key.name)),
+                "{}: {} undocumented",
+                minimiser.name,
+                key.name
+            );
+            if !key.default.is_empty() {
+                let value: toml::Table = toml::from_str(&format!("v = {}", key.default)).unwrap();
+                written.set(key.name, value["v"].clone()).unwrap();
+            }
+        }
+        assert!(
+            written.minimizer().is_ok(),
+            "{}: its documented defaults",
+            minimiser.name
+        );
+        let mut wrong = SolverSettings::named(minimiser.name).unwrap();
+        let error = wrong.set("no_such_key", 1.into()).unwrap_err().to_string();
+        assert!(error.contains("takes no `no_such_key`"), "{error}");
+        let built = SolverSettings::named(minimiser.name).unwrap().minimizer().unwrap();
+        assert_eq!(built.name(), minimiser.name);
+    }
+    for solver in hooke::reduced::registry::REDUCED_SOLVERS {
+        assert!(
+            docs.contains(&format!("`\"{}\"`", solver.name)),
+            "{} undocumented",
+            solver.name
+        );
+    }
+    assert!(SolverSettings::named("no_such_method").is_err());
+}
+
+/// A scene's `[solver]` table: a key of another minimiser is refused with its
+/// line and the minimisers that take it; typed settings round-trip through
+/// the table a scene writes.
+#[test]
+fn solver_tables_are_read_through_the_minimisers_settings_types() {
+    use hooke::solve::{LbfgsSettings, NewtonSettings};
+    let typed = SolverSettings::with_minimizer(LbfgsSettings {
+        history: 11,
+        ..LbfgsSettings::default()
+    });
+    let table: toml::Table = typed.clone().into();
+    let read: SolverSettings = toml::Value::Table(table).try_into().unwrap();
+    assert_eq!(read.own_settings::<LbfgsSettings>("solver").unwrap().history, 11);
+    assert_eq!(read.kind, "lbfgs");
+    let newton = SolverSettings::with_minimizer(NewtonSettings {
+        cg_iterations: Some(3),
+        ..NewtonSettings::default()
+    });
+    assert_eq!(
+        newton.own_settings::<NewtonSettings>("solver").unwrap().cg_iterations,
+        Some(3)
+    );
+    let scene = |solver: &str| {
+        format!(
+            "[simulation]\nduration = 0.02\ntime_step = 0.01\n[[bodies]]\nmesh = {{ box = {{ size = [0.2, 0.05, 0.05], cells = [2, 1, 1] }} }}\nmaterial = {{ model = \"neo_hookean\", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000 }}\n[solver]\n{solver}\n"
+        )
+    };
+    let error = hooke::scene::Scene::from_text(&scene("kind = \"newton\"\nhistory = 3"), "s.toml", ".".into())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("s.toml, line 9: solver.history: newton takes no `history` (a key of lbfgs)"),
+        "{error}"
+    );
+    hooke::scene::Scene::from_text(&scene("kind = \"lbfgs\"\nhistory = 3"), "s.toml", ".".into()).unwrap();
+    let error = hooke::scene::Scene::from_text(&scene("kind = \"mixed_sqp\"\nhistory = 3"), "s.toml", ".".into())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("line 9: solver.history: mixed_sqp takes no `history`"),
+        "{error}"
+    );
 }
 
 /// A model carries the reduced coordinates it is simulated in; pins that move

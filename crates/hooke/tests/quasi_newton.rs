@@ -7,7 +7,7 @@ use hooke::integrate::{BackwardEuler, Integrator, StaticEquilibrium};
 use hooke::material::laplacian_weight::{laplacian_weight, DEFAULT_STRETCHES};
 use hooke::material::MaterialModel;
 use hooke::model::Model;
-use hooke::solve::{InitialHessian, MinimizerKind, SolverSettings};
+use hooke::solve::{InitialHessian, LbfgsSettings, NewtonSettings, SolverSettings};
 use nalgebra::{Matrix3, Vector3};
 
 fn clamped_bar(material: MaterialModel) -> Model {
@@ -47,7 +47,7 @@ fn the_laplacian_measures_squared_gradients() {
 
 fn lbfgs(tolerance: f64) -> SolverSettings {
     SolverSettings {
-        kind: MinimizerKind::Lbfgs,
+        kind: "lbfgs".into(),
         tolerance,
         ..SolverSettings::default()
     }
@@ -83,8 +83,8 @@ fn lbfgs_steps_agree_with_newton() {
             ..SolverSettings::default()
         };
         let (mut newton, mut quasi) = (model.initial_state(), model.initial_state());
-        let mut newton_integrator = BackwardEuler::new(tight);
-        let mut quasi_integrator = BackwardEuler::new(lbfgs(1e-11));
+        let mut newton_integrator = BackwardEuler::new(tight.clone()).unwrap();
+        let mut quasi_integrator = BackwardEuler::new(lbfgs(1e-11)).unwrap();
         let mut iterations = 0;
         for _ in 0..5 {
             newton_integrator.step(&model, &mut newton, 0.01).unwrap();
@@ -97,8 +97,12 @@ fn lbfgs_steps_agree_with_newton() {
         assert!(iterations > 5, "{material:?}: L-BFGS took {iterations} iterations");
 
         let (mut newton, mut quasi) = (model.initial_state(), model.initial_state());
-        StaticEquilibrium::new(tight).step(&model, &mut newton, 1.0).unwrap();
+        StaticEquilibrium::new(tight.clone())
+            .unwrap()
+            .step(&model, &mut newton, 1.0)
+            .unwrap();
         StaticEquilibrium::new(lbfgs(1e-11))
+            .unwrap()
             .step(&model, &mut quasi, 1.0)
             .unwrap();
         let moved = largest_difference(&newton.positions, &rest);
@@ -119,8 +123,16 @@ fn scenes_choose_lbfgs() {
         ".".into(),
     )
     .unwrap();
-    assert_eq!(scene.file.solver.kind, MinimizerKind::Lbfgs);
-    assert_eq!(scene.file.solver.history, 7);
+    assert_eq!(scene.file.solver.kind, "lbfgs");
+    assert_eq!(
+        scene
+            .file
+            .solver
+            .own_settings::<LbfgsSettings>("solver")
+            .unwrap()
+            .history,
+        7
+    );
     let mut built = scene.build().unwrap();
     let mut state = built.initial_state.clone();
     for _ in 0..5 {
@@ -128,7 +140,17 @@ fn scenes_choose_lbfgs() {
         assert!(report.iterations <= 10, "{report:?}");
     }
     assert!(state.positions.iter().all(|x| x.is_finite()));
-    for (bad, key) in [("kind = \"bfgs\"", "`lbfgs`"), ("iterations = 0", "solver.iterations")] {
+    for (bad, key) in [
+        (
+            "kind = \"bfgs\"",
+            "line 14: solver.kind: unknown solver \"bfgs\" (minimisers: newton, lbfgs",
+        ),
+        ("iterations = 0", "solver.iterations"),
+        (
+            "kind = \"lbfgs\"\nhistory = -1",
+            "expected a whole number, 0 or more, got the whole number -1",
+        ),
+    ] {
         let error = hooke::scene::Scene::from_text(&text(bad), "bad.toml", ".".into())
             .and_then(|scene| scene.build().map(|_| ()))
             .unwrap_err()
@@ -250,13 +272,16 @@ fn local_global_descends_at_every_iteration_and_reaches_newtons_step() {
         integrator.step(model, &mut newton, h).unwrap();
         let step_with = |settings: SolverSettings| {
             let mut state = start.clone();
-            let report = BackwardEuler::new(settings).step(model, &mut state, h).unwrap();
+            let report = BackwardEuler::new(settings.clone())
+                .unwrap()
+                .step(model, &mut state, h)
+                .unwrap();
             assert_eq!(report.halvings, 0, "{what}: the step was split");
             state
         };
         // Local/global converges linearly, and slowly for a hanging cloth: thousands of iterations.
         let local_global = |iterations| SolverSettings {
-            kind: MinimizerKind::LocalGlobal,
+            kind: "local_global".into(),
             iterations,
             tolerance: 1e-10,
             max_iterations: Some(100_000),
@@ -405,7 +430,14 @@ fn solvers_are_compared_at_an_equal_budget() {
         .map(String::from)
         .to_vec();
     let variants = parse_solver_variants(&names, 60).unwrap();
-    assert_eq!(variants[2].settings.history, 0);
+    assert_eq!(
+        variants[2]
+            .settings
+            .own_settings::<LbfgsSettings>("lbfgs")
+            .unwrap()
+            .history,
+        0
+    );
     assert_eq!(variants[3].settings.iterations, Some(40));
     let samples = compare_solvers(&scene, &variants, 3, &directory, None).unwrap();
     for variant in &variants {
@@ -435,9 +467,12 @@ fn solvers_are_compared_at_an_equal_budget() {
     assert!(rows.starts_with("solver,frame,iteration,seconds,relative_error\n"));
     assert_eq!(rows.lines().count(), samples.len() + 1);
     for (bad, what) in [
-        ("bfgs", "unknown solver"),
-        ("lbfgs:window=3", "unknown setting"),
-        ("lbfgs:history=x", "whole number"),
+        ("bfgs", "unknown minimiser"),
+        ("lbfgs:window=3", "lbfgs takes no `window`"),
+        (
+            "lbfgs:history=x",
+            "expected a whole number, 0 or more, got the string \"x\"",
+        ),
     ] {
         let error = parse_solver_variants(&[bad.to_string()], 10).unwrap_err().to_string();
         assert!(error.contains("--solvers") && error.contains(what), "{bad}: {error}");
@@ -671,47 +706,46 @@ fn inexact_solves_reach_newtons_step() {
     let model = clamped_bar(MaterialModel::StableNeoHookean);
     let mut start = model.initial_state();
     BackwardEuler::new(SolverSettings::default())
+        .unwrap()
         .step(&model, &mut start, 0.02)
         .unwrap();
     let step = |settings: SolverSettings| {
         let mut state = start.clone();
-        let report = BackwardEuler::new(settings).step(&model, &mut state, 0.02).unwrap();
+        let report = BackwardEuler::new(settings.clone())
+            .unwrap()
+            .step(&model, &mut state, 0.02)
+            .unwrap();
         (state, report)
     };
-    let tight = |kind, cg_iterations, initial_hessian| SolverSettings {
-        kind,
-        tolerance: 1e-10,
-        max_iterations: Some(5000),
-        cg_iterations,
-        initial_hessian,
-        ..SolverSettings::default()
+    let tight = |kind: &str, cg_iterations: Option<usize>, initial_hessian: InitialHessian| {
+        let typed = match kind {
+            "newton" => SolverSettings::with_minimizer(NewtonSettings {
+                cg_iterations,
+                ..NewtonSettings::default()
+            }),
+            _ => SolverSettings::with_minimizer(LbfgsSettings {
+                cg_iterations,
+                initial_hessian,
+                ..LbfgsSettings::default()
+            }),
+        };
+        SolverSettings {
+            tolerance: 1e-10,
+            max_iterations: Some(5000),
+            ..typed.clone()
+        }
     };
-    let (reference, _) = step(tight(MinimizerKind::Newton, None, InitialHessian::Laplacian));
+    let (reference, _) = step(tight("newton", None, InitialHessian::Laplacian));
     let moved = largest_difference(&reference.positions, &start.positions);
     let mut lbfgs_iterations = Vec::new();
     for (what, kind, cg, initial) in [
-        (
-            "newton, cg = 400",
-            MinimizerKind::Newton,
-            Some(400),
-            InitialHessian::Laplacian,
-        ),
-        ("lbfgs", MinimizerKind::Lbfgs, None, InitialHessian::Laplacian),
-        (
-            "lbfgs, cg = 15",
-            MinimizerKind::Lbfgs,
-            Some(15),
-            InitialHessian::Laplacian,
-        ),
-        (
-            "lbfgs, frame Hessian",
-            MinimizerKind::Lbfgs,
-            None,
-            InitialHessian::FrameHessian,
-        ),
+        ("newton, cg = 400", "newton", Some(400), InitialHessian::Laplacian),
+        ("lbfgs", "lbfgs", None, InitialHessian::Laplacian),
+        ("lbfgs, cg = 15", "lbfgs", Some(15), InitialHessian::Laplacian),
+        ("lbfgs, frame Hessian", "lbfgs", None, InitialHessian::FrameHessian),
         (
             "lbfgs, frame Hessian, cg = 15",
-            MinimizerKind::Lbfgs,
+            "lbfgs",
             Some(15),
             InitialHessian::FrameHessian,
         ),
@@ -724,15 +758,10 @@ fn inexact_solves_reach_newtons_step() {
         );
         assert_eq!(
             report.factorizations,
-            usize::from(cg.is_none())
-                * if kind == MinimizerKind::Newton {
-                    report.iterations
-                } else {
-                    1
-                },
+            usize::from(cg.is_none()) * if kind == "newton" { report.iterations } else { 1 },
             "{what}"
         );
-        if kind == MinimizerKind::Lbfgs && cg.is_none() {
+        if kind == "lbfgs" && cg.is_none() {
             lbfgs_iterations.push(report.iterations);
         }
     }
@@ -746,7 +775,7 @@ fn inexact_solves_reach_newtons_step() {
     let one = |cg| {
         let settings = SolverSettings {
             iterations: Some(1),
-            ..tight(MinimizerKind::Newton, cg, InitialHessian::Laplacian)
+            ..tight("newton", cg, InitialHessian::Laplacian)
         };
         largest_difference(&step(settings).0.positions, &reference.positions)
     };
@@ -760,10 +789,14 @@ fn inexact_solves_reach_newtons_step() {
             tolerance,
             max_iterations: Some(200),
             max_step_halvings: 0,
-            ..tight(MinimizerKind::Newton, Some(1), InitialHessian::Laplacian)
+            ..tight("newton", Some(1), InitialHessian::Laplacian)
         };
         let mut state = start.clone();
-        if BackwardEuler::new(truncated).step(&model, &mut state, 0.02).is_ok() {
+        if BackwardEuler::new(truncated.clone())
+            .unwrap()
+            .step(&model, &mut state, 0.02)
+            .is_ok()
+        {
             // Measured with the step size alone as the test: 9e-3 and 4e-3 of
             // the body's size at tolerances 1e-3 and 1e-4.
             let apart = largest_difference(&state.positions, &reference.positions);
@@ -804,18 +837,33 @@ fn inexact_solve_keys_are_checked() {
     }
     // The same settings as `compare --solvers` variants.
     use hooke::solver_comparison::parse_solver_variants;
-    let variants =
-        parse_solver_variants(&["lbfgs:initial=frame_hessian:cg=5".into(), "newton:cg=15".into()], 50).unwrap();
-    assert_eq!(variants[0].settings.initial_hessian, InitialHessian::FrameHessian);
-    assert_eq!(variants[0].settings.cg_iterations, Some(5));
-    assert_eq!(variants[1].settings.cg_iterations, Some(15));
-    for bad in [
-        "lbfgs:initial=rest",
-        "local_global:cg=5",
-        "newton:initial=frame_hessian",
-        "newton:cg=0",
+    let variants = parse_solver_variants(
+        &[
+            "lbfgs:initial_hessian=frame_hessian:cg_iterations=5".into(),
+            "newton:cg_iterations=15".into(),
+        ],
+        50,
+    )
+    .unwrap();
+    let lbfgs: LbfgsSettings = variants[0].settings.own_settings("lbfgs").unwrap();
+    assert_eq!(lbfgs.initial_hessian, InitialHessian::FrameHessian);
+    assert_eq!(lbfgs.cg_iterations, Some(5));
+    let newton: NewtonSettings = variants[1].settings.own_settings("newton").unwrap();
+    assert_eq!(newton.cg_iterations, Some(15));
+    for (bad, named) in [
+        ("lbfgs:initial_hessian=rest", "frame_hessian"),
+        ("local_global:cg_iterations=5", "local_global takes no `cg_iterations`"),
+        (
+            "newton:initial_hessian=frame_hessian",
+            "newton takes no `initial_hessian`",
+        ),
+        ("newton:cg_iterations=0", "cg_iterations: must be at least 1"),
+        ("lbfgs:cg=5", "lbfgs takes no `cg`"),
+        ("lbfgs:history", "key=value"),
+        ("bfgs", "unknown minimiser \"bfgs\""),
     ] {
-        assert!(parse_solver_variants(&[bad.into()], 50).is_err(), "{bad} accepted");
+        let error = parse_solver_variants(&[bad.into()], 50).unwrap_err().to_string();
+        assert!(error.contains(named), "{bad}: {error}");
     }
 }
 

@@ -69,7 +69,7 @@ fn symmetric_fixed_step_methods_retrace_their_steps() {
 fn adaptive_variational_integrator_is_reversible_with_varying_steps() {
     let (model, start) = tumbling_rod();
     let rule = StepSizeRule::ElasticEnergy { scale: 0.002 };
-    let make = || -> Box<dyn Integrator> { Box::new(TimeReversibleAdaptive::new(rule, tight())) };
+    let make = || -> Box<dyn Integrator> { Box::new(TimeReversibleAdaptive::new(rule, tight()).unwrap()) };
     let (error, sizes) = there_and_back(&model, &start, &make, 60, 4e-3);
     let (smallest, largest) = sizes
         .iter()
@@ -86,7 +86,7 @@ fn adaptive_variational_integrator_keeps_energy_bounded() {
     let (model, mut state) = tumbling_rod();
     let energy = |s: &State| model.kinetic_energy(&s.velocities) + model.elastic_energy(&s.positions);
     let initial = energy(&state);
-    let mut integrator = TimeReversibleAdaptive::new(StepSizeRule::ElasticEnergy { scale: 0.002 }, tight());
+    let mut integrator = TimeReversibleAdaptive::new(StepSizeRule::ElasticEnergy { scale: 0.002 }, tight()).unwrap();
     let mut worst = 0.0f64;
     for _ in 0..1000 {
         integrator.step(&model, &mut state, 4e-3).unwrap();

@@ -83,7 +83,10 @@ fn hanging_rope_stretch_is_exact() {
             tolerance: 1e-13,
             ..SolverSettings::default()
         };
-        StaticEquilibrium::new(settings).step(&model, &mut state, 1.0).unwrap();
+        StaticEquilibrium::new(settings.clone())
+            .unwrap()
+            .step(&model, &mut state, 1.0)
+            .unwrap();
         let stretch = -state.positions[3 * segments + 2] - length;
         let k = axial / (length / segments as f64);
         let exact: f64 = (0..segments)

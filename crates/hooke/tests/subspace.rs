@@ -513,7 +513,8 @@ fn pinned_vertices_do_not_move_and_a_free_body_falls_at_g() {
         let mut model = pinned_two_material_bar(1e7);
         model.set_gravity(Vector3::new(0.0, -9.81, 0.0));
         let mut integrator =
-            hooke::reduced::SubspaceBackwardEuler::new(&model, &SubspaceSettings::new(4), method, solver).unwrap();
+            hooke::reduced::SubspaceBackwardEuler::new(&model, &SubspaceSettings::new(4), method, solver.clone())
+                .unwrap();
         let mut state = model.initial_state();
         for _ in 0..20 {
             hooke::integrate::Integrator::step(&mut integrator, &model, &mut state, 0.01).unwrap();

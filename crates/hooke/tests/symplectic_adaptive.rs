@@ -25,7 +25,7 @@ fn energy(model: &Model, s: &State) -> f64 {
 fn run(h: f64, steps: usize) -> (f64, f64, f64, Vec<f64>, State) {
     let (model, mut state) = tumbling_rod();
     let initial = energy(&model, &state);
-    let mut integrator = SymplecticAdaptive::new(StepSizeRule::ElasticEnergy { scale: 0.002 }, tight());
+    let mut integrator = SymplecticAdaptive::new(StepSizeRule::ElasticEnergy { scale: 0.002 }, tight()).unwrap();
     let (mut worst, mut smallest, mut largest) = (0.0f64, f64::INFINITY, 0.0f64);
     let mut errors = Vec::with_capacity(steps);
     for _ in 0..steps {
@@ -75,8 +75,8 @@ fn linear_momentum_is_exact_and_angular_momentum_to_solver_tolerance() {
 #[test]
 fn constant_step_size_is_the_variational_midpoint() {
     let (model, start) = tumbling_rod();
-    let mut adaptive = SymplecticAdaptive::new(StepSizeRule::Constant, tight());
-    let mut midpoint = VariationalMidpoint::new(tight(), true);
+    let mut adaptive = SymplecticAdaptive::new(StepSizeRule::Constant, tight()).unwrap();
+    let mut midpoint = VariationalMidpoint::new(tight(), true).unwrap();
     let (mut a, mut b) = (start.clone(), start);
     for _ in 0..50 {
         adaptive.step(&model, &mut a, 4e-3).unwrap();

@@ -7,7 +7,7 @@ mod common;
 use hooke::integrate::{BackwardEuler, Integrator};
 use hooke::model::Model;
 use hooke::scene::Scene;
-use hooke::solve::{MinimizerKind, SolverSettings};
+use hooke::solve::SolverSettings;
 
 /// Groups of vertices joined by whole springs (union–find over the edges drawn).
 fn pieces(model: &Model) -> usize {
@@ -78,18 +78,20 @@ fn lbfgs_with_the_matrix_kept_converges_to_newtons_step_on_the_torn_model() {
     assert!(torn > 10, "only {torn} torn");
     // No more tearing: both steps must see the same model.
     built.model.set_tearing_limit(None);
-    let step = |kind| {
+    let step = |kind: &str| {
         let mut next = state.clone();
         let settings = SolverSettings {
-            kind,
             tolerance: 1e-10,
             max_iterations: Some(5000),
-            ..SolverSettings::default()
+            ..SolverSettings::named(kind).unwrap()
         };
-        BackwardEuler::new(settings).step(&built.model, &mut next, h).unwrap();
+        BackwardEuler::new(settings.clone())
+            .unwrap()
+            .step(&built.model, &mut next, h)
+            .unwrap();
         next
     };
-    let (quasi_newton, newton) = (step(MinimizerKind::Lbfgs), step(MinimizerKind::Newton));
+    let (quasi_newton, newton) = (step("lbfgs"), step("newton"));
     let largest = quasi_newton
         .positions
         .iter()

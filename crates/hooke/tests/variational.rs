@@ -54,7 +54,7 @@ fn modified_energy(model: &Model, state: &State, momentum: &[f64]) -> f64 {
 fn linear_elasticity_energy_is_conserved_to_solver_tolerance() {
     let model = rod(MaterialModel::Linear);
     let mut state = spinning(&model);
-    let mut integrator = VariationalMidpoint::new(settings(1e-12), true);
+    let mut integrator = VariationalMidpoint::new(settings(1e-12), true).unwrap();
     integrator.step(&model, &mut state, 0.004).unwrap();
     let initial = modified_energy(&model, &state, integrator.momentum().unwrap());
     for _ in 0..500 {
@@ -69,7 +69,7 @@ fn free_body_momenta_are_conserved_and_energy_stays_bounded() {
     let model = rod(MaterialModel::NeoHookean);
     let mut state = spinning(&model);
     let (linear0, angular0) = model.momentum(&state.positions, &state.velocities);
-    let mut integrator = VariationalMidpoint::new(settings(1e-13), true);
+    let mut integrator = VariationalMidpoint::new(settings(1e-13), true).unwrap();
     let h = 0.004;
     let mut energies = Vec::new();
     for _ in 0..2000 {
@@ -99,7 +99,7 @@ fn reinjection_keeps_linear_momentum_exact_at_loose_tolerance() {
     let model = rod(MaterialModel::NeoHookean);
     let mut state = spinning(&model);
     let (linear0, _) = model.momentum(&state.positions, &state.velocities);
-    let mut integrator = VariationalMidpoint::new(settings(1e-4), true);
+    let mut integrator = VariationalMidpoint::new(settings(1e-4), true).unwrap();
     for _ in 0..500 {
         integrator.step(&model, &mut state, 0.004).unwrap();
     }
@@ -143,8 +143,8 @@ fn pin_release_gives_no_kick() {
             })
             .fold(0.0, f64::max)
     };
-    let variational = run(&mut VariationalMidpoint::new(settings(1e-10), true));
-    let midpoint = run(&mut ImplicitMidpoint::new(settings(1e-10)));
+    let variational = run(&mut VariationalMidpoint::new(settings(1e-10), true).unwrap());
+    let midpoint = run(&mut ImplicitMidpoint::new(settings(1e-10)).unwrap());
     assert!(
         variational < 2.0 * midpoint + 0.05,
         "released vertices move at {variational} (implicit midpoint: {midpoint})"
@@ -169,15 +169,17 @@ fn variational_midpoint_halves_failing_steps() {
     let mut without = state.clone();
     let no_halving = SolverSettings {
         max_step_halvings: 0,
-        ..strict
+        ..strict.clone()
     };
     assert!(
-        VariationalMidpoint::new(no_halving, true)
+        VariationalMidpoint::new(no_halving.clone(), true)
+            .unwrap()
             .step(&model, &mut without, 0.02)
             .is_err(),
         "the test needs a failing step"
     );
-    let report = VariationalMidpoint::new(strict, true)
+    let report = VariationalMidpoint::new(strict.clone(), true)
+        .unwrap()
         .step(&model, &mut state, 0.02)
         .unwrap();
     assert!(report.halvings > 0);
@@ -224,7 +226,7 @@ fn surface_constraints_hold_without_work_and_keep_tangential_momentum() {
         let energy = |s: &State| model.kinetic_energy(&s.velocities) + model.elastic_energy(&s.positions);
         let initial = energy(&state);
         let (p0, _) = model.momentum(&state.positions, &state.velocities);
-        let mut integrator = VariationalMidpoint::new(settings(1e-12), true);
+        let mut integrator = VariationalMidpoint::new(settings(1e-12), true).unwrap();
         let (mut worst_energy, mut worst_g) = (0.0f64, 0.0f64);
         let mut errors = Vec::new();
         for _ in 0..600 {

@@ -38,6 +38,7 @@ from ._hooke import (
     modes,
     read_mesh,
     read_surface,
+    solvers,
     write_mesh,
     write_surface,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "modes",
     "read_mesh",
     "read_surface",
+    "solvers",
     "write_mesh",
     "write_surface",
     "errors",

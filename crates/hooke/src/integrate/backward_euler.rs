@@ -16,10 +16,10 @@ pub struct BackwardEuler {
 }
 
 impl BackwardEuler {
-    pub fn new(settings: SolverSettings) -> Self {
-        BackwardEuler {
-            solver: StepSolver::new(settings),
-        }
+    pub fn new(settings: SolverSettings) -> Result<Self> {
+        Ok(BackwardEuler {
+            solver: StepSolver::new(settings)?,
+        })
     }
 
     /// With a minimiser of the caller's (the `[solver]` kinds build theirs from `settings`).
@@ -39,7 +39,7 @@ pub(crate) const IMPLICIT: Capabilities = Capabilities {
 };
 
 fn build(_: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {
-    Ok(Box::new(BackwardEuler::new(*solver)))
+    Ok(Box::new(BackwardEuler::new(solver.clone())?))
 }
 
 pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
@@ -101,7 +101,7 @@ impl Integrator for BackwardEuler {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        let settings = self.solver.settings;
+        let settings = self.solver.settings.clone();
         let solver = &mut self.solver;
         commit_step(model, state, dt, |state| {
             with_step_halving(state, dt, &settings, &mut |s, h| {

@@ -30,16 +30,16 @@ struct History {
 }
 
 impl Bdf2 {
-    pub fn new(settings: SolverSettings) -> Self {
-        Bdf2 {
-            solver: StepSolver::new(settings),
+    pub fn new(settings: SolverSettings) -> Result<Self> {
+        Ok(Bdf2 {
+            solver: StepSolver::new(settings)?,
             previous: None,
-        }
+        })
     }
 }
 
 fn build(_: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {
-    Ok(Box::new(Bdf2::new(*solver)))
+    Ok(Box::new(Bdf2::new(solver.clone())?))
 }
 
 pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
@@ -110,7 +110,7 @@ impl Integrator for Bdf2 {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        let settings = self.solver.settings;
+        let settings = self.solver.settings.clone();
         let solver = &mut self.solver;
         let previous = &mut self.previous;
         let report = commit_step(model, state, dt, |state| {

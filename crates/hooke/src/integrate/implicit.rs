@@ -53,11 +53,12 @@ pub(crate) struct StepSolver {
 }
 
 impl StepSolver {
-    pub fn new(settings: SolverSettings) -> StepSolver {
-        StepSolver {
-            minimizer: settings.minimizer(),
+    /// The minimiser the settings name, built by its registry entry.
+    pub fn new(settings: SolverSettings) -> Result<StepSolver> {
+        Ok(StepSolver {
+            minimizer: settings.minimizer()?,
             settings,
-        }
+        })
     }
 
     /// Any minimiser, with `settings` for the rest (continuation depth, projection).
@@ -115,6 +116,15 @@ pub(crate) fn solve_implicit_step(
         viscoelastic,
     };
     let mut unknowns = potential.unknowns_of(&potential.base)?;
+    // Where a term bounds the steps, the predictor may lie outside the
+    // admissible set: start at the furthest admissible point on the way from
+    // the current positions to it.
+    if model.bounds_steps() {
+        let current = potential.unknowns_of(&state.positions)?;
+        let toward: Vec<f64> = unknowns.iter().zip(&current).map(|(p, c)| p - c).collect();
+        let fraction = potential.feasible_step(&current, &toward)?;
+        unknowns = current.iter().zip(&toward).map(|(c, d)| c + fraction * d).collect();
+    }
     // The predictor may invert an element of a model undefined there; the
     // current positions (with the pins moved) are then a feasible start.
     if !potential.value(&unknowns).is_finite() {

@@ -25,15 +25,15 @@ pub struct ImplicitMidpoint {
 }
 
 impl ImplicitMidpoint {
-    pub fn new(settings: SolverSettings) -> Self {
-        ImplicitMidpoint {
-            solver: StepSolver::new(settings),
-        }
+    pub fn new(settings: SolverSettings) -> Result<Self> {
+        Ok(ImplicitMidpoint {
+            solver: StepSolver::new(settings)?,
+        })
     }
 }
 
 fn build(_: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {
-    Ok(Box::new(ImplicitMidpoint::new(*solver)))
+    Ok(Box::new(ImplicitMidpoint::new(solver.clone())?))
 }
 
 pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
@@ -104,7 +104,7 @@ impl Integrator for ImplicitMidpoint {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        let settings = self.solver.settings;
+        let settings = self.solver.settings.clone();
         let solver = &mut self.solver;
         commit_step(model, state, dt, |state| {
             with_step_halving(state, dt, &settings, &mut |s, h| midpoint_step(model, s, h, solver))

@@ -27,14 +27,14 @@ pub struct Newmark {
 }
 
 impl Newmark {
-    pub fn new(beta: f64, gamma: f64, settings: SolverSettings) -> Self {
-        Newmark {
+    pub fn new(beta: f64, gamma: f64, settings: SolverSettings) -> Result<Self> {
+        Ok(Newmark {
             beta,
             gamma,
-            solver: StepSolver::new(settings),
+            solver: StepSolver::new(settings)?,
             mass_system: None,
             acceleration: None,
-        }
+        })
     }
 }
 
@@ -69,7 +69,7 @@ fn build(table: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integra
             format!("must lie in [0.5, 1], got {gamma}"),
         ));
     }
-    Ok(Box::new(Newmark::new(beta, gamma, *solver)))
+    Ok(Box::new(Newmark::new(beta, gamma, solver.clone())?))
 }
 
 pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
@@ -130,7 +130,7 @@ impl Integrator for Newmark {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        let (beta, gamma, settings) = (self.beta, self.gamma, self.solver.settings);
+        let (beta, gamma, settings) = (self.beta, self.gamma, self.solver.settings.clone());
         let solver = &mut self.solver;
         let mass_system = &mut self.mass_system;
         let stored = &mut self.acceleration;

@@ -7,7 +7,7 @@
 pub use super::entry::{settings_from, IntegratorEntry};
 use super::Integrator;
 use crate::error::{HookeError, Result};
-use crate::solve::{SolverSettings, SOLVER_KEYS};
+use crate::solve::SolverSettings;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -134,7 +134,7 @@ impl IntegratorConfig {
             .spans
             .iter()
             .find(|(k, _)| k != "kind" && !entry.keys.contains(&k.as_str()))?;
-        let reason = if SOLVER_KEYS.contains(&key.as_str()) && entry.uses_solver {
+        let reason = if crate::solve::registry::is_solver_key(key) && entry.uses_solver {
             format!("`{key}` is a setting of the minimiser: it moved from [integrator] to the [solver] table (write `[solver]` and `{key} = …` there)")
         } else {
             let expected: Vec<String> = std::iter::once("kind")

@@ -14,10 +14,10 @@ pub struct StaticEquilibrium {
 }
 
 impl StaticEquilibrium {
-    pub fn new(settings: SolverSettings) -> Self {
-        StaticEquilibrium {
-            solver: StepSolver::new(settings),
-        }
+    pub fn new(settings: SolverSettings) -> Result<Self> {
+        Ok(StaticEquilibrium {
+            solver: StepSolver::new(settings)?,
+        })
     }
 
     /// With a minimiser of the caller's (the `[solver]` kinds build theirs from `settings`).
@@ -29,7 +29,7 @@ impl StaticEquilibrium {
 }
 
 fn build(_: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {
-    Ok(Box::new(StaticEquilibrium::new(*solver)))
+    Ok(Box::new(StaticEquilibrium::new(solver.clone())?))
 }
 
 pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
@@ -72,7 +72,7 @@ impl Integrator for StaticEquilibrium {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        let settings = self.solver.settings;
+        let settings = self.solver.settings.clone();
         let solver = &mut self.solver;
         commit_step(model, state, dt, |state| {
             needs_pins(model, state.time + dt)?;

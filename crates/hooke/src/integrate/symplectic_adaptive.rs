@@ -60,14 +60,14 @@ pub struct SymplecticAdaptive {
 }
 
 impl SymplecticAdaptive {
-    pub fn new(rule: StepSizeRule, settings: SolverSettings) -> Self {
-        SymplecticAdaptive {
+    pub fn new(rule: StepSizeRule, settings: SolverSettings) -> Result<Self> {
+        Ok(SymplecticAdaptive {
             rule,
             tolerance: (STEP_SIZE_TOLERANCE_FACTOR * settings.tolerance).max(1e-13),
-            inner: VariationalMidpoint::new(settings, false),
+            inner: VariationalMidpoint::new(settings, false)?,
             mass_system: None,
             carried: None,
-        }
+        })
     }
 
     /// λ of the last step (≈ E_{k+1} − E₀, O(h²)).
@@ -77,7 +77,10 @@ impl SymplecticAdaptive {
 }
 
 fn build(table: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {
-    Ok(Box::new(SymplecticAdaptive::new(step_size_rule(table)?, *solver)))
+    Ok(Box::new(SymplecticAdaptive::new(
+        step_size_rule(table)?,
+        solver.clone(),
+    )?))
 }
 
 pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {

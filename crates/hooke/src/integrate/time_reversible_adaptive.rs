@@ -98,7 +98,10 @@ pub(crate) fn step_size_rule(table: &toml::Table) -> Result<StepSizeRule> {
 }
 
 fn build(table: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {
-    Ok(Box::new(TimeReversibleAdaptive::new(step_size_rule(table)?, *solver)))
+    Ok(Box::new(TimeReversibleAdaptive::new(
+        step_size_rule(table)?,
+        solver.clone(),
+    )?))
 }
 
 pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
@@ -126,15 +129,15 @@ pub struct TimeReversibleAdaptive {
 }
 
 impl TimeReversibleAdaptive {
-    pub fn new(rule: StepSizeRule, settings: SolverSettings) -> Self {
+    pub fn new(rule: StepSizeRule, settings: SolverSettings) -> Result<Self> {
         // Reinjection takes the momentum from the δq equation; reversibility
         // needs the symmetric δv form, so it is off here.
-        TimeReversibleAdaptive {
+        Ok(TimeReversibleAdaptive {
             rule,
             step_size_tolerance: (STEP_SIZE_TOLERANCE_FACTOR * settings.tolerance).max(1e-13),
-            inner: VariationalMidpoint::new(settings, false),
+            inner: VariationalMidpoint::new(settings, false)?,
             last_sigma: None,
-        }
+        })
     }
 }
 

@@ -58,9 +58,9 @@ fn default_true() -> bool {
 fn build(table: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integrator>> {
     let settings: Settings = settings_from(table)?;
     Ok(Box::new(VariationalMidpoint::new(
-        *solver,
+        solver.clone(),
         settings.residual_reinjection,
-    )))
+    )?))
 }
 
 pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
@@ -73,13 +73,13 @@ pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
 };
 
 impl VariationalMidpoint {
-    pub fn new(settings: SolverSettings, residual_reinjection: bool) -> Self {
-        VariationalMidpoint {
-            solver: StepSolver::new(settings),
+    pub fn new(settings: SolverSettings, residual_reinjection: bool) -> Result<Self> {
+        Ok(VariationalMidpoint {
+            solver: StepSolver::new(settings)?,
             residual_reinjection,
             mass_system: None,
             momentum: None,
-        }
+        })
     }
 
     /// The discrete momentum p of the last committed state, if any.
@@ -300,7 +300,7 @@ impl Integrator for VariationalMidpoint {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        let settings = self.solver.settings;
+        let settings = self.solver.settings.clone();
         // Momenta of the states reached, so that half steps (continuation) start from the right one.
         let mut momenta = vec![Timed::new(state.time, self.momentum_of(model, state))];
         let report = commit_step(model, state, dt, |s| {

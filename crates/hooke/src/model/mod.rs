@@ -373,6 +373,22 @@ impl Model {
         total
     }
 
+    /// Whether some term bounds the steps of a minimiser (its
+    /// [`EnergyTerm::feasible_step`] can be below 1).
+    pub fn bounds_steps(&self) -> bool {
+        self.terms.iter().any(|t| t.bounds_steps())
+    }
+
+    /// The largest α ∈ [0, 1] such that every x + β dx, 0 ≤ β ≤ α, is
+    /// admissible for every term (the smallest of their bounds).
+    pub fn feasible_step(&self, x: &[f64], displacement: &[f64]) -> Result<f64> {
+        let mut bound: f64 = 1.0;
+        for term in self.terms.iter().filter(|t| t.bounds_steps()) {
+            bound = bound.min(term.feasible_step(x, displacement)?);
+        }
+        Ok(bound)
+    }
+
     /// E(x, t) and ∂E/∂x (written into `gradient`).
     pub fn gradient(&self, x: &[f64], time: f64, gradient: &mut [f64]) -> Result<f64> {
         let overwrite = self.terms.first().is_some_and(|t| t.overwrites());

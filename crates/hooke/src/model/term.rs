@@ -147,6 +147,21 @@ pub trait EnergyTerm: Send + Sync {
         true
     }
 
+    /// Whether the term bounds the steps of minimisers: its admissible set is
+    /// not every configuration (intersection-free contact), and
+    /// [`EnergyTerm::feasible_step`] says how far a step may go.
+    fn bounds_steps(&self) -> bool {
+        false
+    }
+
+    /// The largest α ∈ [0, 1] such that every x + β dx with 0 ≤ β ≤ α is
+    /// admissible for this term; asked only of terms that
+    /// [`bound steps`](EnergyTerm::bounds_steps). Every minimiser's steps,
+    /// line searches and the step's starting point respect it.
+    fn feasible_step(&self, _x: &[f64], _displacement: &[f64]) -> Result<f64> {
+        Ok(1.0)
+    }
+
     /// Edges the outputs draw for this term beside the mesh's elements (springs).
     fn drawn_edges(&self) -> Vec<[usize; 2]> {
         Vec::new()

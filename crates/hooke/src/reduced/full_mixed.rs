@@ -309,9 +309,13 @@ impl FullMixedBackwardEuler {
                 .map(|&i| outer_gradient[i] + elastic[i])
                 .collect::<Vec<_>>(),
         );
-        let mut alpha = 1.0;
+        // The line search starts from the feasible step bound of the model's terms.
+        let mut alpha = match model.bounds_steps() {
+            true => model.feasible_step(x, &dx)?,
+            false => 1.0,
+        };
         let mut accepted = None;
-        if slope < 0.0 {
+        if slope < 0.0 && alpha > 0.0 {
             for _ in 0..40 {
                 let trial_x: Vec<f64> = x.iter().zip(&dx).map(|(a, b)| a + alpha * b).collect();
                 let trial_z: Vec<Vector6<f64>> = z.iter().zip(&dz).map(|(a, b)| a + alpha * b).collect();
@@ -361,7 +365,7 @@ impl Integrator for FullMixedBackwardEuler {
                 .map(|e| self.stretch(e, &state.positions).vector())
                 .collect(),
         };
-        let settings = self.settings;
+        let settings = self.settings.clone();
         let limit = settings.iterations.unwrap_or(settings.max_iterations.unwrap_or(50));
         let threshold = settings.tolerance * self.length_scale;
         let mut iterations = Vec::new();

@@ -137,7 +137,7 @@ impl Integrator for SubspaceBackwardEuler {
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
         let start = self.history_for(model, state)?;
         let reduced = self.reduced.clone();
-        let (method, settings, length_scale) = (self.method, self.settings, self.length_scale);
+        let (method, settings, length_scale) = (self.method, self.settings.clone(), self.length_scale);
         let end_time = state.time + dt;
         type Finished = (ReducedHistory, ReducedLoads, Vec<IterationReport>);
         let mut finished: Option<Finished> = None;
@@ -152,10 +152,20 @@ impl Integrator for SubspaceBackwardEuler {
             let mut iterations = Vec::new();
             let mut converged = false;
             let started = std::time::Instant::now();
+            // A term that bounds steps (checked on the full positions, which
+            // only then are formed at each iteration).
+            let model_bound =
+                |u: &[f64], du: &[f64]| model.feasible_step(&reduced.positions(u), &reduced.basis.displacement(du));
+            let bound: Option<&super::solver::StepBound<'_>> = match model.bounds_steps() {
+                true => Some(&model_bound),
+                false => None,
+            };
             for _ in 0..limit {
                 let report = match method {
-                    ReducedMethod::Newton => reduced.newton_iteration(&step, &mut u)?,
-                    ReducedMethod::MixedSqp => reduced.mixed_iteration(&step, &mut u, &mut z, &mut multipliers)?,
+                    ReducedMethod::Newton => reduced.newton_iteration_within(&step, &mut u, bound)?,
+                    ReducedMethod::MixedSqp => {
+                        reduced.mixed_iteration_within(&step, &mut u, &mut z, &mut multipliers, bound)?
+                    }
                 };
                 iterations.push(report);
                 // No descent left (α = 0) means rounding level: as converged as it gets.

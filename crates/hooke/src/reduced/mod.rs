@@ -13,6 +13,7 @@ pub mod full_mixed;
 pub mod integrator;
 pub mod problem;
 pub mod record;
+pub mod registry;
 pub mod skinning;
 pub mod solver;
 pub mod stretch;

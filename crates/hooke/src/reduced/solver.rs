@@ -347,6 +347,19 @@ impl ReducedModel {
 
     /// One Newton iteration of subspace FEM from u (updated in place).
     pub fn newton_iteration(&self, step: &StepPotential, u: &mut [f64]) -> Result<IterationReport> {
+        self.newton_iteration_within(step, u, None)
+    }
+
+    /// [`ReducedModel::newton_iteration`] whose line search starts from a
+    /// feasible step bound: `bound(u, du)` is the largest α ≤ 1 that keeps
+    /// u + α du admissible (the model's [`feasible_step`](crate::model::Model::feasible_step)
+    /// in subspace coordinates).
+    pub fn newton_iteration_within(
+        &self,
+        step: &StepPotential,
+        u: &mut [f64],
+        bound: Option<&StepBound<'_>>,
+    ) -> Result<IterationReport> {
         let (energy, stresses, factors) = self.fem_linearisation(u)?;
         let (quadratic, mut gradient) = step.quadratic(u);
         let (system, elastic) = self.condensed_system(&step.inertia, &factors, Some(&stresses));
@@ -362,7 +375,8 @@ impl ReducedModel {
             let value = self.potential(step, &next);
             (next, value)
         };
-        let (alpha, next, merit) = backtrack(start, slope, trial);
+        let first = first_step(bound, u, &du)?;
+        let (alpha, next, merit) = backtrack(start, slope, first, trial);
         if alpha > 0.0 {
             u.copy_from_slice(&next);
         }
@@ -408,6 +422,19 @@ impl ReducedModel {
         u: &mut [f64],
         z: &mut [Vector6<f64>],
         multipliers: &mut Vec<Vector6<f64>>,
+    ) -> Result<IterationReport> {
+        self.mixed_iteration_within(step, u, z, multipliers, None)
+    }
+
+    /// [`ReducedModel::mixed_iteration`] whose line search starts from a
+    /// feasible step bound on u (see [`ReducedModel::newton_iteration_within`]).
+    pub fn mixed_iteration_within(
+        &self,
+        step: &StepPotential,
+        u: &mut [f64],
+        z: &mut [Vector6<f64>],
+        multipliers: &mut Vec<Vector6<f64>>,
+        bound: Option<&StepBound<'_>>,
     ) -> Result<IterationReport> {
         let count = self.points.len();
         struct PointState {
@@ -513,7 +540,8 @@ impl ReducedModel {
             };
             ((next_u, next_z), value)
         };
-        let (alpha, (next_u, next_z), merit) = backtrack(start, slope, trial);
+        let first = first_step(bound, u, &du)?;
+        let (alpha, (next_u, next_z), merit) = backtrack(start, slope, first, trial);
         if alpha > 0.0 {
             u.copy_from_slice(&next_u);
             z.copy_from_slice(&next_z);
@@ -542,14 +570,31 @@ fn combine(out: &mut [f64], gp: &[f64], q: usize, w: [f64; 3]) {
     combine3(out, &gp[..q], &gp[q..2 * q], &gp[2 * q..3 * q], w);
 }
 
-/// Backtracking from α = 1 until f(α) ≤ f(0) + c α slope (Armijo). When the
-/// slope is not negative (at rounding level near a minimum) or no α passes,
-/// returns α = 0: no step.
-fn backtrack<T: Default>(start: f64, slope: f64, trial: impl Fn(f64) -> (T, f64)) -> (f64, T, f64) {
+/// The largest α ≤ 1 that keeps u + α du admissible, given u and du.
+pub type StepBound<'a> = dyn Fn(&[f64], &[f64]) -> Result<f64> + Sync + 'a;
+
+/// Where a line search starts: the feasible step bound, or 1 without one.
+fn first_step(bound: Option<&StepBound<'_>>, u: &[f64], du: &[f64]) -> Result<f64> {
+    let Some(bound) = bound else {
+        return Ok(1.0);
+    };
+    let first = bound(u, du)?;
+    if !(first > 0.0 && first <= 1.0) {
+        return Err(HookeError::Solver {
+            reason: format!("the feasible step bound admits no step along the subspace direction (bound {first})"),
+        });
+    }
+    Ok(first)
+}
+
+/// Backtracking from α = `first` (1, or the feasible step bound) until
+/// f(α) ≤ f(0) + c α slope (Armijo). When the slope is not negative (at
+/// rounding level near a minimum) or no α passes, returns α = 0: no step.
+fn backtrack<T: Default>(start: f64, slope: f64, first: f64, trial: impl Fn(f64) -> (T, f64)) -> (f64, T, f64) {
     if slope.is_nan() || slope >= 0.0 {
         return (0.0, T::default(), start);
     }
-    let mut alpha = 1.0;
+    let mut alpha = first;
     for _ in 0..MAX_HALVINGS {
         let (point, value) = trial(alpha);
         if value.is_finite() && value <= start + ARMIJO * alpha * slope {

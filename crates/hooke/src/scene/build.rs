@@ -239,11 +239,11 @@ impl Scene {
         for obstacle in &file.obstacles {
             model.add_obstacle(obstacle.clone());
         }
-        let mut integrator = file.integrator.build(&file.solver)?;
+        let mut integrator = file.integrator.build(&file.integrator_solver())?;
         let entry = file.integrator.entry()?;
         if !entry.uses_solver && file.solver != crate::solve::SolverSettings::default() {
-            let key = match file.solver.kind {
-                crate::solve::MinimizerKind::Newton => "solver",
+            let key = match file.solver.kind.as_str() {
+                "newton" => "solver",
                 _ => "solver.kind",
             };
             // Its step solves no minimisation, so the chosen minimiser would be ignored.
@@ -291,17 +291,27 @@ impl Scene {
                 integrator = self.subspace_integrator(&model, section, integrator.name(), &mut notes)?;
                 integrator.check(&model)?;
             }
-            None if file.solver.kind == crate::solve::MinimizerKind::MixedSqp => {
+            None if crate::solve::registry::entry(&file.solver.kind).is_none() => {
+                // A solver with an integrator of its own (the mixed formulation's).
+                let build = crate::reduced::registry::entry(&file.solver.kind)
+                    .and_then(|e| e.full_space)
+                    .ok_or_else(|| {
+                        HookeError::scene(
+                            "solver.kind",
+                            format!("{} steps a [subspace] only; this scene has none", file.solver.kind),
+                        )
+                    })?;
                 if integrator.name() != "backward_euler" {
                     return Err(HookeError::scene(
                         "solver.kind",
                         format!(
-                            "mixed_sqp steps by backward Euler; {} cannot take it",
+                            "{} steps by backward Euler; {} cannot take it",
+                            file.solver.kind,
                             integrator.name()
                         ),
                     ));
                 }
-                integrator = Box::new(crate::reduced::FullMixedBackwardEuler::new(&model, file.solver)?);
+                integrator = build(&model, &file.solver)?;
                 integrator.check(&model)?;
             }
             None => {
@@ -513,18 +523,18 @@ impl Scene {
                 ));
             }
         }
-        let method = match file.solver.kind {
-            crate::solve::MinimizerKind::MixedSqp => ReducedMethod::MixedSqp,
-            crate::solve::MinimizerKind::Newton => ReducedMethod::Newton,
-            other => {
-                return Err(HookeError::scene(
+        let method = crate::reduced::registry::entry(&file.solver.kind)
+            .map(|e| e.subspace_method)
+            .ok_or_else(|| {
+                HookeError::scene(
                     "solver.kind",
                     format!(
-                    "a subspace takes \"mixed_sqp\" (subspace mixed FEM) or \"newton\" (subspace FEM), not {other:?}"
-                ),
-                ))
-            }
-        };
+                        "a subspace takes the solvers {}, not {:?}",
+                        crate::reduced::registry::names(),
+                        file.solver.kind
+                    ),
+                )
+            })?;
         let settings = SubspaceSettings {
             modes: section.modes,
             cubature_points: section.cubature_points,
@@ -532,7 +542,8 @@ impl Scene {
         };
         let started = std::time::Instant::now();
         let reduced = crate::reduced::ReducedModel::with_cache(model, &settings, Some(&self.cache_folder()))?;
-        let stepper = SubspaceBackwardEuler::with_reduced(model, std::sync::Arc::new(reduced), method, file.solver);
+        let stepper =
+            SubspaceBackwardEuler::with_reduced(model, std::sync::Arc::new(reduced), method, file.solver.clone());
         let reduced = stepper.reduced();
         notes.push(format!(
             "subspace: {} skinning eigenmodes ({} coordinates), {} cubature points, {} in {:.2} s; solver {}",

@@ -891,6 +891,7 @@ impl SceneFile {
                 ));
             }
         }
+        self.check_solver_kind()?;
         self.solver.validate("solver")?;
         if let Some(CoordinatesSection::Modal { modes }) = &self.coordinates {
             if *modes == 0 {
@@ -906,7 +907,57 @@ impl SceneFile {
             }
         }
         // Building checks the integrator's own settings.
-        self.integrator.build(&self.solver).map(|_| ())
+        self.integrator.build(&self.integrator_solver()).map(|_| ())
+    }
+
+    /// `[solver] kind` names a minimiser or a solver with an integrator of
+    /// its own (a subspace's, the mixed formulation's), which take no keys
+    /// besides the shared ones.
+    fn check_solver_kind(&self) -> Result<()> {
+        match self.solver_key_problem() {
+            Some((key, reason)) => Err(HookeError::scene(format!("solver.{key}"), reason)),
+            None => Ok(()),
+        }
+    }
+
+    /// The first `[solver]` key the chosen solver does not take (`kind` for
+    /// an unknown solver), with the reason.
+    pub(crate) fn solver_key_problem(&self) -> Option<(String, String)> {
+        let kind = &self.solver.kind;
+        let mut own = self.solver.own.keys();
+        if let Some(entry) = crate::solve::registry::entry(kind) {
+            let unknown = own.find(|k| !entry.keys.iter().any(|s| s.name == k.as_str()))?;
+            return Some((unknown.clone(), entry.unknown_key_reason(unknown)));
+        }
+        if crate::reduced::registry::entry(kind).is_some() {
+            let unknown = own.next()?;
+            return Some((
+                unknown.clone(),
+                format!("{kind} takes no `{unknown}`; it has no keys besides the shared ones"),
+            ));
+        }
+        Some((
+            "kind".to_string(),
+            format!(
+                "unknown solver {kind:?} (minimisers: {}; solvers with an integrator of their own: {}; `hooke solvers` lists them)",
+                crate::solve::registry::names(),
+                crate::reduced::registry::names()
+            ),
+        ))
+    }
+
+    /// The `[solver]` settings the scene's integrator is built with: the
+    /// table itself, or for a solver that steps with an integrator of its own
+    /// (which replaces the scene's), Newton with the table's shared keys.
+    pub fn integrator_solver(&self) -> SolverSettings {
+        match crate::solve::registry::entry(&self.solver.kind) {
+            Some(_) => self.solver.clone(),
+            None => SolverSettings {
+                kind: "newton".to_string(),
+                own: toml::Table::new(),
+                ..self.solver.clone()
+            },
+        }
     }
 }
 

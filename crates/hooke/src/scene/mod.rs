@@ -94,6 +94,7 @@ impl Scene {
         dimension::check(&table)?;
         materials::check_material_keys(&file, text, origin)?;
         check_integrator_keys(&file, text, origin)?;
+        check_solver_keys(&file, text, origin)?;
         file.validate()?;
         let materials = materials::body_materials(&file, &base_directory)?;
         file.prepare_shapes(&base_directory)?;
@@ -127,6 +128,24 @@ fn check_integrator_keys(file: &SceneFile, text: &str, origin: &str) -> Result<(
         return Err(HookeError::parse(origin, Some(line), reason));
     }
     Ok(())
+}
+
+/// Refuses a `[solver]` key the chosen solver does not take (and an unknown
+/// kind), naming its line.
+fn check_solver_keys(file: &SceneFile, text: &str, origin: &str) -> Result<()> {
+    #[derive(serde::Deserialize)]
+    struct Spans {
+        #[serde(default)]
+        solver: std::collections::BTreeMap<toml::Spanned<String>, serde::de::IgnoredAny>,
+    }
+    let Some((key, reason)) = file.solver_key_problem() else {
+        return Ok(());
+    };
+    let line = toml::from_str::<Spans>(text).ok().and_then(|spans| {
+        let span = spans.solver.keys().find(|k| k.get_ref() == &key)?.span();
+        Some(text[..span.start.min(text.len())].matches('\n').count() + 1)
+    });
+    Err(HookeError::parse(origin, line, format!("solver.{key}: {reason}")))
 }
 
 impl Scene {

@@ -92,6 +92,21 @@ impl IncrementalPotential<'_> {
         }
     }
 
+    /// The change of the full positions that a change of the unknowns makes
+    /// (zero on pinned DOFs, or B d).
+    pub fn full_displacement(&self, change: &[f64]) -> Vec<f64> {
+        match &self.coordinates {
+            Coordinates::Free { dofs, .. } => {
+                let mut dx = vec![0.0; self.base.len()];
+                dofs.scatter(change, &mut dx);
+                dx
+            }
+            Coordinates::Reduced(subspace) => (&subspace.basis * nalgebra::DVector::from_column_slice(change))
+                .as_slice()
+                .to_vec(),
+        }
+    }
+
     /// The unknowns of full positions x (for reduced coordinates, the closest
     /// subspace point in the mass norm).
     pub fn unknowns_of(&self, x: &[f64]) -> Result<Vec<f64>> {
@@ -455,6 +470,14 @@ impl Objective for IncrementalPotential<'_> {
             Ok(hessian)
         };
         Some(at_rest())
+    }
+
+    fn feasible_step(&self, unknowns: &[f64], direction: &[f64]) -> Result<f64> {
+        if !self.model.bounds_steps() {
+            return Ok(1.0);
+        }
+        let x = self.full_positions(unknowns);
+        self.model.feasible_step(&x, &self.full_displacement(direction))
     }
 
     fn increment_size(&self, change: &[f64]) -> f64 {

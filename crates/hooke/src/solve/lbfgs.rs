@@ -12,14 +12,113 @@
 //! search keeps every step a descent. Terms without a Laplacian (contact,
 //! loads, fibres) act through the gradient alone (§2.13).
 
-use super::line_search::backtrack_with_gradient;
+use super::line_search::{backtrack_with_gradient, feasible_bound};
 use super::minimizer::Tracer;
-use super::newton::{stalled_over, ROUND_OFF_LEVEL};
-use super::{InitialHessian, Minimizer, MinimizerReport, Objective, QuasiNewtonMatrix, SolverSettings, Stagnation};
+use super::newton::{line_search_failed, stalled_over, ROUND_OFF_LEVEL};
+use super::registry::{MinimizerCapabilities, MinimizerEntry, SettingKey};
+use super::settings::MinimizerSettings;
+use super::{Minimizer, MinimizerReport, Objective, QuasiNewtonMatrix, SolverSettings, Stagnation};
 use crate::error::{HookeError, Result};
 use crate::linalg::{conjugate_gradient, IncompleteCholesky, IndefiniteSystem, SystemMatrix, SystemSolver};
 use std::collections::VecDeque;
 use std::time::Instant;
+
+/// L-BFGS's own `[solver]` keys.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LbfgsSettings {
+    /// The number of (Δx, Δ∇Φ) pairs kept (0: the plain quasi-Newton
+    /// iteration with the constant matrix; at most 1000).
+    pub history: usize,
+    /// Backtrack along each direction until Φ decreases enough (off: full
+    /// steps, cut only by the feasible step bound).
+    pub line_search: bool,
+    /// Solve with A₀ by this many preconditioned conjugate-gradient
+    /// iterations instead of a factorisation (Liu 2018 thesis, Fig. 7.8):
+    /// incomplete Cholesky of A₀, or of the rest pose's Hessian when A₀ is
+    /// the frame's Hessian. None: a direct solve.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cg_iterations: Option<usize>,
+    /// The initial Hessian A₀ the two-loop recursion starts from.
+    pub initial_hessian: InitialHessian,
+}
+
+impl Default for LbfgsSettings {
+    fn default() -> Self {
+        LbfgsSettings {
+            history: 5,
+            line_search: true,
+            cg_iterations: None,
+            initial_hessian: InitialHessian::Laplacian,
+        }
+    }
+}
+
+impl MinimizerSettings for LbfgsSettings {
+    const NAME: &'static str = "lbfgs";
+}
+
+/// The matrix L-BFGS's two-loop recursion applies the inverse of.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InitialHessian {
+    /// M/h² plus the weighted Laplacian, constant while the time step and
+    /// the free DOFs are (Liu 2018 thesis, §2.10).
+    #[default]
+    Laplacian,
+    /// The (projected) Hessian at the start of each frame, recomputed every
+    /// frame (Liu 2018 thesis, Fig. 7.8's comparison).
+    FrameHessian,
+}
+
+fn build(settings: &SolverSettings) -> Result<Box<dyn Minimizer>> {
+    let own: LbfgsSettings = settings.own_settings("solver")?;
+    if own.cg_iterations == Some(0) {
+        return Err(HookeError::scene("solver.cg_iterations", "must be at least 1"));
+    }
+    if own.history > 1000 {
+        return Err(HookeError::scene(
+            "solver.history",
+            format!("at most 1000 pairs, got {}", own.history),
+        ));
+    }
+    Ok(Box::new(Lbfgs::new(settings.clone(), own)))
+}
+
+pub(crate) const ENTRY: MinimizerEntry = MinimizerEntry {
+    name: "lbfgs",
+    aliases: &["l_bfgs"],
+    summary: "L-BFGS on a constant initial Hessian (inertia plus weighted Laplacian) factorised once (Liu, Bouaziz and Kavan 2017): cheap iterations for any material, linear convergence",
+    keys: &[
+        SettingKey {
+            name: "history",
+            default: "5",
+            meaning: "(Δx, Δ∇Φ) pairs kept; 0: the plain quasi-Newton iteration",
+        },
+        SettingKey {
+            name: "line_search",
+            default: "true",
+            meaning: "backtrack until Φ decreases enough; off: full steps",
+        },
+        SettingKey {
+            name: "cg_iterations",
+            default: "",
+            meaning: "solve with A₀ by this many incomplete-Cholesky-preconditioned CG iterations instead of a factorisation",
+        },
+        SettingKey {
+            name: "initial_hessian",
+            default: "\"laplacian\"",
+            meaning: "A₀: \"laplacian\" (constant) or \"frame_hessian\" (the Hessian at each frame's start)",
+        },
+    ],
+    capabilities: MinimizerCapabilities {
+        hessian: false,
+        constant_matrix: true,
+        projective_energies_only: false,
+    },
+    default_iteration_limit: 1000,
+    build,
+};
 
 /// The source's sufficient-decrease constant (γ = 0.03, with halving β = 0.5).
 const ARMIJO: f64 = 0.03;
@@ -57,9 +156,11 @@ fn incomplete_cholesky(matrix: &SystemMatrix) -> Result<IncompleteCholesky> {
     }
 }
 
+/// L-BFGS (and, with no history and full steps, local/global iterations).
 pub struct Lbfgs {
     name: &'static str,
     settings: SolverSettings,
+    own: LbfgsSettings,
     solver: SystemSolver,
     /// The key of the matrix factorised in `solver`.
     factorized: Option<u64>,
@@ -79,10 +180,12 @@ pub struct Lbfgs {
 }
 
 impl Lbfgs {
-    pub fn new(settings: SolverSettings) -> Lbfgs {
+    /// L-BFGS with the shared `[solver]` settings and its own.
+    pub fn new(settings: SolverSettings, own: LbfgsSettings) -> Lbfgs {
         Lbfgs {
             name: "lbfgs",
             settings,
+            own,
             solver: SystemSolver::new(),
             factorized: None,
             coordinates: 1,
@@ -100,11 +203,14 @@ impl Lbfgs {
     pub fn local_global(settings: SolverSettings) -> Lbfgs {
         Lbfgs {
             name: "local_global",
-            ..Lbfgs::new(SolverSettings {
-                history: 0,
-                line_search: false,
-                ..settings
-            })
+            ..Lbfgs::new(
+                settings,
+                LbfgsSettings {
+                    history: 0,
+                    line_search: false,
+                    ..LbfgsSettings::default()
+                },
+            )
         }
     }
 
@@ -112,7 +218,7 @@ impl Lbfgs {
     /// factor) unless the one prepared already is the same, or the Hessian
     /// at `x`, where the frame starts.
     fn prepare(&mut self, objective: &dyn Objective, x: &[f64], report: &mut MinimizerReport) -> Result<()> {
-        match self.settings.initial_hessian {
+        match self.own.initial_hessian {
             InitialHessian::Laplacian => self.prepare_laplacian(objective, report),
             InitialHessian::FrameHessian => self.prepare_frame_hessian(objective, x, report),
         }
@@ -138,7 +244,7 @@ impl Lbfgs {
         self.factorized = None;
         self.coordinates = 1;
         self.rounded = false;
-        match self.settings.cg_iterations {
+        match self.own.cg_iterations {
             None => {
                 self.iterative = None;
                 if let crate::linalg::FactorizationOutcome::Shifted { .. } =
@@ -181,7 +287,7 @@ impl Lbfgs {
         let started = Instant::now();
         self.factorized = None;
         self.coordinates = coordinates;
-        if self.settings.cg_iterations.is_some() {
+        if self.own.cg_iterations.is_some() {
             // Seed 004 Fig. 7.8 e–f: A₀ solved by CG with its own IC(0).
             self.preconditioner = Some((Some(key), incomplete_cholesky(&matrix)?));
             self.iterative = Some(matrix);
@@ -205,7 +311,7 @@ impl Lbfgs {
         // did not rise ([`DECREASE_SLACK`]), and a matrix whose rounded
         // factor once failed that is used as computed.
         // L-BFGS without a line search has neither guarantee and keeps it exact.
-        let may_round = self.settings.line_search || self.settings.history == 0;
+        let may_round = self.own.line_search || self.own.history == 0;
         self.rounded = may_round && !self.needs_exact.contains(&key) && self.solver.keep_factor_in_single_precision();
         report.factorizations += 1;
         report.solve_seconds += started.elapsed().as_secs_f64();
@@ -217,7 +323,7 @@ impl Lbfgs {
     /// one row of right-hand sides, which is how q holds them.
     fn solve(&self, q: &mut [f64]) -> Result<()> {
         if let (Some(matrix), Some((_, preconditioner)), Some(iterations)) =
-            (&self.iterative, &self.preconditioner, self.settings.cg_iterations)
+            (&self.iterative, &self.preconditioner, self.own.cg_iterations)
         {
             let d = self.coordinates;
             for c in 0..d {
@@ -260,14 +366,15 @@ impl Minimizer for Lbfgs {
     }
 
     fn minimize(&mut self, objective: &dyn Objective, x: &mut [f64]) -> Result<MinimizerReport> {
-        let settings = self.settings;
+        let settings = self.settings.clone();
+        let own = self.own;
         let mut report = MinimizerReport::default();
         let mut tracer = Tracer::new(settings.trace);
         self.prepare(objective, x, &mut report)?;
         let threshold = settings.tolerance * objective.length_scale();
         let n = objective.size();
         // The history starts empty at every step: the first iteration is a plain A₀ step.
-        let mut history: VecDeque<Pair> = VecDeque::with_capacity(settings.history);
+        let mut history: VecDeque<Pair> = VecDeque::with_capacity(own.history);
         let mut gradient = vec![0.0; n];
         let mut next_gradient = vec![0.0; n];
         let started = Instant::now();
@@ -304,15 +411,22 @@ impl Minimizer for Lbfgs {
             // L-BFGS's direction approximates Newton's step whichever way A₀
             // is solved; the increment test is the same for all (unlike
             // Newton's, whose test assumes the exact step).
-            if report.increment <= threshold {
+            let bound = feasible_bound(objective, x, &direction)?;
+            if report.increment <= threshold && bound == 1.0 {
                 x.iter_mut().zip(&direction).for_each(|(a, d)| *a += d);
                 tracer.record(&mut report, objective, x, None);
                 return Ok(report);
             }
+            if bound < 1.0 {
+                report.bounded_steps += 1;
+            }
             increments.push(report.relative_increment);
             // Linear convergence shrinks the increment slowly: stalled only when
             // it makes no new smallest increment for many iterations.
-            if report.relative_increment <= ROUND_OFF_LEVEL && stalled_over(&increments, LINEAR_STALL_WINDOW, 1.0) {
+            if bound == 1.0
+                && report.relative_increment <= ROUND_OFF_LEVEL
+                && stalled_over(&increments, LINEAR_STALL_WINDOW, 1.0)
+            {
                 if settings.stagnation == Stagnation::Fail {
                     return Err(HookeError::Solver {
                         reason: format!(
@@ -327,26 +441,25 @@ impl Minimizer for Lbfgs {
             // Each line-search trial evaluates Φ and ∇Φ together: the accepted
             // point's gradient is the next iteration's (the source's prefetch).
             let started = Instant::now();
-            let (step, next_value) = if settings.line_search {
-                let (length, halvings, next_value) =
+            let (step, next_value) = if own.line_search {
+                let (search, next_value) =
                     backtrack_with_gradient(objective, x, &direction, value, slope, ARMIJO, &mut next_gradient)
-                        .map_err(|_| HookeError::Solver {
-                            reason: format!(
-                                "line search found no decrease along the L-BFGS direction (iteration {iteration}, residual {:.3e})",
-                                report.residual
-                            ),
-                        })?;
-                report.line_search_reductions += halvings;
-                (length, next_value)
+                        .map_err(|error| line_search_failed(error, "L-BFGS", iteration, report.residual))?;
+                report.line_search_reductions += search.halvings;
+                (search.step, next_value)
             } else {
-                // The full step's Φ, and its gradient into `next_gradient`.
-                let full_step = |direction: &[f64], next_gradient: &mut [f64]| {
-                    let trial: Vec<f64> = x.iter().zip(direction).map(|(a, d)| a + d).collect();
+                // The full step (cut to the feasible bound): its Φ, and its
+                // gradient into `next_gradient`. Local/global's surrogate is a
+                // convex quadratic that its full step minimises, so a cut step
+                // decreases Φ too.
+                let full_step = |direction: &[f64], step: f64, next_gradient: &mut [f64]| {
+                    let trial: Vec<f64> = x.iter().zip(direction).map(|(a, d)| a + step * d).collect();
                     objective.gradient(&trial, next_gradient)
                 };
-                let mut next_value = full_step(&direction, &mut next_gradient)?;
+                let mut step = bound;
+                let mut next_value = full_step(&direction, step, &mut next_gradient)?;
                 let rise = next_value - value;
-                let lost = rise > 0.5 * slope.abs() && rise > DECREASE_SLACK * value.abs();
+                let lost = rise > 0.5 * step * slope.abs() && rise > DECREASE_SLACK * value.abs();
                 if self.rounded && (lost || next_value.is_nan()) {
                     // The rounded factor lost the decrease the exact one guarantees:
                     // this step again with the factor as computed.
@@ -366,9 +479,10 @@ impl Minimizer for Lbfgs {
                     if let Some(last) = increments.last_mut() {
                         *last = report.relative_increment;
                     }
-                    next_value = full_step(&direction, &mut next_gradient)?;
+                    step = feasible_bound(objective, x, &direction)?;
+                    next_value = full_step(&direction, step, &mut next_gradient)?;
                 }
-                (1.0, next_value)
+                (step, next_value)
             };
             report.assembly_seconds += started.elapsed().as_secs_f64();
             let s: Vec<f64> = direction.iter().map(|d| step * d).collect();
@@ -377,13 +491,13 @@ impl Minimizer for Lbfgs {
             tracer.record(&mut report, objective, x, Some(value));
             std::mem::swap(&mut gradient, &mut next_gradient);
             let previous = &next_gradient;
-            if settings.history > 0 {
+            if own.history > 0 {
                 let t: Vec<f64> = gradient.iter().zip(previous).map(|(a, b)| a - b).collect();
                 let rho: f64 = s.iter().zip(&t).map(|(a, b)| a * b).sum();
                 // Only pairs of positive curvature keep the inverse Hessian definite.
                 let scale = s.iter().map(|a| a * a).sum::<f64>().sqrt() * t.iter().map(|a| a * a).sum::<f64>().sqrt();
                 if rho > 1e-12 * scale {
-                    if history.len() == settings.history {
+                    if history.len() == own.history {
                         history.pop_front();
                     }
                     history.push_back(Pair { s, t, rho });
@@ -474,14 +588,22 @@ mod tests {
         }
     }
 
-    fn settings(history: usize, iterations: Option<usize>) -> SolverSettings {
+    fn settings(iterations: Option<usize>) -> SolverSettings {
         SolverSettings {
-            kind: super::super::MinimizerKind::Lbfgs,
             tolerance: 1e-12,
-            history,
             iterations,
-            ..SolverSettings::default()
+            ..SolverSettings::named("lbfgs").unwrap()
         }
+    }
+
+    fn lbfgs(history: usize, iterations: Option<usize>) -> Lbfgs {
+        Lbfgs::new(
+            settings(iterations),
+            LbfgsSettings {
+                history,
+                ..LbfgsSettings::default()
+            },
+        )
     }
 
     /// L-BFGS reaches the minimiser of a quadratic, in fewer iterations with a
@@ -493,7 +615,7 @@ mod tests {
         let exact = quadratic.solution();
         let mut iterations = Vec::new();
         for history in [0, 5] {
-            let mut minimizer = Lbfgs::new(settings(history, None));
+            let mut minimizer = lbfgs(history, None);
             let mut u = vec![0.0; 12];
             let report = minimizer.minimize(&quadratic, &mut u).unwrap();
             assert!((DVector::from_vec(u) - &exact).amax() < 1e-10, "history {history}");
@@ -501,7 +623,7 @@ mod tests {
         }
         assert!(iterations[1] < iterations[0], "{iterations:?}");
 
-        let mut minimizer = Lbfgs::new(settings(5, None));
+        let mut minimizer = lbfgs(5, None);
         let builds = quadratic.builds.get();
         for _ in 0..3 {
             minimizer.minimize(&quadratic, &mut [0.0; 12]).unwrap();
@@ -522,7 +644,7 @@ mod tests {
     fn a_fixed_budget_takes_exactly_its_iterations() {
         let quadratic = Quadratic::new(30);
         let mut u = vec![0.0; 30];
-        let report = Lbfgs::new(settings(5, Some(3))).minimize(&quadratic, &mut u).unwrap();
+        let report = lbfgs(5, Some(3)).minimize(&quadratic, &mut u).unwrap();
         assert_eq!(report.iterations, 3);
         assert!(quadratic.value(&u) < quadratic.value(&[0.0; 30]));
         assert!((DVector::from_vec(u) - quadratic.solution()).amax() > 1e-8);
@@ -615,7 +737,7 @@ mod tests {
 
     fn local_global(iterations: usize) -> Lbfgs {
         Lbfgs::local_global(SolverSettings {
-            kind: super::super::MinimizerKind::LocalGlobal,
+            kind: "local_global".to_string(),
             iterations: Some(iterations),
             trace: true,
             ..SolverSettings::default()
@@ -674,10 +796,13 @@ mod tests {
     fn lbfgs_rounds_its_factor_only_with_a_line_search() {
         let problem = grid_quadratic(14, 1.0, 1.0);
         for line_search in [true, false] {
-            let mut minimizer = Lbfgs::new(SolverSettings {
-                line_search,
-                ..settings(5, Some(2))
-            });
+            let mut minimizer = Lbfgs::new(
+                settings(Some(2)),
+                LbfgsSettings {
+                    line_search,
+                    ..LbfgsSettings::default()
+                },
+            );
             minimizer.minimize(&problem, &mut vec![0.0; problem.size()]).unwrap();
             assert_eq!(minimizer.rounded, line_search, "line search {line_search}");
         }

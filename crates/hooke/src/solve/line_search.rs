@@ -1,5 +1,6 @@
 //! Backtracking line search with the Armijo sufficient-decrease condition,
-//! shared by the minimisers.
+//! shared by the minimisers. Every search starts from the objective's
+//! feasible step bound, so no trial leaves the admissible set.
 
 use super::Objective;
 use crate::error::{HookeError, Result};
@@ -12,9 +13,20 @@ const MAX_HALVINGS: usize = 40;
 /// many terms of either sign, so its rounding is well above machine epsilon.
 const ROUNDING: f64 = 1e-10;
 
+/// What a line search found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LineSearch {
+    /// The accepted step length α.
+    pub step: f64,
+    /// Halvings from the first trial to α.
+    pub halvings: usize,
+    /// Whether the first trial was the feasible step bound, below 1.
+    pub bounded: bool,
+}
+
 /// The step length α along `direction` from `u` (where Φ = `value` and the
-/// directional derivative is `slope` < 0): 1, halved until
-/// Φ(u + α d) ≤ Φ(u) + c α slope. Returns (α, halvings).
+/// directional derivative is `slope` < 0): the feasible step bound α₀ ≤ 1
+/// ([`Objective::feasible_step`]), halved until Φ(u + α d) ≤ Φ(u) + c α slope.
 ///
 /// Near a minimum the decrease a step makes can fall below the rounding of Φ
 /// itself, and comparing values then says nothing. When the values differ by
@@ -28,7 +40,7 @@ pub fn backtrack(
     direction: &[f64],
     value: f64,
     slope: f64,
-) -> Result<(f64, usize)> {
+) -> Result<LineSearch> {
     backtrack_with(objective, u, direction, value, slope, ARMIJO)
 }
 
@@ -40,9 +52,9 @@ pub fn backtrack_with(
     value: f64,
     slope: f64,
     armijo: f64,
-) -> Result<(f64, usize)> {
+) -> Result<LineSearch> {
     let mut trial_gradient = Vec::new();
-    halve_until(u, direction, |trial, step| {
+    halve_until(objective, u, direction, |trial, step| {
         let trial_value = objective.value(trial);
         let trial_slope = || {
             trial_gradient.resize(u.len(), 0.0);
@@ -57,7 +69,7 @@ pub fn backtrack_with(
 /// each trial evaluates Φ and ∇Φ together (one pass over the elements, not
 /// two), and the accepted point's gradient is left in `gradient`. A trial
 /// where Φ is undefined (+∞, or an error naming an inverted element) is too
-/// far. Returns (α, halvings, Φ(u + α d)).
+/// far. Returns the search and Φ(u + α d).
 pub fn backtrack_with_gradient(
     objective: &dyn Objective,
     u: &[f64],
@@ -66,28 +78,51 @@ pub fn backtrack_with_gradient(
     slope: f64,
     armijo: f64,
     gradient: &mut [f64],
-) -> Result<(f64, usize, f64)> {
+) -> Result<(LineSearch, f64)> {
     let mut accepted_value = f64::NAN;
-    let (step, halvings) = halve_until(u, direction, |trial, step| {
+    let search = halve_until(objective, u, direction, |trial, step| {
         let trial_value = objective.gradient(trial, gradient).unwrap_or(f64::INFINITY);
         accepted_value = trial_value;
         let trial_slope = dot(gradient, direction);
         accepts(value, slope, armijo, step, trial_value, || Ok(trial_slope))
     })?;
-    Ok((step, halvings, accepted_value))
+    Ok((search, accepted_value))
 }
 
-/// Tries α = 1, ½, ¼, … until `accept(u + α d, α)` holds; returns (α, halvings).
+/// The feasible step bound along `direction`, checked to lie in [0, 1].
+pub(crate) fn feasible_bound(objective: &dyn Objective, u: &[f64], direction: &[f64]) -> Result<f64> {
+    let bound = objective.feasible_step(u, direction)?;
+    if !(0.0..=1.0).contains(&bound) {
+        return Err(HookeError::Solver {
+            reason: format!("the objective's feasible step bound must lie in [0, 1], got {bound}"),
+        });
+    }
+    Ok(bound)
+}
+
+/// Tries α = α₀, α₀/2, α₀/4, … from the feasible step bound α₀ until
+/// `accept(u + α d, α)` holds.
 fn halve_until(
+    objective: &dyn Objective,
     u: &[f64],
     direction: &[f64],
     mut accept: impl FnMut(&[f64], f64) -> Result<bool>,
-) -> Result<(f64, usize)> {
-    let mut step = 1.0;
+) -> Result<LineSearch> {
+    let bound = feasible_bound(objective, u, direction)?;
+    if bound == 0.0 {
+        return Err(HookeError::Solver {
+            reason: "the feasible step bound admits no step along the search direction (the state is on the boundary of the admissible set, moving out)".to_string(),
+        });
+    }
+    let mut step = bound;
     for halvings in 0..=MAX_HALVINGS {
         let trial: Vec<f64> = u.iter().zip(direction).map(|(a, d)| a + step * d).collect();
         if accept(&trial, step)? {
-            return Ok((step, halvings));
+            return Ok(LineSearch {
+                step,
+                halvings,
+                bounded: bound < 1.0,
+            });
         }
         step *= 0.5;
     }
@@ -164,14 +199,10 @@ mod tests {
         let u = [1e-7];
         let slope = |d: f64| u[0] * d;
         // The ripple (1e-11) drowns the decrease (5e-15): values alone refuse some of these.
-        assert_eq!(
-            backtrack(&RippledParabola, &u, &[-1e-7], RippledParabola.value(&u), slope(-1e-7)).unwrap(),
-            (1.0, 0)
-        );
+        let search = backtrack(&RippledParabola, &u, &[-1e-7], RippledParabola.value(&u), slope(-1e-7)).unwrap();
+        assert_eq!((search.step, search.halvings), (1.0, 0));
         // To −2e-7 the slope is uphill; half way, at −0.5e-7, it passes.
-        assert_eq!(
-            backtrack(&RippledParabola, &u, &[-3e-7], RippledParabola.value(&u), slope(-3e-7)).unwrap(),
-            (0.5, 1)
-        );
+        let search = backtrack(&RippledParabola, &u, &[-3e-7], RippledParabola.value(&u), slope(-3e-7)).unwrap();
+        assert_eq!((search.step, search.halvings), (0.5, 1));
     }
 }

@@ -1,23 +1,88 @@
 //! Newton's method with a backtracking (Armijo) line search.
 
-use super::line_search::backtrack;
+use super::line_search::{backtrack, feasible_bound};
 use super::minimizer::Tracer;
+use super::registry::{MinimizerCapabilities, MinimizerEntry, SettingKey};
+use super::settings::MinimizerSettings;
 use super::{Minimizer, MinimizerReport, Objective, SolverSettings, Stagnation};
 use crate::error::{HookeError, Result};
 use crate::linalg::{conjugate_gradient, FactorizationOutcome, IndefiniteSystem, Jacobi, SystemSolver};
 use std::time::Instant;
 
+/// Newton's own `[solver]` keys.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NewtonSettings {
+    /// Backtrack along the Newton direction until Φ decreases enough (off:
+    /// full steps, cut only by the feasible step bound).
+    pub line_search: bool,
+    /// Solve each Newton system by this many Jacobi-preconditioned conjugate
+    /// gradient iterations instead of a factorisation (inexact Newton; Liu
+    /// 2018 thesis, Fig. 7.7). None: a direct solve.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cg_iterations: Option<usize>,
+}
+
+impl Default for NewtonSettings {
+    fn default() -> Self {
+        NewtonSettings {
+            line_search: true,
+            cg_iterations: None,
+        }
+    }
+}
+
+impl MinimizerSettings for NewtonSettings {
+    const NAME: &'static str = "newton";
+}
+
+fn build(settings: &SolverSettings) -> Result<Box<dyn Minimizer>> {
+    let own: NewtonSettings = settings.own_settings("solver")?;
+    if own.cg_iterations == Some(0) {
+        return Err(HookeError::scene("solver.cg_iterations", "must be at least 1"));
+    }
+    Ok(Box::new(Newton::new(settings.clone(), own)))
+}
+
+pub(crate) const ENTRY: MinimizerEntry = MinimizerEntry {
+    name: "newton",
+    aliases: &[],
+    summary: "Newton's method with a backtracking line search: the Hessian assembled and factorised every iteration, quadratic convergence",
+    keys: &[
+        SettingKey {
+            name: "line_search",
+            default: "true",
+            meaning: "backtrack until Φ decreases enough (Armijo); off: full steps",
+        },
+        SettingKey {
+            name: "cg_iterations",
+            default: "",
+            meaning: "solve each system by this many Jacobi-preconditioned CG iterations instead of a factorisation",
+        },
+    ],
+    capabilities: MinimizerCapabilities {
+        hessian: true,
+        constant_matrix: false,
+        projective_energies_only: false,
+    },
+    default_iteration_limit: 50,
+    build,
+};
+
 /// Newton's method; keeps its factorisation's symbolic analysis between calls
 /// while the Hessian's pattern stays the same.
 pub struct Newton {
     settings: SolverSettings,
+    own: NewtonSettings,
     solver: SystemSolver,
 }
 
 impl Newton {
-    pub fn new(settings: SolverSettings) -> Newton {
+    /// Newton with the shared `[solver]` settings and its own.
+    pub fn new(settings: SolverSettings, own: NewtonSettings) -> Newton {
         Newton {
             settings,
+            own,
             solver: SystemSolver::new(),
         }
     }
@@ -28,6 +93,18 @@ impl Newton {
 /// within that fraction, times the preconditioned condition number, of the
 /// exact step. A truncated solve above it never ends the iteration by its size.
 pub(super) const SOLVED_BY_CG: f64 = 1e-6;
+
+/// A failed line search's reason, with where it happened: the minimiser's
+/// direction, the iteration and the residual there.
+pub(super) fn line_search_failed(error: HookeError, direction: &str, iteration: usize, residual: f64) -> HookeError {
+    let reason = match error {
+        HookeError::Solver { reason } => reason,
+        other => other.to_string(),
+    };
+    HookeError::Solver {
+        reason: format!("{reason} ({direction} direction, iteration {iteration}, residual {residual:.3e})"),
+    }
+}
 
 /// Iterations over which the increment must at least halve: when it does not,
 /// the iteration has stalled at the level rounding sets.
@@ -89,7 +166,7 @@ impl Minimizer for Newton {
             // Whether the direction is not the Newton step itself (a shifted
             // matrix's, or a truncated CG solve's): its size then says nothing
             // of convergence.
-            let shifted = match settings.cg_iterations {
+            let shifted = match self.own.cg_iterations {
                 Some(iterations) => {
                     // Inexact Newton (seed 004 Fig. 7.7): Jacobi-preconditioned CG.
                     let jacobi = Jacobi::new(&hessian.diagonal());
@@ -120,10 +197,12 @@ impl Minimizer for Newton {
                 });
             }
 
+            let bound = feasible_bound(objective, x, &direction)?;
             // Converged when the full Newton increment (not a step the line search
             // shortened, nor one from a shifted matrix) is below the tolerance. It is
             // applied whole: near the minimum Φ cannot resolve a decrease of its size.
-            if !shifted && report.increment <= threshold {
+            // A step the feasible bound cuts is not the minimiser's: iterate on.
+            if !shifted && report.increment <= threshold && bound == 1.0 {
                 x.iter_mut().zip(&direction).for_each(|(a, d)| *a += d);
                 tracer.record(&mut report, objective, x, None);
                 return Ok(report);
@@ -131,7 +210,7 @@ impl Minimizer for Newton {
             // Stalled at rounding level above the tolerance: more iterations (or a
             // smaller step) cannot help. Stop, and say so.
             increments.push(report.relative_increment);
-            if !shifted && report.relative_increment <= ROUND_OFF_LEVEL && stalled(&increments) {
+            if !shifted && bound == 1.0 && report.relative_increment <= ROUND_OFF_LEVEL && stalled(&increments) {
                 if settings.stagnation == Stagnation::Fail {
                     return Err(HookeError::Solver {
                         reason: format!(
@@ -146,19 +225,16 @@ impl Minimizer for Newton {
                 return Ok(report);
             }
 
-            let mut step = 1.0;
-            if settings.line_search {
+            let mut step = bound;
+            if bound < 1.0 {
+                report.bounded_steps += 1;
+            }
+            if self.own.line_search {
                 let slope: f64 = gradient.iter().zip(&direction).map(|(g, d)| g * d).sum();
-                let (length, halvings) = backtrack(objective, x, &direction, value, slope).map_err(|_| {
-                    HookeError::Solver {
-                        reason: format!(
-                            "line search found no decrease along the Newton direction (iteration {iteration}, residual {:.3e})",
-                            report.residual
-                        ),
-                    }
-                })?;
-                step = length;
-                report.line_search_reductions += halvings;
+                let search = backtrack(objective, x, &direction, value, slope)
+                    .map_err(|error| line_search_failed(error, "Newton", iteration, report.residual))?;
+                step = search.step;
+                report.line_search_reductions += search.halvings;
             }
             x.iter_mut().zip(&direction).for_each(|(a, d)| *a += step * d);
             tracer.record(&mut report, objective, x, None);
@@ -247,7 +323,7 @@ mod tests {
     #[test]
     fn reaches_a_tolerance_above_the_noise_in_few_iterations() {
         let mut x = vec![0.0; 4];
-        let report = Newton::new(settings(1e-8, Stagnation::Report))
+        let report = Newton::new(settings(1e-8, Stagnation::Report), NewtonSettings::default())
             .minimize(&NoisyQuadratic::new(1e-12), &mut x)
             .unwrap();
         assert!(!report.short_of_tolerance && report.iterations <= 3, "{report:?}");
@@ -258,7 +334,7 @@ mod tests {
     fn a_tolerance_below_the_noise_stops_short_and_says_so() {
         let objective = NoisyQuadratic::new(1e-10);
         let mut x = vec![0.0; 4];
-        let report = Newton::new(settings(1e-14, Stagnation::Report))
+        let report = Newton::new(settings(1e-14, Stagnation::Report), NewtonSettings::default())
             .minimize(&objective, &mut x)
             .unwrap();
         assert!(report.short_of_tolerance, "{report:?}");
@@ -276,7 +352,7 @@ mod tests {
         assert!(error < 1e-9, "error {error}");
 
         let mut x = vec![0.0; 4];
-        let error = Newton::new(settings(1e-14, Stagnation::Fail))
+        let error = Newton::new(settings(1e-14, Stagnation::Fail), NewtonSettings::default())
             .minimize(&objective, &mut x)
             .unwrap_err();
         assert!(matches!(error, HookeError::Solver { .. }), "{error}");

@@ -13,10 +13,16 @@ use crate::linalg::SystemMatrix;
 /// column k % coordinates). Factorising S instead of I ⊗ S is 3× smaller in
 /// size and about 9× in fill for 3D solids.
 pub struct QuasiNewtonMatrix {
+    /// S, or the whole approximation when `coordinates` is 1.
     pub matrix: SystemMatrix,
+    /// How many interleaved coordinates S acts on alike.
     pub coordinates: usize,
 }
 
+/// A scalar function of some unknowns with its gradient and Hessian: what a
+/// [`Minimizer`](super::Minimizer) minimises. Implicit steps build one (the
+/// incremental potential over their coordinates); a test or a study may
+/// write its own.
 pub trait Objective {
     /// Number of unknowns.
     fn size(&self) -> usize;
@@ -67,6 +73,17 @@ pub trait Objective {
     /// inexact solves. None: no rest pose.
     fn rest_hessian(&self) -> Option<Result<SystemMatrix>> {
         None
+    }
+
+    /// The feasible step bound: the largest α ∈ [0, 1] such that every point
+    /// u + β d with 0 ≤ β ≤ α is admissible (no intersection, for contact by
+    /// continuous collision detection; no inverted element, for a material
+    /// that forbids it). Every line search starts from it and every full step
+    /// is cut to it, so a minimiser that starts admissible stays admissible.
+    /// The default, 1, admits every point.
+    fn feasible_step(&self, u: &[f64], direction: &[f64]) -> Result<f64> {
+        let _ = (u, direction);
+        Ok(1.0)
     }
 
     /// The size of a change of the unknowns in length units (∞-norm of the
