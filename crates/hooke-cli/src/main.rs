@@ -518,7 +518,7 @@ fn compare_subspace(
     let bar = progress_bar(quiet);
     let stop = StopRequest::install();
     let progress = &mut named_progress(&bar);
-    let comparison = hooke::subspace_comparison::compare_subspace(
+    let comparison = hooke::studies::subspace::compare_subspace(
         &scene,
         &directory,
         blocks,
@@ -549,7 +549,7 @@ fn compare_subspace_grid(
 ) -> Result<(), HookeError> {
     let points = points
         .iter()
-        .map(|p| hooke::subspace_grid::PointCount::parse(p))
+        .map(|p| hooke::studies::subspace_grid::PointCount::parse(p))
         .collect::<Result<Vec<_>, _>>()?;
     let scene = scene_from_file(scene)?;
     let directory = output
@@ -557,7 +557,7 @@ fn compare_subspace_grid(
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-subspace-grid", scene.name())));
     let bar = progress_bar(quiet);
     let progress = &mut named_progress(&bar);
-    let grid = hooke::subspace_grid::compare_subspace_grid(&scene, modes, &points, &directory, progress)?;
+    let grid = hooke::studies::subspace_grid::compare_subspace_grid(&scene, modes, &points, &directory, progress)?;
     bar.finish_and_clear();
     say!(
         "{:>6} {:>7} {:>12} {:>14} {:>12}",
@@ -645,7 +645,7 @@ fn compare_discretizations(
     output: Option<&Path>,
     quiet: bool,
 ) -> Result<(), HookeError> {
-    use hooke::dg_comparison::{compare_energies, sweep_penalties, sweep_refinements};
+    use hooke::studies::discretizations::{compare_energies, sweep_penalties, sweep_refinements};
     let scene = scene_from_file(scene)?;
     let directory = output
         .map(Path::to_path_buf)
@@ -710,7 +710,7 @@ fn compare_coarsening(scene: &Path, coarsening: &Path, output: Option<&Path>, qu
     let bar = progress_bar(quiet);
     let stop = StopRequest::install();
     let progress = &mut named_progress(&bar);
-    let runs = hooke::coarsening_comparison::compare_coarsening(
+    let runs = hooke::studies::coarsening::compare_coarsening(
         &scene,
         coarsening,
         &directory,
@@ -756,7 +756,7 @@ fn compare_resolutions(scene: &Path, output: Option<&Path>, quiet: bool) -> Resu
     let stop = StopRequest::install();
     let progress = &mut named_progress(&bar);
     let comparison =
-        hooke::resolution_comparison::compare_resolutions(&scene, &directory, progress, Some(&stop.requested))?;
+        hooke::studies::resolution::compare_resolutions(&scene, &directory, progress, Some(&stop.requested))?;
     bar.finish_and_clear();
     for (name, seconds) in &comparison.seconds {
         say!("{name:<10} {seconds:>10.2} s");
@@ -766,7 +766,7 @@ fn compare_resolutions(scene: &Path, output: Option<&Path>, quiet: bool) -> Resu
         for (v, (position, velocity)) in last.errors.iter().enumerate() {
             say!(
                 "{:<10} position {:.3e} m, velocity {:.3e} m/s",
-                hooke::resolution_comparison::VARIANTS[v + 1],
+                hooke::studies::resolution::VARIANTS[v + 1],
                 position,
                 velocity
             );
@@ -786,7 +786,7 @@ fn compare_solvers(
     (stiffness_scales, refinements): (Option<&[f64]>, Option<&[f64]>),
 ) -> Result<(), HookeError> {
     let scene = scene_from_file(scene)?;
-    let variants = hooke::solver_comparison::parse_solver_variants(names, iterations)?;
+    let variants = hooke::studies::solvers::parse_solver_variants(names, iterations)?;
     let directory = output
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-solvers", scene.name())));
@@ -814,11 +814,11 @@ fn compare_solvers(
                 if refinements.is_some() {
                     label.push(format!("cells_x{refinement}"));
                 }
-                let variant = hooke::solver_comparison::network_variant(&scene, stiffness, refinement)?;
+                let variant = hooke::studies::solvers::network_variant(&scene, stiffness, refinement)?;
                 sweep.push((label.join("_"), variant));
             }
         }
-        let rows = hooke::solver_comparison::compare_solver_sweep(
+        let rows = hooke::studies::solvers::compare_solver_sweep(
             &sweep,
             &variants,
             frames,
@@ -855,7 +855,7 @@ fn compare_solvers(
         return Ok(());
     }
     let samples =
-        hooke::solver_comparison::compare_solvers(&scene, &variants, frames, &directory, Some(&stop.requested))?;
+        hooke::studies::solvers::compare_solvers(&scene, &variants, frames, &directory, Some(&stop.requested))?;
     let width = variants
         .iter()
         .map(|v| v.label.chars().count())
@@ -870,7 +870,7 @@ fn compare_solvers(
         "ms per frame"
     );
     for variant in &variants {
-        if let Some((iterations, error, seconds)) = hooke::solver_comparison::frame_summary(&variant.label, &samples) {
+        if let Some((iterations, error, seconds)) = hooke::studies::solvers::frame_summary(&variant.label, &samples) {
             say!(
                 "{:<width$} {:>12.1} {:>16.3e} {:>14.2}",
                 variant.label,
@@ -907,7 +907,7 @@ fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -
     let bar = progress_bar(quiet);
     let stop = StopRequest::install();
     let progress = &mut named_progress(&bar);
-    let runs = hooke::comparison::compare(&scene, &integrators, &directory, progress, Some(&stop.requested))?;
+    let runs = hooke::studies::integrators::compare(&scene, &integrators, &directory, progress, Some(&stop.requested))?;
     bar.finish_and_clear();
     say!(
         "{:<30} {:>10} {:>8} {:>10} {:>14} {:>14}",
@@ -949,7 +949,7 @@ fn compare(scene: &Path, names: &[String], output: Option<&Path>, quiet: bool) -
             status: stop.exit_status(),
         });
     }
-    match hooke::comparison::incomplete(&runs) {
+    match hooke::studies::integrators::incomplete(&runs) {
         Some(error) => Err(error),
         None => Ok(Outcome::Done),
     }
@@ -983,7 +983,7 @@ fn modes(scene: &Path, count: usize, output: Option<&Path>, about: &AboutState) 
     // With [eigenfit]: the fine, coarse and corrected frequencies, and the coarse mesh's shapes.
     let scene = match scene.file.eigenfit.is_some() {
         true => {
-            let rows = hooke::resolution_comparison::write_frequency_table(&scene, count, &directory)?;
+            let rows = hooke::studies::resolution::write_frequency_table(&scene, count, &directory)?;
             say!(
                 "{:>5} {:>14} {:>14} {:>14}",
                 "mode",
@@ -995,7 +995,7 @@ fn modes(scene: &Path, count: usize, output: Option<&Path>, about: &AboutState) 
                 say!("{:>5} {:>14.6} {:>14.6} {:>14.6}", i + 1, fine, coarse, corrected);
             }
             say!("(frequencies.csv; the shapes below are the coarse mesh's)");
-            hooke::resolution_comparison::coarse_scene(&scene)?
+            hooke::studies::resolution::coarse_scene(&scene)?
         }
         false => scene,
     };
@@ -1044,7 +1044,7 @@ fn track_modes(scene: &Path, count: usize, output: Option<&Path>) -> Result<(), 
     let directory = output
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-mode-tracks", scene.name())));
-    let tracks = hooke::resolution_comparison::track_modes(&scene, count, &directory)?;
+    let tracks = hooke::studies::resolution::track_modes(&scene, count, &directory)?;
     let fewest = tracks.iter().map(|t| t.matched).min().unwrap_or(0);
     let first_loss = tracks.iter().find(|t| t.matched < count);
     say!(

@@ -21,7 +21,7 @@ fn variant_of(file: &str, name: &str) -> Scene {
     let scene = Scene::from_file(&path).expect("the scene reads");
     match name {
         "eigenfit" => scene,
-        "coarse" => hooke::resolution_comparison::coarse_scene(&scene).expect("coarse"),
+        "coarse" => hooke::studies::resolution::coarse_scene(&scene).expect("coarse"),
         _ => scene.eigenfit_reference().expect("the fine reference"),
     }
 }

@@ -23,15 +23,11 @@
 
 pub mod checkpoint;
 pub mod coarsen;
-pub mod coarsening_comparison;
-pub mod comparison;
-pub mod dg_comparison;
 pub mod disk_cache;
 pub mod divergence;
 pub mod energy_record;
 pub mod error;
 pub mod fem;
-pub mod fuzz_targets;
 pub mod integrate;
 pub mod io;
 pub mod linalg;
@@ -42,14 +38,11 @@ pub mod modal;
 pub mod model;
 pub mod output;
 pub mod reduced;
-pub mod resolution_comparison;
 pub mod run_record;
 pub mod scene;
 pub mod simulation;
 pub mod solve;
-pub mod solver_comparison;
-pub mod subspace_comparison;
-pub mod subspace_grid;
+pub mod studies;
 pub mod workers;
 
 pub use error::{HookeError, Result};

@@ -332,7 +332,7 @@ select = {{ plane = {{ point = [1.0, 0.0], normal = [1.0, 0.0] }} }}
 /// fields are a subspace on which the penalty vanishes).
 #[test]
 fn the_numerical_stiffening_of_linear_elements_has_its_closed_form() {
-    use hooke::dg_comparison::lowest_elastic_eigenvalue;
+    use hooke::studies::discretizations::lowest_elastic_eigenvalue;
     use std::f64::consts::PI;
     let c2 = 1000.0 / 1000.0;
     let mut previous = f64::INFINITY;

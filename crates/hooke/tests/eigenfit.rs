@@ -440,7 +440,7 @@ fn a_comparison_refuses_an_uncorrectable_scene_before_running() {
     let mut scene = hooke::scene::Scene::from_text(&text, "refused.toml", directory.clone()).unwrap();
     scene.cache_directory = Some(directory.join("cache"));
     let outcome =
-        hooke::resolution_comparison::compare_resolutions(&scene, &directory.join("out"), &mut |_, _, _| {}, None);
+        hooke::studies::resolution::compare_resolutions(&scene, &directory.join("out"), &mut |_, _, _| {}, None);
     match outcome {
         Err(hooke::HookeError::Scene { key, .. }) => assert_eq!(key, "eigenfit"),
         other => panic!("expected a scene error on eigenfit, got {:?}", other.map(|_| ())),
@@ -509,7 +509,7 @@ fn the_fine_eigenvalues_are_cached() {
 fn mode_tracks_start_matched_and_cover_every_step() {
     let directory = scratch("tracks");
     let tracks =
-        hooke::resolution_comparison::track_modes(&scene(SCENE, &scratch("tracks-cache")), 3, &directory).unwrap();
+        hooke::studies::resolution::track_modes(&scene(SCENE, &scratch("tracks-cache")), 3, &directory).unwrap();
     assert_eq!(tracks.len(), 6);
     assert_eq!(tracks[0].matched, 3);
     assert!(tracks[0].eigenvalues.windows(2).all(|w| w[0] <= w[1]));

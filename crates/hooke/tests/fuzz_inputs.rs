@@ -1,11 +1,11 @@
-//! The fuzzers' entry points (`hooke::fuzz_targets`) under proptest, on the
+//! The fuzzers' entry points (`hooke::studies::fuzz_targets`) under proptest, on the
 //! stable toolchain in the normal suite: random bytes, and the fuzzers' seed
 //! files (fuzz/seeds) with random bytes replaced, inserted and removed. Every
 //! input must give a result or a clear error; a panic fails the test with the
 //! input that caused it. fuzz/README.md says how to run the coverage-guided
 //! fuzzers themselves.
 
-use hooke::fuzz_targets::{feed, TARGETS};
+use hooke::studies::fuzz_targets::{feed, TARGETS};
 use proptest::prelude::*;
 use std::path::PathBuf;
 

@@ -422,7 +422,7 @@ fn integrators_that_minimise_nothing_refuse_a_minimiser() {
 /// settings are refused with the option named.
 #[test]
 fn solvers_are_compared_at_an_equal_budget() {
-    use hooke::solver_comparison::{compare_solvers, means, parse_solver_variants};
+    use hooke::studies::solvers::{compare_solvers, means, parse_solver_variants};
     let directory = std::env::temp_dir().join(format!("hooke-solvers-{}", std::process::id()));
     let scene =
         hooke::scene::Scene::from_text(&scene_text(CURTAIN, "kind = \"newton\""), "curtain.toml", ".".into()).unwrap();
@@ -836,7 +836,7 @@ fn inexact_solve_keys_are_checked() {
         assert!(error.contains(key), "{solver}: {error}");
     }
     // The same settings as `compare --solvers` variants.
-    use hooke::solver_comparison::parse_solver_variants;
+    use hooke::studies::solvers::parse_solver_variants;
     let variants = parse_solver_variants(
         &[
             "lbfgs:initial_hessian=frame_hessian:cg_iterations=5".into(),

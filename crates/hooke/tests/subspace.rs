@@ -1272,7 +1272,7 @@ fn a_rank_deficient_skinning_basis_is_refused_with_the_key() {
 
 #[test]
 fn the_subspace_grid_measures_every_cell_against_the_full_step() {
-    use hooke::subspace_grid::{compare_subspace_grid, PointCount};
+    use hooke::studies::subspace_grid::{compare_subspace_grid, PointCount};
     assert_eq!(PointCount::parse("20m").unwrap(), PointCount::PerMode(20));
     assert_eq!(PointCount::parse("all").unwrap(), PointCount::All);
     assert_eq!(PointCount::parse(" 300").unwrap(), PointCount::Fixed(300));
@@ -1320,12 +1320,12 @@ fn the_subspace_comparison_records_each_blocks_turn_and_momentum() {
     let scene = hooke::scene::Scene::from_text(&text, "test.toml", ".".into()).unwrap();
     let output = std::env::temp_dir().join(format!("hooke-subspace-comparison-{}", std::process::id()));
     let comparison =
-        hooke::subspace_comparison::compare_subspace(&scene, &output, 4, Some(0), &mut |_, _, _| {}, None).unwrap();
+        hooke::studies::subspace::compare_subspace(&scene, &output, 4, Some(0), &mut |_, _, _| {}, None).unwrap();
     assert!(comparison.block < 4);
     assert!(comparison.decrements.iter().all(|d| !d.is_empty() && d.len() <= 30));
     let table = std::fs::read_to_string(output.join("subspace.csv")).unwrap();
     assert!(table.starts_with("variant,time,block,angular_momentum,kinetic_energy,angle\n"));
-    for variant in hooke::subspace_comparison::VARIANTS {
+    for variant in hooke::studies::subspace::VARIANTS {
         let last = table
             .lines()
             .rfind(|l| l.starts_with(&format!("{variant},")) && l.split(',').nth(2) == Some("3"))

@@ -1,6 +1,6 @@
-//! Fuzz target `gmsh`: see `hooke::fuzz_targets` and fuzz/README.md.
+//! Fuzz target `gmsh`: see `hooke::studies::fuzz_targets` and fuzz/README.md.
 fn main() {
     afl::fuzz!(|data: &[u8]| {
-        hooke::fuzz_targets::feed("gmsh", data);
+        hooke::studies::fuzz_targets::feed("gmsh", data);
     });
 }

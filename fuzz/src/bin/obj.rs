@@ -1,6 +1,6 @@
-//! Fuzz target `obj`: see `hooke::fuzz_targets` and fuzz/README.md.
+//! Fuzz target `obj`: see `hooke::studies::fuzz_targets` and fuzz/README.md.
 fn main() {
     afl::fuzz!(|data: &[u8]| {
-        hooke::fuzz_targets::feed("obj", data);
+        hooke::studies::fuzz_targets::feed("obj", data);
     });
 }

@@ -1,6 +1,6 @@
-//! Fuzz target `ply`: see `hooke::fuzz_targets` and fuzz/README.md.
+//! Fuzz target `ply`: see `hooke::studies::fuzz_targets` and fuzz/README.md.
 fn main() {
     afl::fuzz!(|data: &[u8]| {
-        hooke::fuzz_targets::feed("ply", data);
+        hooke::studies::fuzz_targets::feed("ply", data);
     });
 }

@@ -1,6 +1,6 @@
-//! Fuzz target `scene_build`: see `hooke::fuzz_targets` and fuzz/README.md.
+//! Fuzz target `scene_build`: see `hooke::studies::fuzz_targets` and fuzz/README.md.
 fn main() {
     afl::fuzz!(|data: &[u8]| {
-        hooke::fuzz_targets::feed("scene_build", data);
+        hooke::studies::fuzz_targets::feed("scene_build", data);
     });
 }

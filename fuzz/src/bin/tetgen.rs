@@ -1,6 +1,6 @@
-//! Fuzz target `tetgen`: see `hooke::fuzz_targets` and fuzz/README.md.
+//! Fuzz target `tetgen`: see `hooke::studies::fuzz_targets` and fuzz/README.md.
 fn main() {
     afl::fuzz!(|data: &[u8]| {
-        hooke::fuzz_targets::feed("tetgen", data);
+        hooke::studies::fuzz_targets::feed("tetgen", data);
     });
 }

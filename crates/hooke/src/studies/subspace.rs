@@ -110,14 +110,14 @@ pub fn compare_subspace(
         let scene = variant(scene, name)?;
         let directory = output.join(name);
         let (built, _, elapsed) =
-            crate::resolution_comparison::run_variant(&scene, name, &directory, Some(1), progress, stop)?;
+            crate::studies::resolution::run_variant(&scene, name, &directory, Some(1), progress, stop)?;
         seconds.push(elapsed);
         let rest = built.model.mesh().vertices().to_vec();
         let masses = built.model.mass().lumped().to_vec();
         let (blocks, axis, centroid) = blocks_of(&rest, block_count, axis);
         let mut per_block = vec![Vec::new(); block_count];
         let mut angle_per_block = vec![Vec::new(); block_count];
-        for (time, path) in crate::resolution_comparison::frames(&directory)? {
+        for (time, path) in crate::studies::resolution::frames(&directory)? {
             let frame = read_frame(&path)?;
             let mut momentum = vec![0.0; block_count];
             let mut kinetic = vec![0.0; block_count];

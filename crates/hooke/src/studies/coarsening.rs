@@ -77,7 +77,7 @@ pub fn compare_coarsening(
     let mut runs = Vec::new();
     for (name, scene) in [("fine", fine), ("coarsened", &coarsened), ("averaged", &averaged)] {
         // Every run writes frames at the same steps, for the tracked point.
-        let (built, outcome, _) = crate::resolution_comparison::run_variant(
+        let (built, outcome, _) = crate::studies::resolution::run_variant(
             scene,
             name,
             &output.join(name),
