@@ -1,5 +1,5 @@
 //! The interface energies that join the triangles of a discontinuous
-//! Galerkin body (seed 000 §5.2 and its appendix; ../shared/reference/seed-000.md §2.7).
+//! Galerkin body (Chen 2019 thesis, §5.2 and Appendix A).
 //!
 //! On an interface f between triangles − and + each side's field is affine,
 //! x±(X) = F± X + b±, so the jump ⟦x⟧ = x₋ − x₊ along the edge is linear in

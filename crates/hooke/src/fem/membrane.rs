@@ -1,4 +1,4 @@
-//! Membrane triangles: cloth as elastic triangles in 3D (seed 004 §2.9,
+//! Membrane triangles: cloth as elastic triangles in 3D (Liu 2018 thesis, ch. 6,
 //! Fig. 6.1, strain-limited cloth under projective dynamics).
 //!
 //! Each triangle has a rest shape in its own plane, D_m (2×2), and a 3×2

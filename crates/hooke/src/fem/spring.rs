@@ -3,8 +3,8 @@
 //! E = ½ k (l − l₀)², with l = |xₐ − x_b|. With ŝ the unit direction, the force on
 //! a is −k (l − l₀) ŝ, and the 3×3 Hessian block is
 //!   H = k ŝŝᵀ + k (1 − l₀/l)(I − ŝŝᵀ)
-//! (material + geometric stiffness; seed 000 §3 prints ssᵀ without normalising
-//! and a wrong block sign, see ../shared/reference/seed-000.md §8). The element
+//! (material + geometric stiffness; the material block of the Chen 2019 thesis,
+//! Eq. 5.7, is printed as ssᵀ without normalising and with a wrong block sign). The element
 //! Hessian is [[H, −H], [−H, H]]. The geometric part is negative for a compressed
 //! spring; PSD projection drops it then.
 
@@ -44,7 +44,7 @@ impl Spring {
     }
 
     /// The material part k ŝŝᵀ of the block H: stiffness along the spring only,
-    /// always positive semi-definite (MSSI's implicit term, seed 000 ch. 5).
+    /// always positive semi-definite (MSSI's implicit term, Chen 2019 thesis, ch. 5).
     pub fn material_block(&self, a: &Vector3<f64>, b: &Vector3<f64>) -> Matrix3<f64> {
         let (unit, _) = Self::direction(a, b);
         unit * unit.transpose() * self.stiffness
@@ -221,13 +221,13 @@ impl EnergyTerm for Springs {
     }
 
     /// k(‖x₁₂‖ − l₀) x̂₁₂ = k x₁₂ − k p with p = l₀ x̂₁₂, the projection of the
-    /// spring onto its rest length (seed 004 §2.8).
+    /// spring onto its rest length (Liu 2018 thesis, §5.1, eq. 5.1).
     fn projective(&self) -> bool {
         true
     }
 
     fn add_laplacian(&self, _time: f64, _: &crate::material::laplacian_weight::StretchSamples, values: &mut [f64]) {
-        // k [1, −1; −1, 1] on each coordinate (seed 004 eq. 8.1–8.2); torn
+        // k [1, −1; −1, 1] on each coordinate (Liu 2018 thesis, eqs. 8.1–8.2); torn
         // springs stay in it (see model::tearing).
         for (s, blocks) in self.springs.iter().zip(&self.blocks) {
             blocks.add(values, &(Matrix3::identity() * s.stiffness));

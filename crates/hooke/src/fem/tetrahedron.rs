@@ -75,8 +75,8 @@ impl ElementKind for LinearTetrahedron {
 /// Rest-state quantities of one tetrahedron.
 #[derive(Clone, Copy, Debug)]
 pub struct TetrahedronGeometry {
-    /// ∇N₁, ∇N₂, ∇N₃ in the rest configuration: the rows of Dm⁻¹ (seed 001
-    /// §2.3; taking them from Dm⁻¹ sidesteps the thesis's missing 1/6 in its
+    /// ∇N₁, ∇N₂, ∇N₃ in the rest configuration: the rows of Dm⁻¹ (Kharevych 2010
+    /// thesis, §2.2.1; taking them from Dm⁻¹ sidesteps the thesis's missing 1/6 in its
     /// face-normal form). ∇N₀ is minus their sum, formed when it is read:
     /// the gradient passes read every element's geometry, and 80 bytes
     /// instead of 104 leave more of the cache to the solve that follows.

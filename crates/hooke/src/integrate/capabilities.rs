@@ -8,7 +8,7 @@ use crate::model::{moves, Model, TermKind};
 /// The model features an integrator supports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capabilities {
-    /// Viscoelastic damping (seed 001 §2.6).
+    /// Viscoelastic damping (Kharevych 2010 thesis, §2.3).
     pub viscoelastic_damping: bool,
     /// Rayleigh damping αM + βK.
     pub rayleigh_damping: bool,

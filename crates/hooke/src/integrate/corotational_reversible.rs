@@ -1,4 +1,4 @@
-//! The time-reversible co-rotational integrator of seed 001 §3.4.2 (eq. 3.33):
+//! The time-reversible co-rotational integrator of the Kharevych 2010 thesis, §3.4.2 (eq. 3.33):
 //! implicit midpoint for linear elasticity with per-element rotations, taken from
 //! the known configuration for the velocity solve and from the new one for the
 //! momentum update:
@@ -102,7 +102,7 @@ pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
     name: "corotational_reversible",
     aliases: &["cr"],
     summary:
-        "seed 001's time-reversible co-rotational scheme: one linear solve per step; co-rotated quadratic materials",
+        "time-reversible co-rotational scheme (Kharevych 2010 thesis, §3.4.2): one linear solve per step; co-rotated quadratic materials",
     keys: &[],
     uses_solver: false,
     build,

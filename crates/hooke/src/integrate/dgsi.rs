@@ -1,5 +1,5 @@
-//! DGSI, the discontinuous Galerkin semi-implicit splitting of seed 000 ch. 5
-//! (Eq. 5.11, with the sign corrected as in ../shared/reference/seed-000.md §2.6, §8):
+//! DGSI, the discontinuous Galerkin semi-implicit splitting of the Chen 2019 thesis,
+//! ch. 5 (Eq. 5.11, with its sign corrected: +h²K_e, as the thesis' K = −∂f/∂x requires):
 //! only the elements' own (elastic) stiffness K_e is implicit; the interface
 //! terms, gravity, loads, soft pins, contact and damping act explicitly:
 //!
@@ -13,7 +13,7 @@
 //! count. K_e is projected to PSD per element by default (`project_hessian`),
 //! which makes every block positive definite. Explicit interface forces bound
 //! the stable step by the interface stiffness (η_f): the scheme is stable
-//! where the penalty is soft next to the elements, as seed 000 notes.
+//! where the penalty is soft next to the elements, as Chen's thesis notes (§5.2).
 
 use super::entry::{settings_from, IntegratorEntry};
 use super::semi_implicit_euler::Linearisation;
@@ -44,7 +44,7 @@ fn build(table: &toml::Table, _: &SolverSettings) -> Result<Box<dyn Integrator>>
 pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
     name: "dgsi",
     aliases: &["dg_semi_implicit"],
-    summary: "seed 000's DGSI: semi-implicit Euler with only the element stiffness implicit, solved element by element; discontinuous Galerkin bodies only",
+    summary: "DGSI (Chen 2019 thesis, ch. 5): semi-implicit Euler with only the element stiffness implicit, solved element by element; discontinuous Galerkin bodies only",
     keys: &["project_hessian"],
     uses_solver: false,
     build,

@@ -36,7 +36,7 @@ impl ExplicitMethod {
     }
 }
 
-/// The explicit viscoelastic damping impulse of seed 001 §2.6, −k_D ∇W(F(x_{k−1}, x_k)),
+/// The explicit viscoelastic damping impulse of the Kharevych 2010 thesis (§2.3), −k_D ∇W(F(x_{k−1}, x_k)),
 /// torque-free about x_k, needs the previous positions: `previous` holds them,
 /// keyed by the time of the state they precede.
 pub(crate) type PreviousPositions = Option<Timed<Vec<f64>>>;

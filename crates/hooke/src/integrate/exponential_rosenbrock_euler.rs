@@ -1,4 +1,4 @@
-//! Exponential Rosenbrock–Euler (seed 000 ch. 4): for u = (x, v) and
+//! Exponential Rosenbrock–Euler (Chen 2019 thesis, ch. 4): for u = (x, v) and
 //! u' = b(u) = (v, M⁻¹(f − ∇W(x) − D v)), linearised at uₙ with Jacobian
 //! J = [[0, I], [−M⁻¹K(xₙ), −M⁻¹D]],
 //!   u_{n+1} = uₙ + h φ₁(hJ) b(uₙ),
@@ -6,8 +6,8 @@
 //! Exact for linear systems with constant damping and forces; second order in
 //! general. K is the exact (unprojected) stiffness. Pinned vertices are removed
 //! from u (position constraints) and then set to their motion; explicit
-//! obstacles are handled by closest-point projection after the step (seed 000
-//! ch. 4). M⁻¹ is applied at every Krylov step: a division with a lumped mass,
+//! obstacles are handled by closest-point projection after the step (Chen 2019
+//! thesis, ch. 4). M⁻¹ is applied at every Krylov step: a division with a lumped mass,
 //! a solve with the free-DOF block M_ff (factorised once per step) with a
 //! consistent one; as with the explicit methods, the coupling M_fp to
 //! accelerating pins is then neglected.
@@ -72,7 +72,7 @@ fn build(table: &toml::Table, _: &SolverSettings) -> Result<Box<dyn Integrator>>
 pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
     name: "exponential_rosenbrock_euler",
     aliases: &["ere"],
-    summary: "seed 000's exponential Rosenbrock–Euler with the Krylov φ₁: exact for linear systems, second order",
+    summary: "exponential Rosenbrock–Euler (Chen 2019 thesis, ch. 4) with the Krylov φ₁: exact for linear systems, second order",
     keys: &["krylov_tolerance", "krylov_dimension"],
     uses_solver: false,
     build,
@@ -216,7 +216,7 @@ impl Integrator for ExponentialRosenbrockEuler {
 /// there, so a linearised step that ignored them would let the cloth's
 /// compressed springs buckle freely into the obstacle: the exponential
 /// integrator then grows those unstable modes over the whole step and the
-/// projection pumps energy in (seed 000's cloth on a sphere). Counting them
+/// projection pumps energy in (the cloth on a sphere of Chen's thesis, §4.2.3). Counting them
 /// as in contact for the step keeps its Jacobian honest.
 fn add_resting_contact_stiffness(model: &Model, x: &[f64], values: &mut [f64]) {
     let pattern = model.pattern();

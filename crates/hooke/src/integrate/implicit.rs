@@ -1,5 +1,5 @@
 //! What every Newton-based step shares: the incremental potential it minimises,
-//! a feasible starting point, and step-halving continuation (seed 000 §2.4).
+//! a feasible starting point, and step-halving continuation (Chen 2019 thesis, §4.2.3).
 //!
 //! Φ(x) = w_M/2 ‖x − x̃‖²_M + w_D/2 ‖x − c‖²_D + W(x) − (f(t_f) + f_extra)ᵀx
 //!
@@ -162,7 +162,7 @@ pub(crate) fn finished_step(
 
 /// Takes a step of `dt`; when the nonlinear solve fails, takes two steps of
 /// dt/2 instead, recursively, at most `settings.max_step_halvings` times deep
-/// (numerical continuation, seed 000 §2.4). Reports are summed.
+/// (numerical continuation, Chen 2019 thesis, §4.2.3). Reports are summed.
 pub(crate) fn with_step_halving(
     state: &State,
     dt: f64,

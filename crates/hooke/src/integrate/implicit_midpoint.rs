@@ -7,7 +7,7 @@
 //! visible gain at a coarse step, which shrinks fourfold per halving). With u = (qₙ + q_{n+1})/2 the step is a backward Euler step of
 //! h/2 for u (minimise ½‖u − qₙ − h/2 vₙ‖²_M/(h/2)² + ½‖u − qₙ‖²_D/(h/2) + W(u) − f(t+h/2)ᵀu),
 //! then q_{n+1} = 2u − qₙ and v_{n+1} = 4(u − qₙ)/h − vₙ. Its Newton matrix, scaled
-//! by h²/4, is M + (h/2)D + (h²/4)K: the corrected Jacobian of seed 000 eq. 2.12
+//! by h²/4, is M + (h/2)D + (h²/4)K: the corrected Jacobian of the Chen 2019 thesis, eq. 2.12
 //! (the thesis prints ½h² and ¼h² instead of h/2 and h²/4).
 
 use super::backward_euler::IMPLICIT;

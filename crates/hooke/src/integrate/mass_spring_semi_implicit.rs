@@ -1,7 +1,8 @@
-//! MSSI, the mass-spring semi-implicit splitting of seed 000 ch. 5: the stiff
+//! MSSI, the mass-spring semi-implicit splitting of the Chen 2019 thesis, ch. 5: the stiff
 //! material part of the spring Hessian, K_s = Σ k ŝŝᵀ (and the contact
 //! penalty), is implicit; the geometric part k(1 − l₀/l)(I − ŝŝᵀ) is explicit.
-//! With the sign and the missing term corrected (../shared/reference/seed-000.md §2.6, §8):
+//! This is Chen's Eq. 5.8 with its sign corrected (+h²K_s, as K = −∂f/∂x requires)
+//! and its missing −h K_s vₙ term restored:
 //!   (M + hD + h²K_s) Δv = h (f(xₙ) − D vₙ − h K_s vₙ),  x_{n+1} = xₙ + h v_{n+1}.
 //! K_s is positive semi-definite whatever the deformation, so the system never
 //! needs a shift, unlike semi-implicit Euler on compressed springs.
@@ -22,7 +23,7 @@ pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
     name: "mass_spring_semi_implicit",
     aliases: &["mssi"],
     summary:
-        "seed 000's MSSI: semi-implicit Euler with only the springs' material stiffness implicit; spring networks only",
+        "MSSI (Chen 2019 thesis, ch. 5): semi-implicit Euler with only the springs' material stiffness implicit; spring networks only",
     keys: &[],
     uses_solver: false,
     build,

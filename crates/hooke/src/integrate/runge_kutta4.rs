@@ -1,6 +1,6 @@
 //! Classical fourth-order Runge–Kutta on (x, v)' = (v, a(x, v, t)). Four force
-//! evaluations per step; the accurate explicit reference (seed 000 uses it with
-//! small steps as ground truth).
+//! evaluations per step; the accurate explicit reference (the Chen 2019 thesis uses
+//! it with small steps as ground truth).
 
 use super::entry::IntegratorEntry;
 use super::explicit::{explicit_step, ExplicitMethod};

@@ -28,7 +28,7 @@ impl SemiImplicitBackwardEuler {
     }
 
     /// `IndefiniteSystem::Exact` solves an indefinite A as it is (LBLᵀ), as
-    /// seed 000's semi-implicit Euler does, and can then blow up where the
+    /// the semi-implicit Euler of Chen's thesis does, and can then blow up where the
     /// shifted default is only damped.
     pub fn with_indefinite(project_hessian: bool, indefinite: IndefiniteSystem) -> Self {
         SemiImplicitBackwardEuler {
@@ -45,7 +45,7 @@ struct Settings {
     #[serde(default = "default_true")]
     project_hessian: bool,
     /// An indefinite A (possible only with the exact Hessian): `shift` it
-    /// (default) or solve it `exact`ly, as seed 000's semi-implicit Euler does.
+    /// (default) or solve it `exact`ly, as the semi-implicit Euler of Chen's thesis does.
     #[serde(default)]
     indefinite: IndefiniteSystem,
 }
@@ -83,7 +83,7 @@ pub(crate) const EXACT_ENTRY: IntegratorEntry = IntegratorEntry {
     name: "semi_implicit_exact",
     aliases: &["si_exact"],
     summary:
-        "semi-implicit Euler with the exact Hessian and an indefinite system solved as it is (LBLᵀ), as seed 000 has it",
+        "semi-implicit Euler with the exact Hessian and an indefinite system solved as it is (LBLᵀ), as in the Chen 2019 thesis",
     keys: &[],
     uses_solver: false,
     build: build_exact,

@@ -1,12 +1,12 @@
-//! SIERE, the semi-implicit exponential Rosenbrock–Euler splitting of seed 000
-//! ch. 6: u = (x, v) is split by the s lowest modes of K w = λ M w at xₙ
+//! SIERE, the semi-implicit exponential Rosenbrock–Euler splitting of the Chen
+//! 2019 thesis, ch. 6: u = (x, v) is split by the s lowest modes of K w = λ M w at xₙ
 //! (M-orthonormal U, eigenvalues Λ); the modal part G is advanced by the exact
 //! exponential (ERE) and the rest H by semi-implicit backward Euler:
 //!   u_{n+1} = uₙ + (I − hJ_H)⁻¹ (h H(uₙ) + h φ₁(hJ_G) G(uₙ))            (eq. 6.1)
 //! with v_G = U Uᵀ M v, f_G = M U Uᵀ f, J_G = J P̂, P̂ = diag(UUᵀM, UUᵀM).
 //!
 //! Because U holds eigenvectors of (K, M), J commutes with P̂, and eq. 6.1
-//! equals (../shared/reference/seed-000.md §2.9)
+//! reduces to (derived here; the thesis does not state it)
 //!   u_{n+1} = uₙ + δ_G + (I − hJ)⁻¹ h H(uₙ):
 //! a closed-form 2×2 exponential per mode plus one sparse semi-implicit solve on
 //! the complement. That is what is computed here: no Sherman–Morrison–Woodbury
@@ -195,7 +195,8 @@ fn build(table: &toml::Table, _: &SolverSettings) -> Result<Box<dyn Integrator>>
 pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
     name: "siere",
     aliases: &[],
-    summary: "seed 000's SIERE: the lowest modes by their exact exponential, the rest by semi-implicit Euler",
+    summary:
+        "SIERE (Chen 2019 thesis, ch. 6): the lowest modes by their exact exponential, the rest by semi-implicit Euler",
     keys: &["modes", "mode_refresh_tolerance", "eigen_tolerance", "project_hessian"],
     uses_solver: false,
     build,

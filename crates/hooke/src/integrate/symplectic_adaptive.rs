@@ -1,4 +1,4 @@
-//! The symplectic time-adaptive variational integrator of seed 001 §3.3
+//! The symplectic time-adaptive variational integrator of the Kharevych 2010 thesis, §3.3
 //! (eqs. 3.24–3.27): the midpoint discrete Lagrangian
 //!   L(q_k, q_{k+1}, Δt) = Δt [½ |q_{k+1} − q_k|²_M / Δt² − W((q_k + q_{k+1})/2)]
 //! with the real step Δt_{k+1} = h σ(midpoint) imposed by a Lagrange multiplier
@@ -7,8 +7,8 @@
 //!   δt (3.26): λ_k = λ_{k−1} + E_{k+1} − E_k,  E_{k+1} = ½|Δq|²_M/Δt² + W(u),
 //!   δλ (3.27): Δt = h σ(u),
 //! where p_k = M Δq_prev/Δt_prev − (Δt_prev/2) ∇W(u_prev) − (hλ_{k−1}/2) ∇σ(u_prev)
-//! is carried from the last step (the h on the λ terms follows 3.25; the
-//! thesis' worked examples drop it, ../shared/reference/seed-001.md §2.9).
+//! is carried from the last step (the h on the λ terms follows eq. 3.25; the
+//! thesis' worked examples in §3.3.6 drop it).
 //!
 //! The step is a fixed-step integrator of a modified system with energy
 //! (E − E₀)σ, so |E_k − E₀| stays O(h²/σ_min) over long times instead of
@@ -86,7 +86,7 @@ fn build(table: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integra
 pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
     name: "symplectic_adaptive",
     aliases: &[],
-    summary: "seed 001's symplectic time-adaptive variational integrator: steps h σ(midpoint) imposed by a Lagrange multiplier; conservative motion only",
+    summary: "symplectic time-adaptive variational integrator (Kharevych 2010 thesis, §3.3): steps h σ(midpoint) imposed by a Lagrange multiplier; conservative motion only",
     keys: &["step_size"],
     uses_solver: true,
     build,

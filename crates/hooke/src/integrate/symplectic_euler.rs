@@ -2,7 +2,7 @@
 //! First order, explicit; conserves linear and angular momentum of a free,
 //! undamped body exactly and keeps energy bounded; stable only for h below
 //! about 2/ω_max of the stiffest mode. With viscoelastic damping it applies the
-//! explicit impulse −k_D ∇W(F(x_{k−1}, x_k)) (seed 001 §2.6), which is torque-free
+//! explicit impulse −k_D ∇W(F(x_{k−1}, x_k)) (Kharevych 2010 thesis, §2.3), which is torque-free
 //! about x_k: linear and angular momentum stay exact.
 
 use super::entry::IntegratorEntry;

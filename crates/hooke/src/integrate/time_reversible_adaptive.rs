@@ -1,4 +1,4 @@
-//! The time-reversible adaptive variational integrator of seed 001 §3.4
+//! The time-reversible adaptive variational integrator of the Kharevych 2010 thesis, §3.4
 //! (eqs. 3.30–3.32): the midpoint discrete Lagrangian with the real step
 //! ĥ_{k+1} = h σ((q_k + q_{k+1})/2), a user-chosen step-size function σ of the
 //! state evaluated symmetrically at the step's midpoint.
@@ -23,14 +23,14 @@ use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
 use crate::solve::SolverSettings;
 
-/// The step-size function σ(q) > 0 of the state (seed 001 §3.3, "σ-rules").
+/// The step-size function σ(q) > 0 of the state (Kharevych 2010 thesis, §3.3, "σ-rules").
 #[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum StepSizeRule {
     /// σ = 1: fixed steps (the plain variational midpoint).
     Constant,
     /// σ = 1 / (W(q)/scale + 1): smaller steps while the body is strongly deformed
-    /// (seed 001 Figs. 3.9–3.10 use scale = 10 J). Bounded by 1 from above.
+    /// (Kharevych 2010 thesis, Figs. 3.9–3.10, use scale = 10 J). Bounded by 1 from above.
     ElasticEnergy { scale: f64 },
 }
 
@@ -108,7 +108,7 @@ pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
     name: "time_reversible_adaptive",
     aliases: &[],
     summary:
-        "seed 001's time-reversible adaptive variational integrator: real steps h σ(midpoint); conservative motion only",
+        "time-reversible adaptive variational integrator (Kharevych 2010 thesis, §3.4.1): real steps h σ(midpoint); conservative motion only",
     keys: &["step_size"],
     uses_solver: true,
     build,

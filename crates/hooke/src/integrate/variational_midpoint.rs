@@ -1,4 +1,4 @@
-//! The variational (Hamilton–Pontryagin) midpoint integrator of seed 001 §3.2,
+//! The variational (Hamilton–Pontryagin) midpoint integrator of the Kharevych 2010 thesis, §3.2,
 //! written as the minimisation of one scalar function (the "Lilyan", §3.2.8):
 //!
 //!   v_{k+1} = argmin ½vᵀMv + W(q_k + ½hv) − p_k·v − (h/2) f·v,
@@ -46,7 +46,7 @@ pub struct VariationalMidpoint {
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Settings {
-    /// Feed the solver's residual into the next step (seed 001 §3.2.11).
+    /// Feed the solver's residual into the next step (Kharevych 2010 thesis, §3.2.11).
     #[serde(default = "default_true")]
     residual_reinjection: bool,
 }
@@ -66,7 +66,7 @@ fn build(table: &toml::Table, solver: &SolverSettings) -> Result<Box<dyn Integra
 pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
     name: "variational_midpoint",
     aliases: &["vm"],
-    summary: "seed 001's variational midpoint (minimisation of the Lilyan): order 2, symplectic, momentum-conserving; surface constraints",
+    summary: "variational midpoint (Kharevych 2010 thesis, §3.2; minimisation of the Lilyan): order 2, symplectic, momentum-conserving; surface constraints",
     keys: &["residual_reinjection"],
     uses_solver: true,
     build,
@@ -199,8 +199,8 @@ impl VariationalMidpoint {
         ))
     }
 
-    /// [`Self::trial`] with the model's surface constraints g(q) = 0 (seed 001
-    /// §3.2.7, eq. 3.14): the constraint impulse h Σ λ ∇g(q_k) joins p_k, and the
+    /// [`Self::trial`] with the model's surface constraints g(q) = 0 (Kharevych
+    /// 2010 thesis, §3.2.7, eq. 3.14): the constraint impulse h Σ λ ∇g(q_k) joins p_k, and the
     /// multipliers λ are found so that q_{k+1} lies on the surfaces (SHAKE-like:
     /// directions known at q_k, magnitudes implicit). Each λ iteration is a full
     /// trial; the update is a per-constraint secant, started from h²|∇g|²/m.

@@ -1,4 +1,4 @@
-//! Discontinuous Galerkin meshes in 2D (seed 000 §5.2): every triangle gets
+//! Discontinuous Galerkin meshes in 2D (Chen 2019 thesis, §5.2): every triangle gets
 //! three vertices of its own, so the displacement may jump across edges, and
 //! every interior edge becomes an interface joining the two triangles that
 //! share it. The map back to the continuous mesh (which continuous vertex

@@ -1,5 +1,5 @@
 //! Generated mass-spring networks: straight and coiled ropes, and cloth grids
-//! with stretch, shear and bend springs (seed 000 ch. 4). Rest lengths are the
+//! with stretch, shear and bend springs (Chen 2019 thesis, ch. 4). Rest lengths are the
 //! generated distances; masses come from a line or area density.
 
 use crate::error::{HookeError, Result};

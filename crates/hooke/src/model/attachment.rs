@@ -1,5 +1,5 @@
 //! Soft pins: vertices pulled toward their prescribed positions by zero-length
-//! springs (seed 004 §2.13's attachments), instead of being removed from the
+//! springs (the attachments of the Liu 2018 thesis, §8.2), instead of being removed from the
 //! unknowns. E = ½ Σᵥ kᵥ Σₐ (xᵥₐ − pᵥₐ(t))² over the held components a, with
 //! pᵥ(t) the pin's motion; the group's stiffness k is shared among its vertices
 //! in proportion to their lumped mass (kᵥ = k mᵥ / Σm), so the same scene
@@ -157,7 +157,7 @@ impl EnergyTerm for Attachment {
     }
 
     fn add_laplacian(&self, time: f64, _: &crate::material::laplacian_weight::StretchSamples, values: &mut [f64]) {
-        // A zero-length spring to its target: k on the diagonal (seed 004 §2.12).
+        // A zero-length spring to its target: k on the diagonal (Liu 2018 thesis, §8.2, eq. 8.6).
         if self.active(time) {
             for (i, stiffness) in self.stiffnesses.iter().enumerate() {
                 for a in (0..self.dimension).filter(|&a| self.components[a]) {

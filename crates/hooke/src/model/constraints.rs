@@ -1,5 +1,5 @@
-//! Holonomic constraints g(q) = 0 that keep vertices on a surface (seed 001
-//! §3.2.7: a vertex sliding on a plane or a sphere), enforced by Lagrange
+//! Holonomic constraints g(q) = 0 that keep vertices on a surface (Kharevych 2010
+//! thesis, §3.2.7: a vertex sliding on a plane or a sphere), enforced by Lagrange
 //! multipliers in the variational midpoint integrator.
 
 use super::ObstacleShape;

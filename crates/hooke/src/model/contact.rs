@@ -1,10 +1,10 @@
-//! Contact with analytic obstacles by penalty (seed 001 §3.2.10): each vertex at
+//! Contact with analytic obstacles by penalty (Kharevych 2010 thesis, §3.2.10): each vertex at
 //! penetration depth d > 0 stores ½ κ m d², m its lumped mass. With κ per unit
 //! mass (1/s²) the contact frequency √κ, and so the bounce, is the same at any
 //! mesh resolution. The penalty is a potential, so every integrator uses it and
 //! energy-conserving ones keep it through a bounce. Explicit methods may also
 //! project penetrating vertices back onto the surface (closest-point projection,
-//! seed 000 ch. 4).
+//! Chen 2019 thesis, ch. 4).
 
 use super::term::{EnergyTerm, HessianTarget, TermCapabilities, TermKind};
 use crate::error::Result;
@@ -259,7 +259,7 @@ pub fn max_penetration(obstacles: &[Obstacle], x: &[f64], dimension: usize) -> f
 }
 
 /// Moves vertices that penetrate a projecting obstacle onto its surface and
-/// removes their inward normal velocity (explicit methods, seed 000 ch. 4).
+/// removes their inward normal velocity (explicit methods, Chen 2019 thesis, ch. 4).
 pub fn project_out_of_obstacles(
     obstacles: &[Obstacle],
     dimension: usize,

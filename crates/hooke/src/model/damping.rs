@@ -1,4 +1,4 @@
-//! Damping: Rayleigh D = αM + βK, and the viscoelastic damping of seed 001 §2.6.
+//! Damping: Rayleigh D = αM + βK, and the viscoelastic damping of the Kharevych 2010 thesis, §2.3.
 //!
 //! Viscoelastic damping measures the deformation *within* one step with the
 //! material's own energy: the previous positions x_k act as the rest shape, and
@@ -14,7 +14,7 @@ use crate::error::{HookeError, Result};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DampingStiffness {
-    /// K at the rest configuration, computed once (seed 000 eq. 4.7, "K0"); it is
+    /// K at the rest configuration, computed once (Chen 2019 thesis, eq. 4.7, "K0"); it is
     /// positive semi-definite there, so projecting it changes nothing.
     #[default]
     Rest,
@@ -37,7 +37,7 @@ pub struct Damping {
     /// k_D, s: viscoelastic damping coefficient (0: none).
     #[serde(default)]
     pub viscoelastic_coefficient: f64,
-    /// c in [0, 1): ether drag (seed 004 §2.13): each step starts from the
+    /// c in [0, 1): ether drag (Liu 2018 thesis, §8.6): each step starts from the
     /// free DOFs' velocities times 1 − c, a drag on all motion, rigid included.
     #[serde(default)]
     pub ether_drag: f64,
@@ -64,7 +64,7 @@ impl super::Model {
         }
         if damping.is_some_and(|d| d.viscoelastic_coefficient > 0.0) {
             let reason = if self.materials().iter().any(|m| !m.capabilities().rotation_invariant) {
-                Some("it needs a rotation-invariant material; linear elasticity would damp rigid rotation (seed 001 §2.6 uses it with non-linear materials only)".to_string())
+                Some("it needs a rotation-invariant material; linear elasticity would damp rigid rotation (Kharevych's thesis, §2.3, uses it with non-linear materials only)".to_string())
             } else {
                 self.terms
                     .iter()

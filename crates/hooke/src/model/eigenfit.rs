@@ -1,4 +1,4 @@
-//! EigenFit (seed 003, ../shared/reference/seed-003.md §2.3–2.8): a coarse
+//! EigenFit (Chen et al. 2019 (EigenFit), §3; Chen 2019 thesis, ch. 3): a coarse
 //! mesh corrected, at every step, to vibrate in its lowest modes at the
 //! frequencies of a fine reference mesh.
 //!
@@ -13,8 +13,8 @@
 //! linalg/eigen_tracking.rs; a warm-started Lanczos run when that fails or
 //! the pins changed), are matched to the rest modes by
 //! |uᵢᵀ M u_rest,j| > 0.6 (a mode that matches none keeps ratio 1), and the
-//! elastic stiffness and force become (seed 003 eq. 15, with its erratum
-//! U⁻¹ → Uᵀ):
+//! elastic stiffness and force become (EigenFit paper, Eq. 15; the force has
+//! the Uᵀ where the paper's Eq. 12 misprints U⁻¹):
 //!
 //!   K‡ = K + M U (R − I) Λ Uᵀ M,      f‡ = f + M U (R − I) Uᵀ f.
 //!
@@ -38,7 +38,7 @@ use nalgebra::DMatrix;
 use rayon::prelude::*;
 use std::sync::Mutex;
 
-/// |uᵀ M u_rest| above this matches a mode to a rest mode (seed 003 §2.7: loss tolerance 0.4).
+/// |uᵀ M u_rest| above this matches a mode to a rest mode (EigenFit paper, §3.5: loss tolerance 0.4).
 pub const MATCH_THRESHOLD: f64 = 0.6;
 
 /// Rest eigenvalues within this fraction of the largest one found are rigid motions.
@@ -111,7 +111,7 @@ pub enum Refit {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Pairing {
-    /// The i-th with the i-th, as seed 003 does.
+    /// The i-th with the i-th, as the EigenFit paper does.
     #[default]
     Index,
     /// Each coarse mode with the fine mode most like it in shape (overlap
@@ -437,7 +437,7 @@ impl EigenFit {
 
 /// The fine model's lowest rest modes: their eigenvalues, and their shapes
 /// read at the coarse model's free DOFs (barycentrically, at its rest
-/// vertices), to pair modes by shape (seed 003 §2.7's first-frame test).
+/// vertices), to pair modes by shape (the first-frame test of the EigenFit paper, §3.5).
 #[derive(serde::Serialize, serde::Deserialize)]
 struct FineRest {
     values: Vec<f64>,
@@ -564,7 +564,7 @@ struct ElasticModes {
 }
 
 /// The finite-element elastic stiffness at x over the free DOFs (values on
-/// the restricted pattern), projected to PSD element by element (seed 003 §2.4),
+/// the restricted pattern), projected to PSD element by element (EigenFit paper, §3.3.1),
 /// and the elastic energy's gradient there over all DOFs. Gravity, loads,
 /// contact and soft pins are left out.
 fn elastic_stiffness(model: &Model, x: &[f64], free: &FreeMatrices, time: f64) -> Result<(Vec<f64>, Vec<f64>)> {
@@ -795,7 +795,7 @@ impl EnergyTerm for EigenFit {
     }
 }
 
-/// Dynamics-aware coarsening's factor (seed 003 §2.3, Chen et al. 2017): the
+/// Dynamics-aware coarsening's factor (Chen et al. 2017, as the EigenFit paper describes it in §2): the
 /// first elastic mode's ratio λ₁^fine / λ₁^coarse at rest, with the pins
 /// active at `time` (rigid modes skipped).
 pub fn dac_factor(coarse: &Model, fine: Model, time: f64, cache: Option<std::path::PathBuf>) -> Result<f64> {

@@ -125,7 +125,7 @@ impl Model {
         Model::from_terms(Mesh::Triangles(mesh), vec![Box::new(elasticity)], Vec::new(), mass_kind)
     }
 
-    /// A 2D discontinuous Galerkin model (seed 000 §5.2): `continuous` split
+    /// A 2D discontinuous Galerkin model (Chen 2019 thesis, §5.2): `continuous` split
     /// into independent triangles (one material each) joined by the
     /// `formulation`'s interface terms with penalty η_f (None: the default of
     /// [`crate::fem::interface::default_penalty`]). Returns the model and the
@@ -431,7 +431,7 @@ impl Model {
     }
 
     /// The weighted Laplacian L of every term at `time`, on [`Self::pattern`]
-    /// (seed 004 §2.12): constant in x, PSD, the same on every coordinate.
+    /// (Liu 2018 thesis, §8.1): constant in x, PSD, the same on every coordinate.
     pub fn laplacian(&self, time: f64) -> Vec<f64> {
         let mut values = vec![0.0; self.pattern.nonzeros()];
         for term in &self.terms {
@@ -451,7 +451,7 @@ impl Model {
     }
 
     /// The stretches over which elements fit their Laplacian stiffness
-    /// (default [0.5, 1.5]; seed 004 Fig. 7.6 finds the choice matters little).
+    /// (default [0.5, 1.5]; Liu 2018 thesis, Fig. 7.6, finds the choice matters little).
     pub fn set_laplacian_stretches(&mut self, stretches: crate::material::laplacian_weight::StretchSamples) {
         self.laplacian_stretches = stretches;
     }

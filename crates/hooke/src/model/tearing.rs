@@ -1,4 +1,4 @@
-//! Tearing (seed 004 §2.13, option 2 of "Tearing/cutting"): after each step,
+//! Tearing (Liu 2018 thesis, §8.4, without refactorising): after each step,
 //! an element stretched beyond a limit tears for good and leaves the energy,
 //! its gradient and its Hessian. The prefactorised matrix of L-BFGS and
 //! local/global keeps it: refactorising on every tear would cost what those

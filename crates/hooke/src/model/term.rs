@@ -125,7 +125,7 @@ pub trait EnergyTerm: Send + Sync {
     /// projected Hessian, zero for loads.
     fn add_material_stiffness(&self, _x: &[f64], _time: f64, _values: &mut [f64]) {}
 
-    /// Adds the term's weighted Laplacian L at `time` (seed 004 §2.12): a
+    /// Adds the term's weighted Laplacian L at `time` (Liu 2018 thesis, §8.1): a
     /// constant PSD matrix acting alike on each coordinate, which quasi-Newton
     /// minimisers add to the inertia and factorise once. Terms without one
     /// (loads, contact, gravity) add nothing: their forces still count, in the
@@ -133,7 +133,7 @@ pub trait EnergyTerm: Send + Sync {
     /// Elements fit their materials' stiffness over `stretches`.
     fn add_laplacian(&self, _time: f64, _stretches: &StretchSamples, _values: &mut [f64]) {}
 
-    /// Whether the term is projective (seed 004 §2.9): its gradient is
+    /// Whether the term is projective (Liu 2018 thesis, ch. 6 and eq. 7.9): its gradient is
     /// L x − J p(x) with L its Laplacian and p a projection, so that one
     /// local/global iteration with M/h² + L minimises it exactly. Linear
     /// terms (gravity, loads) are: their constant force joins the right-hand side.

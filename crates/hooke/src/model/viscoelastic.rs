@@ -1,5 +1,5 @@
 //! The elastic energy measured from another rest shape, for the viscoelastic
-//! damping of seed 001 §2.6: the step's start x_k acts as the rest shape of
+//! damping of the Kharevych 2010 thesis, §2.3: the step's start x_k acts as the rest shape of
 //! W_ref, and the damping impulse is −k_D ∇W_ref(x_{k+1}).
 
 use super::term::{EnergyTerm, HessianTarget};
