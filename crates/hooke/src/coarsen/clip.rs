@@ -1,6 +1,6 @@
 //! Exact overlap measures of two simplices by convex clipping: the volume
 //! shared by two tetrahedra and the area shared by two triangles, for the
-//! fine–coarse averages of numerical coarsening (seed 001 §4.3.7). One
+//! fine–coarse averages of numerical coarsening (Kharevych 2010 thesis, §4.3.7). One
 //! simplex is cut by the half-spaces of the other's faces, one plane at a
 //! time; what is left is convex, and its measure follows from the divergence
 //! theorem over its faces.

@@ -1,5 +1,5 @@
-//! Showing a coarse run on the fine mesh (seed 001 §4.4.3; reference §2.11
-//! step 9): per coarse element, a rotation R and a symmetric strain S with
+//! Showing a coarse run on the fine mesh (Kharevych 2010 thesis, §4.4.3,
+//! eqs. 4.6–4.7): per coarse element, a rotation R and a symmetric strain S with
 //!
 //!   R (xⁱ − x⁰) ≈ (Xⁱ − X⁰) + (Hⁱ − H⁰) : S,   i = 1 … d,
 //!
@@ -14,7 +14,7 @@
 //! coarse element's motion selects: at rest it is at rest, under a rigid
 //! motion it moves rigidly, and a coarse motion along the sampled harmonic
 //! fields shows the fine harmonic fields themselves. Elements are not blended
-//! across coarse faces, so large deformations show seams (seed 001 says so).
+//! across coarse faces, so large deformations show seams (as the thesis says, §4.4.3).
 
 use super::grid::ElementGrid;
 use super::simplex::Simplex;

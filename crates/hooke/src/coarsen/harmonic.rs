@@ -1,5 +1,5 @@
-//! The global harmonic displacements of numerical coarsening (seed 001
-//! §4.3.5, ../shared/reference/seed-001.md §2.11 step 2): for each unit
+//! The global harmonic displacements of numerical coarsening (Kharevych 2010
+//! thesis, §4.3.5, eq. 4.3): for each unit
 //! symmetric strain E_αβ = ½(e_α⊗e_β + e_β⊗e_α) (six in 3D, three in 2D),
 //! the fine mesh's linear-elastic displacement h_αβ under the boundary
 //! traction E_αβ n, with no other support (a pure Neumann problem):
@@ -16,7 +16,7 @@
 //! which only fixes the rigid motion; the rigid part of each solution is then
 //! projected out (zero mean translation and rotation).
 //!
-//! The mixed variant (seed 001 §4.3 names it for vertices that stay held
+//! The mixed variant (Kharevych's thesis, §4.3.9, names it for vertices that stay held
 //! during the simulation; the thesis gives no details, so these are Hooke's):
 //! the DOFs that the scene's pins hold for the whole run are held at the
 //! affine field E_αβ x, and the rest of the boundary carries the traction

@@ -1,4 +1,4 @@
-//! Numerical coarsening (seed 001 ch. 4; ../shared/reference/seed-001.md §2.11):
+//! Numerical coarsening (Kharevych 2010 thesis, ch. 4, i.e. Kharevych et al. 2009):
 //! a heterogeneous fine mesh's elasticity carried onto a coarse, possibly
 //! non-conforming mesh as one anisotropic tensor per coarse element, so that
 //! plain linear (or co-rotated) elasticity on the coarse mesh behaves like
@@ -54,7 +54,7 @@ pub struct CoarseningSettings {
     pub fine_normals: bool,
     /// Hold the DOFs that the fine scene's pins hold for the whole run at
     /// the affine field in the harmonic problems (the mixed Dirichlet/Neumann
-    /// variant of seed 001 §4.3), instead of leaving the whole boundary free.
+    /// variant of the Kharevych 2010 thesis, §4.3.9), instead of leaving the whole boundary free.
     pub held_pins: bool,
 }
 
@@ -79,7 +79,7 @@ pub struct Coarsening {
     /// ⟨GᵀCG⟩ of each coarse element.
     pub averages: Vec<DMatrix<f64>>,
     /// The naive alternative for comparison: the fine tensors averaged over
-    /// each coarse element by volume (what seed 001 shows to be wrong).
+    /// each coarse element by volume (what the Kharevych 2010 thesis shows to be wrong, Figs. 4.4–4.5).
     pub averaged_tensors: Vec<DMatrix<f64>>,
     /// 𝔾 of each coarse element.
     pub coarse_mollifiers: Vec<DMatrix<f64>>,
@@ -427,7 +427,7 @@ impl Coarsening {
             &self.tensors
         };
         let size = tensors.first().map_or(0, |c| c.nrows());
-        let mut text = String::from("# numerical coarsening (seed 001 ch. 4): per coarse element, the upper triangle of\n# its Voigt elasticity matrix (engineering shears) row by row, then its density\nelement");
+        let mut text = String::from("# numerical coarsening (Kharevych 2010 thesis, ch. 4): per coarse element, the upper triangle of\n# its Voigt elasticity matrix (engineering shears) row by row, then its density\nelement");
         for i in 0..size {
             for j in i..size {
                 text.push_str(&format!(",c{}{}", i + 1, j + 1));

@@ -1,6 +1,6 @@
 //! `hooke coarsen`: a fine scene's one body coarsened onto a coarse mesh,
-//! written as a scene Hooke runs as it is (seed 001 §4.4), with the check
-//! seed 001 suggests (reference §7 item 23): the lowest vibration
+//! written as a scene Hooke runs as it is (Kharevych 2010 thesis, §4.4), with a
+//! check of the thesis' claim that the coarse body moves like the fine one: the lowest vibration
 //! frequencies of the fine model, of the coarsened one, and of the naive
 //! alternative whose coarse elements take the volume average of the fine
 //! tensors.
@@ -201,7 +201,7 @@ pub fn coarsen_scene(
             if averaged {
                 "the naive volume average of the fine tensors, for comparison"
             } else {
-                "numerical coarsening, seed 001 ch. 4"
+                "numerical coarsening, Kharevych 2010 thesis, ch. 4"
             },
             fine.model.mesh().element_count(),
             coarse_mesh.element_count()

@@ -1,6 +1,6 @@
 //! Inexact solves of symmetric positive-definite systems: a fixed number of
 //! preconditioned conjugate-gradient iterations, with a Jacobi or an
-//! incomplete-Cholesky preconditioner (seed 004 Figs. 7.7–7.8 compare such
+//! incomplete-Cholesky preconditioner (Liu 2018 thesis, Figs. 7.7–7.8, compares such
 //! solves inside Newton and L-BFGS with a direct factorisation).
 
 use super::LowerPattern;

@@ -1,4 +1,4 @@
-//! The dense matrix exponential and the φ₁ function (seed 000 §4.1), for the small
+//! The dense matrix exponential and the φ₁ function (Chen 2019 thesis, §4.1), for the small
 //! reduced Jacobians of the exponential integrators.
 //!
 //! exp(A) by scaling and squaring with diagonal Padé approximants of degree 3,

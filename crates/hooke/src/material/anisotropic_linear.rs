@@ -1,6 +1,6 @@
 //! Linear anisotropic elasticity with a full elasticity tensor C (Voigt, see
-//! [`super::voigt`]): the material numerical coarsening produces (seed 001
-//! §2.11), one tensor per coarse element.
+//! [`super::voigt`]): the material numerical coarsening produces (Kharevych 2010
+//! thesis, §4.3.7, eq. 4.5), one tensor per coarse element.
 //!
 //! Plain: ψ = ½ ε:C:ε with ε = sym(F) − I, so P = C:ε and ∂P/∂F is constant (PSD
 //! when C is positive definite). Not rotation invariant.

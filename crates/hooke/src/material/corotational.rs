@@ -1,5 +1,5 @@
 //! Co-rotational linear elasticity: ψ = μ‖F − R‖² + λ/2 tr(RᵀF − I)²
-//! = μ Σ(σᵢ − 1)² + λ/2 (Σσᵢ − 3)² (seed 000, material table).
+//! = μ Σ(σᵢ − 1)² + λ/2 (Σσᵢ − 3)² (Liu 2018 thesis, eq. 3.7 with the corotated strain S − I of eq. 3.10).
 
 use super::isotropic::StretchEnergy;
 use super::Lame;

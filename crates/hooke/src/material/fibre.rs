@@ -1,4 +1,4 @@
-//! A fibre term added to any material (seed 004 §2.3, "Anisotropic term"):
+//! A fibre term added to any material (Liu 2018 thesis, §8.3, "Anisotropic Materials"):
 //! ψ = ψ_base + (κ/2)(‖F d‖ − 1)², with d the unit fibre direction at rest.
 //!
 //! With a = F d and ℓ = ‖a‖: P_fibre = κ (ℓ − 1) (a/ℓ) dᵀ, and in column-major

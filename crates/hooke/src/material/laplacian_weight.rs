@@ -1,5 +1,5 @@
 //! The stiffness k a material gives the weighted Laplacian of quasi-Newton
-//! solvers (seed 004 §2.10, eq. 7.13–7.14): the slope of the straight line
+//! solvers (Liu 2018 thesis, §7.1, eqs. 7.13–7.14): the slope of the straight line
 //! k (x − 1) closest, in least squares, to the material's uniaxial stress
 //! f(x) = P₁₁(diag(x, 1, 1)) over stretches x in an interval about rest.
 //!

@@ -72,7 +72,7 @@ pub trait Material: Send + Sync + std::fmt::Debug {
     /// the material sets it; None: fitted to its uniaxial stress
     /// ([`laplacian_weight`]). A projective material gives its own weight (the
     /// local/global iteration is exact only with it); a fibre term gives its
-    /// base material's, since seed 004 §2.13 leaves anisotropy out of the
+    /// base material's, since the Liu 2018 thesis (§8.3) leaves anisotropy out of the
     /// constant matrix to act through the gradient.
     fn laplacian_weight(&self, _stretches: &laplacian_weight::StretchSamples) -> Option<f64> {
         None
@@ -96,11 +96,11 @@ pub struct MaterialCapabilities {
     pub rotation_invariant: bool,
     /// ψ = ½ ε:C:ε of the co-rotated strain ε = sym(RᵀF) − I with R the rotation of
     /// F's polar decomposition (corotational, co-rotated anisotropic): the
-    /// co-rotated linearisation of seed 001 §3.4.2 is then exact.
+    /// co-rotated linearisation of the Kharevych 2010 thesis, §3.4.2, is then exact.
     pub corotated_quadratic: bool,
     /// ψ = k/2 · min over a constraint set of ‖F − p‖², with k the material's
     /// Laplacian weight (ARAP: k = 2μ, p the rotation of F): a local/global
-    /// iteration (projective dynamics, seed 004 §2.9) minimises it exactly.
+    /// iteration (projective dynamics, Liu 2018 thesis, ch. 6) minimises it exactly.
     pub projective: bool,
 }
 
@@ -156,7 +156,7 @@ pub enum MaterialModel {
     FixedCorotational,
     /// As-rigid-as-possible, ψ = μ‖F − R‖²; the Poisson ratio is not used.
     Arap,
-    /// Modified (isochoric/volumetric) Neo-Hookean of seed 001, eq. 2.4; +∞ for J ≤ 0.
+    /// Modified (isochoric/volumetric) Neo-Hookean of the Kharevych 2010 thesis, eq. 2.4; +∞ for J ≤ 0.
     ModifiedNeoHookean,
 }
 

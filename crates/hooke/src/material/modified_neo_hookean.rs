@@ -1,7 +1,7 @@
-//! Modified Neo-Hookean of seed 001 (eq. 2.4, after Bonet & Burton):
+//! Modified Neo-Hookean of the Kharevych 2010 thesis (eq. 2.4, after Bonet & Burton):
 //! ψ = c (I_C J^(−2/3) − 3) + κ/2 (J − 1)².
 //!
-//! The seed writes the shear coefficient as μ; its small-strain shear modulus is
+//! The thesis writes the shear coefficient as μ; its small-strain shear modulus is
 //! then 2μ. To keep E and ν meaning the same for every model we set c = μ/2 and
 //! κ = λ + 2μ/3 (the bulk modulus). ψ is +∞ for J ≤ 0 (as for Neo-Hookean).
 

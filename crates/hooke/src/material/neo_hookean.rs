@@ -1,4 +1,4 @@
-//! Neo-Hookean: ψ = μ/2 (I_C − 3) − μ log J + λ/2 (log J)² (seed 000, material table).
+//! Neo-Hookean: ψ = μ/2 (I_C − 3) − μ log J + λ/2 (log J)² (Liu 2018 thesis, eq. 7.17).
 //!
 //! Policy for J ≤ 0: the energy is +∞. Line searches then never accept an
 //! inverted state, and asking for forces or stiffness there is an error that

@@ -1,4 +1,4 @@
-//! Projective-dynamics constraints as a material (seed 004 §2.9): strain
+//! Projective-dynamics constraints as a material (Liu 2018 thesis, ch. 6): strain
 //! limiting, volume preservation, or both in one element (Fig. 6.2 combines
 //! them). Each constraint c is k_c/2 ‖F − p_c(F)‖², so their sum is minimised
 //! exactly by local/global with the Laplacian weight Σ k_c:

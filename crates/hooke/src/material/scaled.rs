@@ -1,6 +1,6 @@
 //! A material with its stiffness scaled: ψ, P and ∂P/∂F of a base material
 //! times a factor, its density unchanged. Dynamics-aware coarsening (DAC,
-//! seed 003 §2.3, the baseline EigenFit generalises) rescales a coarse mesh's
+//! Chen et al. 2017, the baseline EigenFit generalises) rescales a coarse mesh's
 //! Young's modulus this way for every model, not only those with a modulus.
 
 use super::{Evaluation, Material, MaterialCapabilities, MaterialRef, StressDerivative, Want};

@@ -1,4 +1,4 @@
-//! Strain limiting, a projective material (seed 004 §2.9, Fig. 6.1–6.2):
+//! Strain limiting, a projective material (Liu 2018 thesis, §6.2, Figs. 6.1–6.2):
 //! ψ = μ Σᵢ (σᵢ − clamp(σᵢ, min, max))² = k/2 ‖F − p(F)‖² with k = 2μ and
 //! p(F) = U clamp(Σ) Vᵀ, the closest deformation whose stretches lie in
 //! [min, max]. Stretches inside the range cost nothing; outside, the material

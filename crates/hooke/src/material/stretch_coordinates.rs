@@ -1,7 +1,8 @@
 //! The six coordinates z = [S₁₁, S₂₂, S₃₃, S₁₂, S₁₃, S₂₃] of a symmetric
 //! stretch S, which the mixed formulation carries at each quadrature point
-//! (seed 002 §2.3): the conversions, the invariants ‖S‖² and det S with their
-//! z-derivatives, and what a material gives there.
+//! (Trusty et al. 2023, §3–4, which leaves the order of the six open): the
+//! conversions, the invariants ‖S‖² and det S with their z-derivatives, and
+//! what a material gives there.
 
 use super::Matrix6;
 use nalgebra::{Matrix3, Vector6};

@@ -1,6 +1,6 @@
 //! An isotropic material evaluated at a symmetric F = S, in the six
 //! coordinates z = [S₁₁, S₂₂, S₃₃, S₁₂, S₁₃, S₂₃] that the mixed
-//! formulation carries at each quadrature point (seed 002 §2.3–2.4).
+//! formulation carries at each quadrature point (Trusty et al. 2023, §3–4).
 //!
 //! For S symmetric positive definite, S = V diag(λ) Vᵀ is already F's
 //! singular value decomposition (U = V), so ψ(S) = ψ(λ) and, with

@@ -1,4 +1,4 @@
-//! Materials in Valanis–Landel form (seed 004 §2.3, eq. 7.12; Xu et al. 2015):
+//! Materials in Valanis–Landel form (Liu 2018 thesis, §7.1, eq. 7.12; Xu et al. 2015):
 //! ψ(σ) = Σᵢ a(σᵢ) + Σᵢ<ⱼ b(σᵢσⱼ) + c(σ₁σ₂σ₃), with σ the principal stretches.
 //! Each of a, b, c is a closed form (a polynomial in x or in log x, the
 //! anti-inversion cubic) or a natural cubic spline through control points a
@@ -210,7 +210,7 @@ pub enum Profile {
     /// Σₖ cₖ (log x)ᵏ; +∞ for x ≤ 0.
     LogPolynomial(Vec<f64>),
     /// κ/12 ((1 − x)/6)³ for x < 1, else 0: the anti-inversion term St.
-    /// Venant–Kirchhoff adds to c (seed 004's code).
+    /// Venant–Kirchhoff adds to c (in the code released with Liu et al. 2017, not in the thesis).
     CubicBelowOne(f64),
     Spline(Spline),
 }

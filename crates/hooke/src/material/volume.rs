@@ -1,4 +1,4 @@
-//! Volume preservation, a projective constraint (seed 004 §2.9, the SL(3)
+//! Volume preservation, a projective constraint (Liu 2018 thesis, §6.2, the SL(3)
 //! projection, Fig. 6.2): ψ = k/2 ‖F − p(F)‖² where p(F) = U diag(q) Vᵀ is the
 //! closest deformation whose volume ratio det p = q₁q₂q₃ lies in [min, max]
 //! (min = max = 1 is SL(3)). Volumes inside the range cost nothing.

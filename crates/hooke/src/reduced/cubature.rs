@@ -1,4 +1,4 @@
-//! Training-free cubature (seed 002 §2.10, Eq. 11): the elements are
+//! Training-free cubature (Trusty et al. 2023, §5.2, Eq. 11): the elements are
 //! clustered by k-means in the space of their skinning weights, each weight
 //! scaled by Γⱼ⁻² so that low, energetic modes separate the clusters; each
 //! cluster is represented by its element nearest the centroid, weighted by
@@ -36,7 +36,7 @@ pub struct Cubature {
     pub clusters: Vec<usize>,
 }
 
-/// The default number of points for m modes: 20 m (seed 002 §7.5; fewer than
+/// The default number of points for m modes: 20 m (Trusty et al. 2023, §7.5; fewer than
 /// 2m leaves spurious zero-energy modes, since rank K ≤ 6|𝒞| < 12m).
 pub fn default_point_count(modes: usize) -> usize {
     20 * modes

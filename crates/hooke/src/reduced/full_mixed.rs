@@ -1,4 +1,4 @@
-//! Full-space mixed FEM (Trusty et al. 2022), the baseline seed 002 reduces:
+//! Full-space mixed FEM (Trusty et al. 2022), the baseline Trusty et al. 2023 reduce:
 //! the same formulation as [`super::solver`]'s subspace mixed FEM, with every
 //! element's stretch z_e an unknown and the positions free. Each SQP iteration
 //! condenses to one sparse solve,

@@ -1,4 +1,4 @@
-//! Backward Euler in a skinning subspace with cubature (seed 002 Algorithm 1):
+//! Backward Euler in a skinning subspace with cubature (Trusty et al. 2023, Algorithm 1):
 //! each step minimises the reduced potential by subspace FEM (Newton) or
 //! subspace mixed FEM (SQP), from the previous step's u (and stretches z),
 //! then writes x = X̄ + B u and v = B u̇ with u̇ = (u_{n+1} − uₙ)/h.
@@ -7,7 +7,7 @@
 //! over all vertices (|V|·12m operations) only when its caller needs it: the
 //! run loop defers it ([`Integrator::defer_full_state`]), records energies in
 //! the subspace ([`ReducedModel::energy_record`]) and expands the state for
-//! frames, checkpoints and the end (seed 002 §2.12). A load that changes
+//! frames, checkpoints and the end (Trusty et al. 2023, §6). A load that changes
 //! with time is reduced again each step.
 
 use super::problem::{ReducedLoads, ReducedModel, SubspaceSettings};

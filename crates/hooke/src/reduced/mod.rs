@@ -1,4 +1,4 @@
-//! Real-time subspace simulation of heterogeneous bodies (seed 002): a
+//! Real-time subspace simulation of heterogeneous bodies (Trusty et al. 2023): a
 //! linear-blend-skinning subspace of material-aware skinning eigenmodes
 //! ([`skinning`]), a training-free cubature ([`cubature`]), the reduced model
 //! they give ([`problem`]), and its two solvers, subspace FEM (Newton) and

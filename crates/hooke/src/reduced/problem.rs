@@ -1,5 +1,5 @@
-//! A model reduced to a skinning subspace with cubature (seed 002 §2.5,
-//! §2.11): everything an iteration needs, precomputed so that no iteration
+//! A model reduced to a skinning subspace with cubature (Trusty et al. 2023,
+//! §4, Eqs. 2–4, and Algorithm 1): everything an iteration needs, precomputed so that no iteration
 //! touches a full-space quantity.
 //!
 //! Positions are x = X̄ + B u. The potential splits into
@@ -25,7 +25,7 @@ use nalgebra::{DMatrix, Matrix3};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SubspaceSettings {
     pub modes: usize,
-    /// None: 20 m (seed 002 §7.5).
+    /// None: 20 m (Trusty et al. 2023, §7.5).
     pub cubature_points: Option<usize>,
     /// The k-means seed.
     pub seed: u64,

@@ -1,6 +1,6 @@
 //! The energies and momenta of a subspace state, x = X̄ + B u and v = B u̇,
 //! computed in the subspace: a run records them at every step but expands
-//! the state over all vertices only for frames (seed 002 §2.12).
+//! the state over all vertices only for frames (Trusty et al. 2023, §6).
 //!
 //! Kinetic energy, momenta, gravity and soft pins are exact for the subspace
 //! state; the elastic energy is the cubature rule's, the energy the solvers

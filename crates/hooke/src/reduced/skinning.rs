@@ -1,4 +1,4 @@
-//! Skinning eigenmodes (seed 002 §2.9, after Benchekroun et al. 2023): the
+//! Skinning eigenmodes (Trusty et al. 2023, §5.1, after Benchekroun et al. 2023): the
 //! m lowest generalised eigenvectors W of the elastic energy Laplacian
 //! H_w W = M_w W Γ, used as the weights of a linear-blend-skinning subspace.
 //!
@@ -134,7 +134,7 @@ fn elastic_laplacian(model: &Model) -> Result<(LowerPattern, Vec<f64>)> {
     Ok((pattern, laplacian))
 }
 
-/// The linear-blend-skinning basis of the weights (seed 002 Eq. 10, in its
+/// The linear-blend-skinning basis of the weights (Trusty et al. 2023, Eq. 10, in its
 /// coordinate-major order B = I₃ ⊗ ((1ᵀ ⊗ X̄ₕ) ⊙ (W ⊗ 1₄ᵀ))): x = X̄ + B u with
 /// u = [u₀; u₁; u₂], one block of q = 4m entries per coordinate, and entry
 /// 4j + k of block c is Tⱼ[c, k] for a 3×4 affine map Tⱼ per weight, so

@@ -4,14 +4,15 @@
 //!
 //! - **subspace FEM**: Newton with the PSD-projected Hessian H_u + K,
 //!   K = Σ w_c A_cᵀ (∂P/∂F)_c A_c, and a backtracking line search on Φ;
-//! - **subspace mixed FEM** (seed 002 §2.6–2.8): the stretch z_c is an
+//! - **subspace mixed FEM** (Trusty et al. 2023, §4, Eqs. 5–8 and Algorithm 1): the stretch z_c is an
 //!   unknown of its own at each cubature point, tied to u by w_c μ_cᵀ D (z̄_c(u) − z_c).
 //!   The KKT system condenses to (H_u + K) du = rhs with
 //!   K = Σ w_c J_cᵀ H_c J_c (J_c = ∂z̄/∂u, H_c = ψ''(z_c) projected to PSD)
 //!   and rhs = −(H_u u − b) − Σ w_c J_cᵀ [ψ'(z_c) + H_c (z̄_c(u) − z_c)];
 //!   then dz_c = z̄_c(u) − z_c + J_c du and μ_c = D⁻¹[ψ'(z_c) + H_c dz_c]
-//!   (the per-point form of Eqs. 6–8, with K = G_uᵀ G_z⁻¹ H_z G_z⁻¹ G_u as
-//!   corrected in seed 002 §2.7), and a backtracking line search on the
+//!   (the per-point form of Eqs. 6–8, with K = G_uᵀ G_z⁻¹ H_z G_z⁻¹ G_u: the
+//!   paper prints G_u G_z⁻¹ H_z G_z⁻¹ G_uᵀ, transposed for its G_u of 6|𝒞| rows),
+//!   and a backtracking line search on the
 //!   Lagrangian ℒ(u, z; μ) = Φ_u(u) + Σ w_c [ψ(z_c) + μ_cᵀ D (z̄_c(u) − z_c)],
 //!   along which the direction descends: its slope is −duᵀH_u du − Σ w dzᵀH dz.
 //!
@@ -276,7 +277,7 @@ impl ReducedModel {
         let stack = MemStack::new(&mut memory);
         llt::factor::cholesky_in_place(factor.rb_mut(), Default::default(), Par::Seq, stack, Default::default()).map_err(|_| {
             HookeError::LinearSolver {
-                reason: "the reduced system H_u + K is not positive definite (too few cubature points for the modes leave it singular; seed 002 keeps |𝒞| ≈ 20 m)".to_string(),
+                reason: "the reduced system H_u + K is not positive definite (too few cubature points for the modes leave it singular; Trusty et al. 2023 keep |𝒞| ≈ 20 m)".to_string(),
             }
         })?;
         let mut solution = rhs.to_vec();

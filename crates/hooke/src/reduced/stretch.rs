@@ -1,6 +1,6 @@
 //! The stretch of an element: F = R S with R a rotation and S symmetric, S as
 //! a 6-vector z = [S₁₁, S₂₂, S₃₃, S₁₂, S₁₃, S₂₃], its derivative ∂z/∂F, and an
-//! isotropic material's energy written in z (seed 002 §2.3–2.4).
+//! isotropic material's energy written in z (Trusty et al. 2023, §3–4).
 //!
 //! The mixed formulation carries z as its own unknown at each cubature point;
 //! these are the pieces it is built from.
@@ -165,7 +165,7 @@ pub fn general_stretch_evaluation(
     })
 }
 
-/// One point's local update in the mixed formulation (seed 002 Eqs. 6–8),
+/// One point's local update in the mixed formulation (Trusty et al. 2023, Eqs. 6–8),
 /// with `N` the length of its force in the caller's layout.
 #[derive(Clone, Copy, Debug)]
 pub struct LocalUpdate<const N: usize> {

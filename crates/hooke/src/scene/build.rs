@@ -482,8 +482,8 @@ fn reduced_coordinates(model: &Model, section: &super::CoordinatesSection) -> Re
     crate::model::Subspace::new(rest.positions, basis)
 }
 
-/// Integrators whose steps take EigenFit's low-rank stiffness (seed 003
-/// names semi-implicit and implicit-midpoint steps; Hooke adds backward Euler
+/// Integrators whose steps take EigenFit's low-rank stiffness (the EigenFit
+/// paper names semi-implicit and implicit-midpoint steps; Hooke adds backward Euler
 /// and the exponential Rosenbrock–Euler, which apply low-rank Jacobians).
 const EIGENFIT_INTEGRATORS: &[&str] = &[
     "semi_implicit_backward_euler",
@@ -496,7 +496,7 @@ const EIGENFIT_INTEGRATORS: &[&str] = &[
 
 impl Scene {
     /// The `[subspace]` table: the skinning eigenmodes and cubature of the
-    /// model (seed 002), and backward Euler in them with the `[solver]` kind.
+    /// model (Trusty et al. 2023), and backward Euler in them with the `[solver]` kind.
     fn subspace_integrator(
         &self,
         model: &Model,
@@ -509,7 +509,7 @@ impl Scene {
         if integrator != "backward_euler" {
             return Err(HookeError::scene(
                 "subspace",
-                format!("a subspace is stepped by backward_euler (seed 002's implicit Euler), not {integrator}"),
+                format!("a subspace is stepped by backward_euler (the implicit Euler of Trusty et al. 2023), not {integrator}"),
             ));
         }
         for (present, other) in [
@@ -562,7 +562,7 @@ impl Scene {
         ));
         if let Some(points) = section.cubature_points.filter(|&p| p < 2 * settings.modes) {
             notes.push(format!(
-                "subspace.cubature_points = {points} is below 2 × modes: the elastic stiffness has spurious zero-energy modes (seed 002 keeps about 20 × modes)"
+                "subspace.cubature_points = {points} is below 2 × modes: the elastic stiffness has spurious zero-energy modes (Trusty et al. 2023, §7.5, keep about 20 × modes)"
             ));
         }
         Ok(Box::new(stepper))

@@ -10,7 +10,7 @@ use crate::model::{Damping, Motion, Obstacle, ObstacleShape, Selection};
 use crate::solve::SolverSettings;
 
 /// `[eigenfit]`: correct the (single) body's lowest modes to those of the
-/// same body meshed finer (seed 003).
+/// same body meshed finer (Chen et al. 2019 (EigenFit)).
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EigenFitSection {
@@ -32,7 +32,7 @@ pub struct EigenFitSection {
     /// are accepted (default 1e-6).
     #[serde(default)]
     pub tolerance: Option<f64>,
-    /// How ratios pair coarse and fine modes: "index" (default, seed 003) or "shape".
+    /// How ratios pair coarse and fine modes: "index" (default, as in the EigenFit paper) or "shape".
     #[serde(default)]
     pub pairing: crate::model::eigenfit::Pairing,
 }
@@ -78,7 +78,7 @@ pub struct SceneFile {
     pub networks: Vec<NetworkSection>,
     #[serde(default)]
     pub pins: Vec<PinSection>,
-    /// Zero-length springs pulling vertices to a point (seed 004 §2.13).
+    /// Zero-length springs pulling vertices to a point (Liu 2018 thesis, §8.2).
     #[serde(default)]
     pub attachments: Vec<AttachmentSection>,
     /// Vertices kept on a plane or sphere (variational midpoint only).
@@ -96,9 +96,9 @@ pub struct SceneFile {
     #[serde(default)]
     pub gravity_ramp_time: f64,
     pub damping: Option<Damping>,
-    /// Springs and elements stretched beyond a limit tear (seed 004 §2.13).
+    /// Springs and elements stretched beyond a limit tear (Liu 2018 thesis, §8.4).
     pub tearing: Option<TearingSection>,
-    /// The same motion at every resolution: EigenFit or DAC against a finer mesh (seed 003).
+    /// The same motion at every resolution: EigenFit or DAC against a finer mesh (Chen et al. 2019 (EigenFit)).
     pub eigenfit: Option<EigenFitSection>,
     /// Rigid obstacles the bodies collide with (penalty contact).
     #[serde(default)]
@@ -110,7 +110,7 @@ pub struct SceneFile {
     pub solver: SolverSettings,
     /// Reduced coordinates x = x₀ + B u (absent: every free DOF is an unknown).
     pub coordinates: Option<CoordinatesSection>,
-    /// Real-time subspace simulation: skinning eigenmodes and cubature (seed 002).
+    /// Real-time subspace simulation: skinning eigenmodes and cubature (Trusty et al. 2023).
     pub subspace: Option<SubspaceSection>,
     /// Where the run starts, when not at rest: a frame of an earlier run.
     pub initial: Option<InitialSection>,
@@ -164,7 +164,7 @@ pub enum CoordinatesSection {
 
 /// The `[subspace]` table: x = X̄ + B u with B the linear-blend skinning of
 /// `modes` skinning eigenmodes, elastic forces integrated by `cubature_points`
-/// elements (seed 002); `[solver] kind` = "mixed_sqp" or "newton".
+/// elements (Trusty et al. 2023); `[solver] kind` = "mixed_sqp" or "newton".
 #[derive(Clone, Copy, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SubspaceSection {
@@ -221,7 +221,7 @@ pub enum Discretization {
     Discontinuous(DiscontinuousSection),
 }
 
-/// A discontinuous Galerkin body (seed 000 §5.2): every triangle its own
+/// A discontinuous Galerkin body (Chen 2019 thesis, §5.2): every triangle its own
 /// vertices, joined across edges by the `formulation`'s interface energy.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
@@ -255,7 +255,7 @@ pub struct NetworkSection {
     /// Initial velocity of every vertex, m/s.
     #[serde(default)]
     pub velocity: [f64; 3],
-    /// Cloth: strain-limited membrane triangles over the grid (seed 004 Fig. 6.1).
+    /// Cloth: strain-limited membrane triangles over the grid (Liu 2018 thesis, Fig. 6.1).
     pub membrane: Option<MembraneSection>,
 }
 
@@ -469,7 +469,7 @@ impl PinSection {
     }
 }
 
-/// Holonomic constraint: the selected vertices stay on `surface` (seed 001 §3.2.7).
+/// Holonomic constraint: the selected vertices stay on `surface` (Kharevych 2010 thesis, §3.2.7).
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConstraintSection {

@@ -74,7 +74,7 @@ pub struct IncrementalPotential<'a> {
     /// A constant force besides the model's loads (Newmark's −D c, the
     /// variational midpoint's momentum term).
     pub extra_force: Option<Vec<f64>>,
-    /// Viscoelastic damping (seed 001 §2.6) as w · W_ref(s x + o).
+    /// Viscoelastic damping (Kharevych 2010 thesis, §2.3) as w · W_ref(s x + o).
     pub viscoelastic: Option<ViscoelasticTerm>,
     pub project_hessian: bool,
 }

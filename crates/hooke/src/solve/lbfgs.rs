@@ -1,5 +1,5 @@
 //! Quasi-Newton minimisation by L-BFGS with a constant initial Hessian
-//! (seed 004 §2.10–2.11, Algorithm 4).
+//! (Liu 2018 thesis, §7.1–7.2, Algorithm 4).
 //!
 //! Newton factorises a new Hessian every iteration. Here one matrix A₀ (for an
 //! implicit step, the inertia M/h² plus the weighted Laplacian L of the
@@ -196,7 +196,7 @@ impl Lbfgs {
         }
     }
 
-    /// Local/global iterations (seed 004 §2.8–2.9, its Algorithm 3 without a
+    /// Local/global iterations (Liu 2018 thesis, ch. 5–6; its Algorithm 3 without a
     /// line search): no history and full steps x ← x − A₀⁻¹∇Φ. For projective
     /// energies this is exactly the global solve after the local projections,
     /// and Φ decreases at every iteration, so no line search is needed.
@@ -224,7 +224,7 @@ impl Lbfgs {
         }
     }
 
-    /// A₀ = the objective's Hessian at the frame's start (seed 004 Fig. 7.8
+    /// A₀ = the objective's Hessian at the frame's start (Liu 2018 thesis, Fig. 7.8
     /// b–d): factorised, or with `cg_iterations` solved by CG preconditioned
     /// with the incomplete Cholesky factor of the rest pose's Hessian, which
     /// is kept while the objective's constant matrix is the same.

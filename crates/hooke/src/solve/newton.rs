@@ -168,7 +168,7 @@ impl Minimizer for Newton {
             // of convergence.
             let shifted = match self.own.cg_iterations {
                 Some(iterations) => {
-                    // Inexact Newton (seed 004 Fig. 7.7): Jacobi-preconditioned CG.
+                    // Inexact Newton (Liu 2018 thesis, Fig. 7.7): Jacobi-preconditioned CG.
                     let jacobi = Jacobi::new(&hessian.diagonal());
                     let solution =
                         conjugate_gradient(&|v, out| hessian.multiply(v, out), &jacobi, &direction, iterations);

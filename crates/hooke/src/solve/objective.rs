@@ -54,7 +54,7 @@ pub trait Objective {
 
     /// A key of the constant SPD approximation of the Hessian that
     /// quasi-Newton minimisers factorise once and reuse (for an implicit step
-    /// the inertia plus the weighted Laplacian, seed 004 §2.10): it changes
+    /// the inertia plus the weighted Laplacian, Liu 2018 thesis, §7.1): it changes
     /// exactly when the approximation does. None: the objective has none.
     fn quasi_newton_key(&self) -> Option<u64> {
         None

@@ -1,8 +1,8 @@
 //! `hooke compare FINE_SCENE --coarsening DIR`: the fine scene and the two
 //! coarse scenes `hooke coarsen` wrote into DIR (numerically coarsened,
 //! `coarse.toml`, and the naive volume average, `coarse_averaged.toml`) run one
-//! after the other into `fine/`, `coarsened/` and `averaged/` (seed 001
-//! Figs. 4.1 and 4.8: the coarse body should move like the fine one, faster).
+//! after the other into `fine/`, `coarsened/` and `averaged/` (Kharevych 2010
+//! thesis, Figs. 4.1 and 4.8: the coarse body should move like the fine one, faster).
 //!
 //! Written: `trajectories.csv` and `trajectories.png`, the centre of mass's
 //! displacement along gravity over time for each run; `tracked_point.csv`

@@ -1,5 +1,5 @@
-//! `hooke compare SCENE --discretizations`: seed 000's discontinuous Galerkin
-//! studies on a 2D scene (../shared/reference/seed-000.md §2.7, §2.11, §3 Ch. 3 and Ch. 5).
+//! `hooke compare SCENE --discretizations`: the discontinuous Galerkin studies
+//! of the Chen 2019 thesis on a 2D scene (§2.2.2, §3.2 with Fig. 3.3, §5.2–5.3).
 //!
 //! - [`sweep_penalties`] (Fig. 3.3): the lowest non-rigid eigenvalue of the
 //!   scene's model, every body made discontinuous (BZ, then IP) at each
@@ -12,7 +12,7 @@
 //!   continuous bodies stepped by semi-implicit Euler where it names `dgsi`,
 //!   run into `discontinuous/` and `continuous/`; `energies.png`, the total
 //!   energy of both. The total counts the interface energy as elastic energy
-//!   (seed 000's code leaves it out).
+//!   (the code Chen's thesis was run with, hyperbolicFE, leaves it out).
 //!
 //! Eigenvalues are those of K u = λ M u about the rest state with the
 //! scene's pins, dense for small models and by the shift-invert Lanczos

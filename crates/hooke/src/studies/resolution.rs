@@ -1,5 +1,5 @@
 //! `hooke compare SCENE --eigenfit`: the same scene at two resolutions and
-//! with the two corrections of the coarse one (seed 003 §3): `fine` (the
+//! with the two corrections of the coarse one (EigenFit paper, §4): `fine` (the
 //! `[eigenfit]` reference mesh, plain FEM, the ground truth), `coarse` (plain
 //! FEM), `dac` and `eigenfit`, each run into a subfolder of that name. The
 //! coarse runs are compared with the fine one frame by frame on the fine

@@ -1,5 +1,5 @@
-//! Minimisers compared at an equal budget (`hooke compare --solvers`, seed 004
-//! Figs. 5.1–5.3 and 7.3–7.8): every solver takes the same frames of a scene,
+//! Minimisers compared at an equal budget (`hooke compare --solvers`, Liu 2018
+//! thesis, Figs. 5.1–5.3 and 7.3–7.8): every solver takes the same frames of a scene,
 //! each from the same state, and the relative error
 //! (Φ(xᵏ) − Φ(x*)) / (Φ(x⁰) − Φ(x*)) of the step's incremental potential is
 //! recorded after every iteration with the seconds spent, against x* from
@@ -79,10 +79,10 @@ fn option_value(text: &str) -> toml::Value {
         .unwrap_or_else(|| toml::Value::String(text.to_string()))
 }
 
-/// One scene of a sweep (seed 004 Fig. 5.3): every network's spring
+/// One scene of a sweep (Liu 2018 thesis, Fig. 5.3): every network's spring
 /// stiffnesses (stretch, shear, bend) times `stiffness`, and every cloth's
 /// cells times `refinement` with those stiffnesses times `refinement` as
-/// well, the seed's rule for the same cloth finer (springs half as long,
+/// well, the thesis' rule for the same cloth finer (springs half as long,
 /// twice as stiff; size and mass kept). A refinement that leaves a cloth
 /// without whole cells is refused.
 pub fn network_variant(scene: &Scene, stiffness: f64, refinement: f64) -> Result<Scene> {

@@ -1,15 +1,15 @@
 //! `hooke compare SCENE --subspace`: a `[subspace]` scene under subspace
 //! mixed FEM and subspace FEM at the scene's iteration budget, and subspace
-//! FEM iterated to convergence as the reference (seed 002 Figs. 7, 13 and 16),
+//! FEM iterated to convergence as the reference (Trusty et al. 2023, Figs. 7, 13 and 16),
 //! each run into a subfolder of its name. The body is cut into slabs
 //! ("blocks") across an axis (by default its longest at rest), and each
 //! block's angular momentum about that axis through the rest centroid, Σ mᵢ ((xᵢ − c) × vᵢ)·a, goes into
 //! `subspace.csv` and `angular_momentum.png` (the block that turns most):
 //! damped rotations show as a shrinking curve. Each block's turn about the
 //! axis (the best-fit rotation angle of its vertices from rest, unwrapped;
-//! seed 002 Fig. 7's sword angle) goes into the table and `angle.png`. The first step is also iterated
+//! the sword angle of Trusty et al. 2023, Fig. 7) goes into the table and `angle.png`. The first step is also iterated
 //! 30 times by each solver, and the Newton decrement of every iteration goes
-//! into `decrements.csv` and `decrements.png` (seed 002 Fig. 9).
+//! into `decrements.csv` and `decrements.png` (Trusty et al. 2023, Fig. 9).
 
 use crate::error::{HookeError, Result};
 use crate::output::{plot_lines, read_frame};

@@ -1,6 +1,6 @@
 //! `hooke compare SCENE --subspace-grid`: the accuracy and cost of a skinning
-//! subspace over a grid of modes m and cubature points |𝒞| (seed 002 Figs. 11
-//! and 14). Each cell takes the scene's first step from its initial state by
+//! subspace over a grid of modes m and cubature points |𝒞| (Trusty et al. 2023,
+//! Figs. 11 and 14). Each cell takes the scene's first step from its initial state by
 //! subspace FEM iterated to convergence, so what it measures is the subspace
 //! and its cubature, not a solver's budget:
 //!
