@@ -1,4 +1,4 @@
-//! EigenFit's cost (seed 003 Table 2): one implicit-midpoint step of the
+//! EigenFit's cost (Chen et al. 2019 (EigenFit), Table 2): one implicit-midpoint step of the
 //! twisted linear bar of scenes/twisted_bar_eigenfit.toml on the coarse mesh,
 //! plain and with the 10-mode EigenFit correction (its refit: an eigen solve of
 //! the coarse stiffness, mode matching, and the rank-10 Sherman–Morrison–

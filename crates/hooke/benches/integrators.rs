@@ -84,7 +84,7 @@ fn adaptive_integrators(c: &mut Criterion) {
     group.finish();
 }
 
-/// Seed 000 ch. 5: a DGSI step (element blocks solved in parallel, interfaces
+/// Chen 2019 thesis, ch. 5: a DGSI step (element blocks solved in parallel, interfaces
 /// explicit) against a semi-implicit Euler step on the same discontinuous
 /// model (one sparse solve of the full DG Hessian), a backward Euler step on it
 /// (Newton to convergence) and a semi-implicit step on the continuous model

@@ -1,7 +1,7 @@
 //! A real-time frame (h = 1/30 s) of backward Euler on a ~20k-tet Stable
 //! Neo-Hookean bar, clamped at one end, under gravity, from a sagging, moving
-//! state: Newton against L-BFGS (seed 004 §2.11), converged and on fixed
-//! budgets (Newton 1 iteration, L-BFGS 10, seed 004's equal-budget pairing).
+//! state: Newton against L-BFGS (Liu 2018 thesis, §7.2), converged and on fixed
+//! budgets (Newton 1 iteration, L-BFGS 10, the equal-budget pairing of Liu's thesis, §7.3).
 //! Before timing, the relative error (Φ(x) − Φ(x*)) / (Φ(x⁰) − Φ(x*)) of each
 //! budget against Newton converged to 1e-10 is printed. Recorded in BENCHMARKS.md.
 
@@ -140,7 +140,7 @@ fn frame_of(c: &mut Criterion, cells: [usize; 3], chosen: &[&str]) {
     group.finish();
 }
 
-/// Seed 004's twisting Neo-Hookean bar (scenes/twisting_bar_lbfgs.toml: E =
+/// The twisting Neo-Hookean bar of the Liu 2018 thesis (Fig. 7.3; scenes/twisting_bar_lbfgs.toml: E =
 /// 1e5 Pa, ν = 0.4, one end turning at 1 rad/s) meshed with about 10k and
 /// 100k tets: the frame after 0.5 s of the scene's own run, one Newton
 /// iteration against 10, 25 and 30 of L-BFGS, with the relative errors printed
@@ -221,7 +221,7 @@ fn timed_frames(
     }
 }
 
-/// Seed 004 Fig. 7.1's material gallery: one frame of the sagging bar in each
+/// The material gallery of the Liu 2018 thesis, Fig. 7.1: one frame of the sagging bar in each
 /// material (E = 1e6 Pa, ν = 0.45) at 10,368 and 100,800 tets, one Newton
 /// iteration against 10, 25 and 30 of L-BFGS, with the relative error of each
 /// printed first.

@@ -1,8 +1,8 @@
-//! Seed 000's cost questions, in criterion:
+//! The cost questions of the Chen 2019 thesis, in criterion:
 //! - a SIERE step against a semi-implicit step on the same scene (the hanging
 //!   heterogeneous ball, scenes/hanging_ball.toml, 3,480 tets): issue target ≤ 1.5×;
 //! - exponential Rosenbrock–Euler's Krylov substeps and time against the
-//!   stiffness-to-density ratio E/ρ (the trend of seed 000 Table 4.1).
+//!   stiffness-to-density ratio E/ρ (the trend of the thesis' Table 4.1).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use hooke::integrate::{Integrator, ModeRefresh, SemiImplicitBackwardEuler, Siere};

@@ -1,4 +1,4 @@
-//! Subspace mixed FEM (seed 002, Table 1): the time of one iteration of
+//! Subspace mixed FEM (Trusty et al. 2023, Table 1): the time of one iteration of
 //! subspace MFEM and of subspace FEM for (m, |𝒞|) = (5, 227), (10, 192),
 //! (16, 342), (16, 581) on 3:1:1 bars of about 9k, 105k and 486k tets whose
 //! x < 1.5 half is soft (E = 1e5) and the other half stiff (E = 1e10), FCR,

@@ -1,5 +1,5 @@
-//! Numerical coarsening (seed 001 ch. 4; ../shared/reference/seed-001.md §2.11
-//! and §7 items 19–21): a homogeneous body coarsens to its own material, the
+//! Numerical coarsening (Kharevych 2010 thesis, ch. 4): a homogeneous body
+//! coarsens to its own material (the sanity check of §4.5), the
 //! tensors are symmetric positive definite and satisfy the energy identity
 //! (4.2) for every pair of probes, springs in series give the harmonic mean,
 //! and layers make a body anisotropic in the right direction.
@@ -253,7 +253,7 @@ fn coarse_tensors_are_symmetric_positive_definite_and_keep_the_harmonic_energies
     }
 }
 
-/// Seed 001 Fig. 4.2–4.3, reference §7 item 21: a laminate of 16 layers (E
+/// The layered cube of the Kharevych 2010 thesis (Figs. 4.2–4.3, 4.5): a laminate of 16 layers (E
 /// 1e5 and 1e6, ν = 0.3) along z on one coarse hexahedron. The coarse body's
 /// tensor (the volume mean of its elements', what a uniform coarse strain
 /// feels) matches the Backus average of the layers: across the layers
@@ -364,7 +364,7 @@ fn the_coarse_mass_integrates_the_fine_density() {
     );
 }
 
-/// The display map (seed 001 §4.4.3): at rest the fine mesh is at rest, a
+/// The display map (Kharevych 2010 thesis, §4.4.3): at rest the fine mesh is at rest, a
 /// rigid motion of the coarse mesh moves it rigidly, and a coarse motion along
 /// the sampled harmonic fields shows the fine harmonic fields themselves.
 #[test]

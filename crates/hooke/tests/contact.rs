@@ -157,12 +157,12 @@ fn explicit_projection_keeps_vertices_out() {
     assert!(model.kinetic_energy(&state.velocities).is_finite());
 }
 
-/// Seed 000's cloth on a sphere under exponential Rosenbrock–Euler with
+/// The cloth on a sphere of the Chen 2019 thesis (§4.2.3) under exponential Rosenbrock–Euler with
 /// closest-point projection (11×11 cloth, stretch and shear springs of 100 N/m,
 /// 0.1 kg/m², Rayleigh α = β = 0.01). Vertices the projection leaves on the
 /// sphere must count as in contact in the step's Jacobian: without that, the
 /// compressed springs of the draping cloth buckle freely into the sphere under
-/// the exponential, and at the seed's h = 1/60 s the total energy peaked at
+/// the exponential, and at the thesis' h = 1/60 s the total energy peaked at
 /// 11.4× its start in the first second (stiffer cloths exploded outright). With
 /// it the peak is 5.8× at impact, and at h = 1/240 s the energy never passes its start.
 #[test]
@@ -201,7 +201,7 @@ kind = "exponential_rosenbrock_euler"
             .unwrap()
             .build()
             .unwrap();
-        // Heights from the sphere's centre plane (as in the seed), so the
+        // Heights from the sphere's centre plane (as in Chen's thesis), so the
         // total starts at the cloth's 0.294 J of gravitational energy.
         model.set_gravity_datum(&vec![0.0; state.positions.len()]);
         let model = &model;

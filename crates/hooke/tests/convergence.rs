@@ -152,7 +152,7 @@ fn amplitude(model: &Model, state: &State, mode: &DVector<f64>, omega: f64) -> f
 #[test]
 fn backward_euler_and_implicit_midpoint_amplitude_factors() {
     let (model, start, mode, omega) = single_mode();
-    let h = 1.0 / omega; // hω = 1, as in seed 000 Fig. 6.2
+    let h = 1.0 / omega; // hω = 1, as in the Chen 2019 thesis, Fig. 6.2
     for (name, factor) in [
         ("backward_euler", (1.0f64 + 1.0).powf(-0.5)),
         ("implicit_midpoint", 1.0),

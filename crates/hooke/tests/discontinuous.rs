@@ -1,5 +1,5 @@
-//! Discontinuous Galerkin triangles (seed 000 §5.2, ../shared/reference/seed-000.md §2.7
-//! and §7 item 9): the split mesh and its interfaces, the Babuška–Zlámal and
+//! Discontinuous Galerkin triangles (Chen 2019 thesis, §5.2 and Appendix A):
+//! the split mesh and its interfaces, the Babuška–Zlámal and
 //! interior-penalty interface terms (derivatives, rigid motions, consistency,
 //! symmetry, coercivity of the default penalty, the η → ∞ limit), and scenes.
 
@@ -260,7 +260,7 @@ fn interior_penalty_hessians_are_symmetric_and_the_default_penalty_is_coercive()
     assert!(eigenvalues(&weak)[0] < 0.0);
 }
 
-/// Seed 000 Fig. 3.3: the lowest non-zero eigenvalue of the two-triangle
+/// Chen 2019 thesis, Fig. 3.3: the lowest non-zero eigenvalue of the two-triangle
 /// square grows with η and approaches the continuous one as η → ∞; DG is
 /// softer than CG (the remedy for numerical stiffening), BZ from below.
 #[test]
@@ -324,7 +324,7 @@ select = {{ plane = {{ point = [1.0, 0.0], normal = [1.0, 0.0] }} }}
     )
 }
 
-/// Seed 000 §2.2.2 (reference §2.11): the linear-element λ₁ʰ of the 1D wave
+/// Chen 2019 thesis, §2.2.2 (Eq. 2.17 with its printed typos corrected): the linear-element λ₁ʰ of the 1D wave
 /// equation, (6c²/l²)(1 − cos πl)/(2 + cos πl) with consistent mass (from
 /// above) and (4c²/l²) sin²(πl/2) with lumped mass (from below), reproduced by
 /// the plane-strain triangles; discontinuous BZ bodies lie below the

@@ -316,8 +316,9 @@ fn warm_start_from_nearby_eigenvectors_saves_solves() {
     );
 }
 
-/// Numerical stiffening (seed 003 §2.1, seed 000 §2.2.2, with the printed typos
-/// corrected): the 1D wave equation u_tt = c²u_xx on [0, 1], fixed ends, linear
+/// Numerical stiffening (EigenFit paper, §2.1; Chen 2019 thesis, §2.2.2; the
+/// typos in their printed element matrices corrected): the 1D wave equation
+/// u_tt = c²u_xx on [0, 1], fixed ends, linear
 /// elements of length l. With consistent mass the lowest eigenvalue is
 /// (6c²/l²)(1 − cos πl)/(2 + cos πl), above π²c² and falling toward it as the
 /// mesh is refined; with lumped mass it is (4c²/l²) sin²(πl/2), below π²c².
@@ -371,7 +372,7 @@ fn one_dimensional_stiffening_matches_its_closed_form() {
         assert!(found_lumped < exact, "lumped mass approaches from below at l = {l}");
         previous_consistent = found_consistent;
         if elements == 4 {
-            // The seed's figure for l = 1/4 with c = 1: 10.3866.
+            // The closed form's value for l = 1/4 with c = 1: 10.3866.
             assert!((closed_consistent / c2 - 10.3866).abs() < 1e-4);
         }
     }

@@ -1,4 +1,4 @@
-//! EigenFit (seed 003): the corrected coarse model's spectrum, forces and
+//! EigenFit (Chen et al. 2019 (EigenFit)): the corrected coarse model's spectrum, forces and
 //! solves, and what leaves a run unchanged.
 
 mod common;
@@ -61,7 +61,7 @@ fn generalized_eigenvalues(k: &DMatrix<f64>, m: &DMatrix<f64>) -> Vec<f64> {
 
 /// Linear elasticity: the corrected coarse model's m lowest generalised
 /// eigenvalues are the fine model's, and the next ones are the coarse
-/// model's, unchanged (seed 003 §2.5).
+/// model's, unchanged (EigenFit paper, §3.3.3, Eq. 15).
 #[test]
 fn the_corrected_spectrum_is_the_fine_one_in_the_fitted_modes() {
     let (coarse, fine) = coarse_and_fine(MaterialModel::Linear);
@@ -105,7 +105,7 @@ fn the_corrected_spectrum_is_the_fine_one_in_the_fitted_modes() {
 }
 
 /// Linear elasticity: the corrected force is −K‡(x − X) exactly, refitted at
-/// one displaced state and evaluated at another (seed 003 eq. 15, f‡ = −K‡x).
+/// one displaced state and evaluated at another (EigenFit paper, Eq. 15, f‡ = −K‡x).
 #[test]
 fn the_corrected_linear_force_is_minus_the_corrected_stiffness_times_the_displacement() {
     let (mut model, fine) = coarse_and_fine(MaterialModel::Linear);
@@ -230,7 +230,7 @@ fn unit_ratios_reproduce_the_uncorrected_run_bit_for_bit() {
 }
 
 /// Releasing a pin changes the free DOFs, and the ratios are computed again
-/// for the new boundary conditions (seed 003 Fig. 9).
+/// for the new boundary conditions (EigenFit paper, Fig. 9).
 #[test]
 fn ratios_are_recomputed_when_a_pin_is_released() {
     let build = |cells| {
@@ -301,7 +301,7 @@ fn each_refit_follows_the_modes_to_the_current_stiffness() {
     }
 }
 
-/// Seed 003 §2.7's first-frame test: a body's modes read on a mesh of
+/// The first-frame test of the EigenFit paper (§3.5): a body's modes read on a mesh of
 /// itself pair each with its own, at overlap 1; on the hanging bar of
 /// Fig. 14, whose one-cell-thick coarse mesh orders its modes differently,
 /// the axial and torsion modes cross, and `pairing = "shape"` gives the axial
@@ -348,7 +348,7 @@ fn modes_pair_by_shape_where_the_meshes_order_them_differently() {
 }
 
 /// DAC, the baseline: one Young's-modulus rescale by the first ratio fits
-/// the first mode exactly and leaves the others off (seed 003 Fig. 2).
+/// the first mode exactly and leaves the others off (EigenFit paper, Fig. 2).
 #[test]
 fn dac_fits_the_first_mode_only() {
     let (mut coarse, fine) = coarse_and_fine(MaterialModel::Linear);
@@ -503,7 +503,7 @@ fn the_fine_eigenvalues_are_cached() {
     let _ = std::fs::remove_dir_all(&cache);
 }
 
-/// `track_modes` (seed 003 Fig. 5) records the lowest eigenvalues before every
+/// `track_modes` (EigenFit paper, Fig. 5) records the lowest eigenvalues before every
 /// step; at rest every mode matches itself, and the table has a row per step.
 #[test]
 fn mode_tracks_start_matched_and_cover_every_step() {

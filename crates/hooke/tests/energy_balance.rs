@@ -111,7 +111,7 @@ fn implicit_midpoint_energy_gain_after_a_release_is_second_order() {
     }
 }
 
-/// Ether drag (`[damping] ether_drag = c`, seed 004 §2.13): every step starts
+/// Ether drag (`[damping] ether_drag = c`, Liu 2018 thesis, §8.6): every step starts
 /// from the velocities times 1 − c, under any integrator, so a body gliding
 /// freely slows as (1 − c)ⁿ; the kinetic energy it takes is counted as
 /// dissipated, so kinetic + dissipated stays the initial energy. c must lie in [0, 1).

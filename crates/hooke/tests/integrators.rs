@@ -411,7 +411,7 @@ fn simulation_is_bit_for_bit_identical_for_any_thread_count() {
     }
 }
 
-/// When Newton fails, the step is split in halves (seed 000 §2.4) and still lands at t + h.
+/// When Newton fails, the step is split in halves (Chen 2019 thesis, §4.2.3) and still lands at t + h.
 #[test]
 fn newton_failure_triggers_step_halving() {
     let mut model = uniform_model(
@@ -454,7 +454,7 @@ fn newton_failure_triggers_step_halving() {
 
 /// On a strongly compressed bar with a step so long that A = M + h²K is
 /// indefinite, `indefinite = exact` solves A Δv = h f as it is (LBLᵀ), as
-/// seed 000's semi-implicit Euler does, while the default shifts A and solves
+/// the semi-implicit Euler of Chen's thesis does, while the default shifts A and solves
 /// another system.
 #[test]
 fn semi_implicit_euler_solves_an_indefinite_system_exactly_on_request() {

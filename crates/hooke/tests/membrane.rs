@@ -1,4 +1,4 @@
-//! Membrane triangles (cloth as strain-limited triangles, seed 004 Fig. 6.1):
+//! Membrane triangles (cloth as strain-limited triangles, Liu 2018 thesis, Fig. 6.1):
 //! derivatives, PSD projection, local/global and the strain limit's effect.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Quasi-Newton minimisation (seed 004 §2.10–2.12): the weighted Laplacian of
+//! Quasi-Newton minimisation (Liu 2018 thesis, §7.1–7.2 and §8.1): the weighted Laplacian of
 //! the model's terms, and L-BFGS on it as a `[solver]` of any implicit step.
 
 mod common;
@@ -493,7 +493,7 @@ fn solvers_are_compared_at_an_equal_budget() {
     let _ = std::fs::remove_dir_all(directory);
 }
 
-/// A fibre term stays out of the weighted Laplacian (seed 004 §2.13: its
+/// A fibre term stays out of the weighted Laplacian (Liu 2018 thesis, §8.3: its
 /// Hessian is not in A₀; it acts through the gradient): L is that of the base
 /// material alone.
 #[test]
@@ -516,7 +516,7 @@ fn fibres_stay_out_of_the_laplacian() {
     assert_eq!(plain, with_fibre);
 }
 
-/// Seed 004 Fig. 7.2: from random vertex positions (most elements inverted),
+/// Liu 2018 thesis, Fig. 7.2: from random vertex positions (most elements inverted),
 /// L-BFGS with 10 iterations a frame brings the corotated cube of
 /// scenes/random_start.toml back to its rest shape: after 4 s every element
 /// is upright and the elastic energy is below a millionth of its start.
@@ -609,7 +609,7 @@ fn strain_limiting_is_free_inside_its_range_and_arap_at_its_limit() {
 }
 
 /// `[[attachments]]`: zero-length springs pull the selected vertices to a
-/// target point (seed 004's attachments); a cube whose top face is attached
+/// target point (the attachments of Liu's thesis, §8.2); a cube whose top face is attached
 /// 0.2 m above it ends hanging there, sagging m g / k; a target of the wrong
 /// length is refused with its key.
 #[test]
@@ -694,7 +694,7 @@ fn lbfgs_serves_every_minimising_integrator() {
     }
 }
 
-/// Inexact solves (seed 004 Figs. 7.7–7.8): Newton with Jacobi-preconditioned
+/// Inexact solves (Liu 2018 thesis, Figs. 7.7–7.8): Newton with Jacobi-preconditioned
 /// CG, L-BFGS with A₀ solved by CG with its incomplete Cholesky factor, and
 /// L-BFGS on the frame's Hessian (factorised, or by CG preconditioned with
 /// the rest pose's IC(0)) all reach the step Newton reaches with a direct
@@ -868,7 +868,7 @@ fn inexact_solve_keys_are_checked() {
 }
 
 /// `[solver] laplacian_stretches` sets the stretches over which each
-/// material's Laplacian stiffness is fitted (seed 004 Fig. 7.6's interval):
+/// material's Laplacian stiffness is fitted (the interval of the Liu 2018 thesis, Fig. 7.6):
 /// L scales by the ratio of the fitted weights; an interval not around 1 is refused.
 #[test]
 fn the_laplacian_interval_is_a_setting() {
@@ -921,7 +921,7 @@ fn lbfgs_works_in_reduced_coordinates() {
     assert!(largest_difference(&newton, &quasi) < 1e-6 * moved);
 }
 
-/// Seed 004 Fig. 6.2 (scenes/volume_preserving_columns.toml): squeezed to 70 %
+/// Liu 2018 thesis, Fig. 6.2 (scenes/volume_preserving_columns.toml): squeezed to 70 %
 /// of its height under local/global, a column with strain limiting alone
 /// loses 30 % of its volume; with the volume constraint (range [0.99, 1.01])
 /// it keeps more of it the heavier the constraint's weight against the strain
@@ -958,7 +958,7 @@ fn volume_constraint_keeps_a_squeezed_column_full() {
     );
 }
 
-/// Seed 004 Fig. 8.3 (scenes/ring_squeeze.toml): the soft ball squeezes
+/// Liu 2018 thesis, Fig. 8.3 (scenes/ring_squeeze.toml): the soft ball squeezes
 /// through the narrower ring under L-BFGS with the ring's penalty in Φ and ∇Φ
 /// only. The constant matrix is factorised once for the whole run (contact
 /// never changes it), every vertex ends below the ring, and penetration stays

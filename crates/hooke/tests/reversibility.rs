@@ -1,6 +1,6 @@
 //! Time-reversible schemes retrace their steps: N steps forward, velocities
 //! negated, N steps more, and the body is back where it started. Includes the
-//! adaptive variational integrator of seed 001 §3.4, whose step sizes vary.
+//! adaptive variational integrator of the Kharevych 2010 thesis, §3.4, whose step sizes vary.
 
 mod common;
 
@@ -107,7 +107,7 @@ fn corotational_rod() -> (Model, State) {
     (model, state)
 }
 
-/// Seed 001's co-rotational scheme (eq. 3.33) retraces its steps and keeps the
+/// The co-rotational scheme of the Kharevych 2010 thesis (eq. 3.33) retraces its steps and keeps the
 /// energy of a tumbling, vibrating rod bounded.
 #[test]
 fn corotational_scheme_is_reversible_and_bounded() {

@@ -1,4 +1,4 @@
-//! SIERE (seed 000 ch. 6) and MSSI (ch. 5) against dense evaluations of their
+//! SIERE (Chen 2019 thesis, ch. 6) and MSSI (ch. 5) against dense evaluations of their
 //! defining formulas, their limits (s = 0 is semi-implicit Euler), and the
 //! modal energy behaviour on a linear problem.
 
@@ -399,7 +399,7 @@ fn mssi_step_equals_the_corrected_formula() {
     }
 }
 
-/// The seed's stiff pendulum (k = 10⁴, h = 0.1): MSSI stays bounded, and its
+/// The stiff pendulum of Chen's thesis, §5.3.1 (k = 10⁴, h = 0.1): MSSI stays bounded, and its
 /// matrix needs no shift even where springs are compressed.
 #[test]
 fn mssi_is_stable_on_a_stiff_rope_and_refuses_tetrahedra() {

@@ -1,5 +1,5 @@
 //! Skinning eigenmodes, cubature and subspace (mixed) FEM: the numerical
-//! checks of seed 002 §7.
+//! checks of what Trusty et al. 2023 state (§4–5, §7).
 
 mod common;
 
@@ -850,7 +850,7 @@ fn subspace_scenes_refuse_what_they_cannot_do() {
 }
 
 /// The decrements of 30 iterations of one step of a soft/stiff bar yanked at
-/// its stiff end, for mixed FEM and FEM (seed 002 Fig. 9).
+/// its stiff end, for mixed FEM and FEM (Trusty et al. 2023, Fig. 9).
 fn yanked_bar_decrements(stiff: f64) -> [Vec<f64>; 2] {
     use hooke::model::Attachment;
     let mut model = two_material_bar(1e5, stiff, [12, 4, 4], MaterialModel::FixedCorotational);
@@ -1054,7 +1054,7 @@ fn converged_step(model: &Model, settings: &SubspaceSettings, start: &[f64], h: 
 
 #[test]
 fn the_full_space_residual_falls_as_the_subspace_grows_and_rises_when_under_integrated() {
-    // Seed 002 Fig. 11: a homogeneous bar bent and let go for one step; the
+    // Trusty et al. 2023, Fig. 11: a homogeneous bar bent and let go for one step; the
     // full-space gradient of the step's potential at x = X̄ + B u*.
     let mut model = uniform_model(
         bar([3.0, 1.0, 1.0], [12, 4, 4], TetsPerHex::Six),
@@ -1109,7 +1109,7 @@ fn the_full_space_residual_falls_as_the_subspace_grows_and_rises_when_under_inte
 
 #[test]
 fn too_few_cubature_points_soften_a_heterogeneous_cantilever() {
-    // Seed 002 Fig. 14: the tip of a cantilever (soft 1e5 near the clamp,
+    // Trusty et al. 2023, Fig. 14: the tip of a cantilever (soft 1e5 near the clamp,
     // stiff 1e7 beyond) under gravity, m = 5, nearly static (h = 10 s).
     let mut model = two_material_bar(1e5, 1e7, [12, 4, 4], MaterialModel::FixedCorotational);
     common::clamp_left_end(&mut model, Motion::Fixed {}, None);
@@ -1175,7 +1175,8 @@ fn full_space_mixed_fem_converges_to_the_backward_euler_step() {
 
 #[test]
 fn one_iteration_a_step_stays_stable_for_ten_thousand_steps() {
-    // Seed 002 §7 item 16: mixed FEM at one iteration a step, a bar turned by
+    // The one-iteration regime of Trusty et al. 2023 (§7.1, §7.7): mixed FEM
+    // at one iteration a step, a bar turned by
     // a soft pin that lets go at 0.2 s, no gravity: over 10⁴ steps the energy
     // the method works with (reduced kinetic energy and cubature elastic
     // energy) never rises far above what the pin left in it.
@@ -1223,8 +1224,8 @@ fn one_iteration_a_step_stays_stable_for_ten_thousand_steps() {
 
 #[test]
 fn the_pinned_end_of_a_pendulum_gets_few_cubature_points() {
-    // Seed 002 Fig. 16: weights vanish at the pin, so the elements there sit
-    // close together in weight space and share few clusters (the seed shows
+    // Trusty et al. 2023, Fig. 16: weights vanish at the pin, so the elements there sit
+    // close together in weight space and share few clusters (the paper shows
     // one; here the first slab gets 3 of the 5 its volume would).
     let mut model = uniform_model(
         bar([3.0, 1.0, 1.0], [24, 4, 4], TetsPerHex::Six),

@@ -1,4 +1,4 @@
-//! The symplectic time-adaptive variational integrator of seed 001 §3.3:
+//! The symplectic time-adaptive variational integrator of the Kharevych 2010 thesis, §3.3:
 //! bounded energy error of order h² with varying steps, exact linear momentum,
 //! and the plain variational midpoint when σ = 1.
 

@@ -1,4 +1,4 @@
-//! Tearing (seed 004 §2.13): springs and elements stretched beyond a limit
+//! Tearing (Liu 2018 thesis, §8.4): springs and elements stretched beyond a limit
 //! leave the energy, gradient and Hessian for good, while L-BFGS keeps its
 //! prefactorised matrix.
 

@@ -1,4 +1,4 @@
-//! Materials in Valanis–Landel form (seed 004 §2.3): the closed-form models
+//! Materials in Valanis–Landel form (Liu 2018 thesis, §7.1): the closed-form models
 //! rebuilt from a, b, c agree with Hooke's own; spline materials have
 //! consistent derivatives; splines interpolate smoothly; scenes name them.
 
@@ -316,7 +316,7 @@ fn uniaxial_stress(m: &ValanisLandel, s: f64) -> f64 {
 }
 
 /// Spline A resists compression more than Neo-Hookean, spline B tension
-/// (the seed's definitions), pulled or pushed along one axis and free across.
+/// (as the Liu 2018 thesis, Fig. 7.1, defines them), pulled or pushed along one axis and free across.
 #[test]
 fn spline_a_resists_compression_and_spline_b_tension_more() {
     for nu in [0.0, 0.3, 0.45] {
@@ -406,7 +406,7 @@ fn splines_interpolate_smoothly() {
 }
 
 /// The polynomial material is soft at rest (a″(1) = 0) but its Laplacian
-/// weight, fitted over stretches 0.5–1.5, is 0.6μ (seed 004 §2.10, derived).
+/// weight, fitted over stretches 0.5–1.5, is 0.6μ (from eqs. 7.13–7.14 of the Liu 2018 thesis; the thesis prints no value).
 #[test]
 fn the_polynomial_material_gets_the_regression_weight() {
     use hooke::material::laplacian_weight::{laplacian_weight, StretchSamples};

@@ -1,4 +1,4 @@
-//! The variational midpoint integrator (seed 001 §3.2): exact energy for quadratic
+//! The variational midpoint integrator (Kharevych 2010 thesis, §3.2): exact energy for quadratic
 //! potentials, momentum conservation of a free body, bounded energy without drift.
 
 mod common;
@@ -186,7 +186,7 @@ fn variational_midpoint_halves_failing_steps() {
     assert!((state.time - 0.02).abs() < 1e-15);
 }
 
-/// Holonomic surface constraints (seed 001 §3.2.7): the rod's end face slides
+/// Holonomic surface constraints (Kharevych 2010 thesis, §3.2.7): the rod's end face slides
 /// on a plane, or on a sphere, while the rod spins and bends. The constraint
 /// holds to the solver tolerance every step, it does no work (energy bounded,
 /// no drift), and on the plane x = 0 the momentum along y and z, which its

@@ -1,4 +1,4 @@
-//! The viscoelastic damping of seed 001 §2.6: the energy it removes does not depend
+//! The viscoelastic damping of the Kharevych 2010 thesis, §2.3: the energy it removes does not depend
 //! on the time step, and it exerts no net force or torque.
 
 mod common;
@@ -12,7 +12,7 @@ use hooke::model::{Damping, DampingStiffness, Model, State};
 use hooke::solve::SolverSettings;
 use nalgebra::Vector3;
 
-/// The free Neo-Hookean rod of seed 001 (160 tets), set spinning and vibrating.
+/// The free Neo-Hookean rod of the Kharevych 2010 thesis (160 tets, Figs. 3.3–3.5), set spinning and vibrating.
 fn rod(damping: Damping) -> (Model, State) {
     let mut model = uniform_model(
         bar([0.4, 0.05, 0.05], [8, 2, 2], TetsPerHex::Five),

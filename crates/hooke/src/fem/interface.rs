@@ -32,7 +32,7 @@
 //! The default penalty is η_f = (k₋ + k₊)/2 · L (1/A₋ + 1/A₊), k the largest
 //! in-plane stiffness of each side's material at rest (λ + 2μ for an isotropic
 //! one) and A the triangles' rest areas: a modulus over an element size, as
-//! interior-penalty theory asks. Seed 000's code uses 0.1 · L (1/W₋ + 1/W₊)
+//! interior-penalty theory asks. The code Chen's thesis was run with (hyperbolicFE) uses 0.1 · L (1/W₋ + 1/W₊)
 //! with W the triangle areas, without a modulus (the scale then differs by
 //! material); see [`default_penalty`].
 

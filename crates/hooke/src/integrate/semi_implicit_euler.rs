@@ -78,7 +78,7 @@ pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
     build,
 };
 
-/// Seed 000's plain semi-implicit Euler: the exact Hessian, and an indefinite A solved as it is.
+/// The plain semi-implicit Euler of the Chen 2019 thesis: the exact Hessian, and an indefinite A solved as it is.
 pub(crate) const EXACT_ENTRY: IntegratorEntry = IntegratorEntry {
     name: "semi_implicit_exact",
     aliases: &["si_exact"],

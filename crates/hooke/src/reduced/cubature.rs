@@ -8,7 +8,7 @@
 //! Stiff regions have nearly constant weights (the eigenmodes do not bend
 //! there), so they fall into few clusters and soft regions get the points.
 //!
-//! Hooke clusters each material apart. Seed 002 clusters all elements at once
+//! Hooke clusters each material apart. Trusty et al. 2023 cluster all elements at once
 //! and relies on material-aware weights to keep clusters from straddling
 //! materials; a thin stiff bone inside muscle has nearly the weights of the
 //! muscle around it, and a cluster holding both is integrated with one of

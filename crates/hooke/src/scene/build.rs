@@ -678,7 +678,7 @@ impl Scene {
     }
 }
 
-/// Seed 003 §2.7's first-frame test, as a note: which coarse modes are not
+/// The first-frame test of the EigenFit paper (§3.5), as a note: which coarse modes are not
 /// most like the fine mode of their own index (their ratios then compare
 /// different motions unless `pairing = "shape"`), and whether fewer than half
 /// resemble any fine mode (EigenFit's premise fails).

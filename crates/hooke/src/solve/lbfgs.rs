@@ -288,7 +288,7 @@ impl Lbfgs {
         self.factorized = None;
         self.coordinates = coordinates;
         if self.own.cg_iterations.is_some() {
-            // Seed 004 Fig. 7.8 e–f: A₀ solved by CG with its own IC(0).
+            // Liu 2018 thesis, Fig. 7.8 e–f: A₀ solved by CG with its own IC(0).
             self.preconditioner = Some((Some(key), incomplete_cholesky(&matrix)?));
             self.iterative = Some(matrix);
             self.rounded = false;

@@ -265,7 +265,7 @@ pub struct ModeTrack {
     pub matched: usize,
 }
 
-/// Seed 003 Fig. 5: runs the scene (its `[eigenfit]` correction left out) and
+/// Chen et al. 2019 (EigenFit), Fig. 5: runs the scene (its `[eigenfit]` correction left out) and
 /// records, before every step, the `count` lowest eigenvalues of the elastic
 /// stiffness against M and how many of those modes still match a rest mode
 /// (|uᵀMu_rest| > 0.6): where modes cross, the count drops, and EigenFit's
