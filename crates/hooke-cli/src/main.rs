@@ -97,12 +97,12 @@ enum Command {
         /// about the long axis), decrements.csv and decrements.png (the first step's Newton decrements).
         #[arg(long, conflicts_with_all = ["integrators", "solvers", "eigenfit"])]
         subspace: bool,
-        /// Measure a skinning subspace over a grid of modes and cubature points instead (seed 002
-        /// Figs. 11 and 14): the scene's first step by converged subspace FEM per cell, against the
+        /// Measure a skinning subspace over a grid of modes and cubature points instead (Trusty et
+        /// al. 2023, Figs. 11 and 14): the scene's first step by converged subspace FEM per cell, against the
         /// full-space step; writes grid.csv, residual.png, displacement.png and cost.png.
         #[arg(long, conflicts_with_all = ["integrators", "solvers", "eigenfit", "subspace"])]
         subspace_grid: bool,
-        /// Compare discretizations instead (2D scenes; seed 000 ch. 3 and 5): with --penalties, the
+        /// Compare discretizations instead (2D scenes; Chen 2019 thesis, ch. 3 and 5): with --penalties, the
         /// lowest elastic eigenvalue of the scene made discontinuous (BZ and IP) at each penalty,
         /// beside the continuous one (penalty.csv, penalty.png); with --refinements, the same for
         /// continuous, BZ and IP with every rectangle's cells multiplied by each factor
@@ -135,12 +135,12 @@ enum Command {
         #[arg(long, value_parser = ["x", "y", "z"])]
         axis: Option<String>,
         /// With --solvers: compare on variants of the scene with every spring stiffness of its
-        /// networks scaled by each factor (seed 004 Fig. 5.3, left), comma-separated; writes each
+        /// networks scaled by each factor (Liu 2018 thesis, Fig. 5.3, left), comma-separated; writes each
         /// variant's comparison into a subfolder, and sweep.csv and sweep.png.
         #[arg(long, value_delimiter = ',', requires = "solvers")]
         stiffness_scales: Option<Vec<f64>>,
         /// With --solvers: the same with every cloth's cells multiplied by each factor and its
-        /// springs' stiffness with them, the same cloth finer (seed 004 Fig. 5.3, right).
+        /// springs' stiffness with them, the same cloth finer (Liu 2018 thesis, Fig. 5.3, right).
         #[arg(long, value_delimiter = ',', requires = "solvers")]
         cloth_refinements: Option<Vec<f64>>,
         /// With --solvers: how many frames (steps) to compare on.
@@ -156,7 +156,7 @@ enum Command {
         #[arg(short, long)]
         quiet: bool,
     },
-    /// Numerical coarsening (seed 001 ch. 4): the scene's one heterogeneous body carried onto a
+    /// Numerical coarsening (Kharevych 2010 thesis, ch. 4): the scene's one heterogeneous body carried onto a
     /// coarse mesh as one anisotropic tensor per coarse element. Writes OUTPUT/coarse.toml (runs as
     /// it is), its mesh and tensors.csv, the naive volume-averaged alternative
     /// (coarse_averaged.toml), and frequencies.csv/.png: the lowest frequencies of all three.
@@ -185,7 +185,7 @@ enum Command {
         #[arg(short = 'n', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         modes: u32,
     },
-    /// Shows a run of a coarsened scene on its fine mesh (seed 001 §4.4.3): every frame of RUN
+    /// Shows a run of a coarsened scene on its fine mesh (Kharevych 2010 thesis, §4.4.3): every frame of RUN
     /// reconstructed per coarse element from the harmonic displacements, as OUTPUT/fine.pvd.
     Uncoarsen {
         /// The coarse run's output folder (with frame.pvd).
@@ -209,7 +209,7 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
         /// Run the scene and track its lowest eigenvalues at every step instead, and how many
-        /// modes still match a rest mode (mode_tracks.csv, mode_tracks.png; seed 003 Fig. 5).
+        /// modes still match a rest mode (mode_tracks.csv, mode_tracks.png; EigenFit paper, Fig. 5).
         #[arg(long)]
         track: bool,
         #[command(flatten)]
@@ -637,7 +637,7 @@ fn coarsen(
     Ok(())
 }
 
-/// `hooke compare --discretizations`: seed 000's discontinuous Galerkin studies.
+/// `hooke compare --discretizations`: the discontinuous Galerkin studies of the Chen 2019 thesis.
 fn compare_discretizations(
     scene: &Path,
     penalties: Option<&[f64]>,

@@ -1126,7 +1126,7 @@ fn compare_solvers_writes_the_table_and_the_plots() {
     );
 }
 
-/// Seed 004 Fig. 5.3's sweeps: `--stiffness-scales` and `--cloth-refinements`
+/// The sweeps of the Liu 2018 thesis, Fig. 5.3: `--stiffness-scales` and `--cloth-refinements`
 /// compare the solvers on variants of a cloth scene, each in its subfolder,
 /// with sweep.csv (every variant's error per iteration) and sweep.png; the
 /// cloth's cells are refined and its springs stiffened with them; a
@@ -1182,7 +1182,7 @@ kind = "local_global"
         assert_eq!(rows.len(), 20, "{variant}: {text}");
         rows[19].split(',').nth(3).unwrap().parse().unwrap()
     };
-    // As in the seed, the stiffer curtain converges more slowly per iteration.
+    // As in Liu's thesis (Fig. 5.3), the stiffer curtain converges more slowly per iteration.
     assert!(final_error("stiffness_x16") > final_error("stiffness_x1"), "{text}");
     for file in [
         "sweep.png",
@@ -1316,7 +1316,7 @@ fn compare_eigenfit_and_modes_write_their_tables() {
 }
 
 /// `hooke compare --discretizations` on the shipped DG scenes: the penalty
-/// sweep (seed 000 Fig. 3.3), the refinement table and the energy comparison
+/// sweep (Chen 2019 thesis, Fig. 3.3), the refinement table and the energy comparison
 /// write their tables and plots; BZ approaches the continuous value from
 /// below as η grows, and IP is negative far below its threshold.
 #[test]
@@ -1407,8 +1407,8 @@ fn compare_discretizations_writes_the_dg_studies() {
     );
 }
 
-/// `hooke coarsen --held-pins` on the shipped single triangle (seed 001
-/// Fig. 4.6): with the harmonic problems holding the pinned top edge, the fine
+/// `hooke coarsen --held-pins` on the shipped single triangle (Kharevych 2010
+/// thesis, Fig. 4.6): with the harmonic problems holding the pinned top edge, the fine
 /// reconstruction of the one-element run follows the fine run (pure-Neumann
 /// fields put the tracked point 0.13 m off a 0.02 m swing); a scene whose pins
 /// do not hold its body is refused naming them.
@@ -1506,7 +1506,7 @@ fn coarsening_with_held_pins_keeps_the_single_triangle_near_the_fine_run() {
 
 /// `hooke coarsen` on the shipped cracked bar: the coarse scene runs as it is,
 /// and its lowest frequency is near the fine one where averaged tensors are
-/// an order of magnitude off (seed 001 Figs. 4.4, 4.7).
+/// an order of magnitude off (Kharevych 2010 thesis, Figs. 4.4, 4.7).
 #[test]
 fn coarsen_writes_a_scene_that_moves_like_the_fine_one() {
     let scenes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes");
