@@ -209,7 +209,7 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
         /// Run the scene and track its lowest eigenvalues at every step instead, and how many
-        /// modes still match a rest mode (mode_tracks.csv, mode_tracks.png; EigenFit paper, Fig. 5).
+        /// modes still match a rest mode (mode_tracks.csv, mode_tracks.png; Chen et al. 2019 (EigenFit), Fig. 5).
         #[arg(long)]
         track: bool,
         #[command(flatten)]
