@@ -1,7 +1,7 @@
 //! A real-time frame (h = 1/30 s) of backward Euler on a ~20k-tet Stable
 //! Neo-Hookean bar, clamped at one end, under gravity, from a sagging, moving
 //! state: Newton against L-BFGS (Liu 2018 thesis, §7.2), converged and on fixed
-//! budgets (Newton 1 iteration, L-BFGS 10, the equal-budget pairing of Liu's thesis, §7.3).
+//! budgets (Newton 1 iteration, L-BFGS 10, the pairing of Liu's thesis, ch. 10).
 //! Before timing, the relative error (Φ(x) − Φ(x*)) / (Φ(x⁰) − Φ(x*)) of each
 //! budget against Newton converged to 1e-10 is printed. Recorded in BENCHMARKS.md.
 
