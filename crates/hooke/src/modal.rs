@@ -13,8 +13,11 @@ use std::path::{Path, PathBuf};
 /// (zero on pinned ones), M-orthonormal.
 #[derive(Clone, Debug)]
 pub struct Modes {
+    /// ω² of each mode, (rad/s)², increasing.
     pub eigenvalues: Vec<f64>,
+    /// Each mode's shape: a value per DOF of the model (d per vertex), zero on pinned ones.
     pub shapes: Vec<Vec<f64>>,
+    /// Each mode's relative residual ‖Ku − ω²Mu‖ / ‖Ku‖, as the eigensolver reports it.
     pub residuals: Vec<f64>,
     /// max Kᵢᵢ/Mᵢᵢ over the free DOFs: a bound of the largest ω² of the model,
     /// the scale against which an eigenvalue is zero to rounding.

@@ -37,15 +37,19 @@ const MAX_NEWTON_TURN: f64 = 0.1;
 /// What the reconstruction needs, written by `hooke coarsen` as display.json.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct DisplayMap {
+    /// Spatial dimension d, 2 (triangles) or 3 (tetrahedra).
     pub dimension: usize,
     /// Harmonic fields (probes) per point.
     pub probes: usize,
-    /// The fine mesh at rest: positions (d per vertex), elements, labels.
+    /// The fine mesh's rest positions, d numbers per vertex (m).
     pub fine_positions: Vec<f64>,
+    /// The fine elements, each as its vertex indices.
     pub fine_elements: Vec<Vec<usize>>,
+    /// The fine elements' integer labels (material regions), one per element.
     pub fine_labels: Vec<i32>,
-    /// The coarse mesh at rest.
+    /// The coarse mesh's rest positions, d numbers per vertex (m).
     pub coarse_positions: Vec<f64>,
+    /// The coarse elements, each as its vertex indices.
     pub coarse_elements: Vec<Vec<usize>>,
     /// For each fine vertex, the coarse element holding it at rest.
     pub holders: Vec<usize>,
@@ -64,6 +68,8 @@ fn per_vertex(fields: &[Vec<f64>], d: usize) -> Vec<f64> {
 }
 
 impl DisplayMap {
+    /// The map from a fine mesh, the coarse mesh and their coarsening: locates each
+    /// fine vertex in a coarse element at rest. Fails if a coarse element is flat.
     pub fn new(fine: &Mesh, coarse: &Mesh, coarsening: &Coarsening) -> Result<DisplayMap> {
         let d = fine.dimension();
         let coarse_simplices: Vec<Simplex> = (0..coarse.element_count())

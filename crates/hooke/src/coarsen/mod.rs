@@ -5,7 +5,7 @@
 //! the fine one at low frequencies.
 //!
 //! The pipeline, per [`coarsen`]:
-//! 1. the harmonic displacements h_αβ of the fine mesh ([`harmonic`]), with
+//! 1. the harmonic displacements h_αβ of the fine mesh (`harmonic`), with
 //!    each fine boundary facet loaded along the normal of the coarse boundary
 //!    face over it, the nearest one facing the same way (the coarse-normal
 //!    tweak of §4.4.2, whose "coarse bounding tet" the thesis leaves loose;
@@ -31,7 +31,7 @@
 pub mod clip;
 pub mod display;
 mod grid;
-pub mod harmonic;
+mod harmonic;
 mod scene;
 pub mod simplex;
 
@@ -62,13 +62,16 @@ pub struct CoarseningSettings {
 /// barycentric coordinates there (some negative when extrapolated).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Embedding {
+    /// The fine element's index.
     pub element: usize,
+    /// The barycentric coordinates in that element, one per corner (d + 1), summing to 1.
     pub coordinates: Vec<f64>,
 }
 
 /// What a coarsening computes.
 #[derive(Clone, Debug)]
 pub struct Coarsening {
+    /// Spatial dimension d of both meshes, 2 or 3.
     pub dimension: usize,
     /// ℂ of each coarse element (Voigt, engineering shears).
     pub tensors: Vec<DMatrix<f64>>,

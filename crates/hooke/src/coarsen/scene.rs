@@ -25,12 +25,17 @@ use std::path::{Path, PathBuf};
 
 /// What `hooke coarsen` did.
 pub struct CoarsenedScene {
+    /// The coarsening itself: per coarse element tensor, density and coverage.
     pub coarsening: Coarsening,
+    /// Elements of the fine body.
     pub fine_elements: usize,
+    /// Elements of the coarse mesh.
     pub coarse_elements: usize,
     /// Lowest frequencies (Hz) of the fine, coarsened and averaged models.
     pub frequencies: Vec<[f64; 3]>,
+    /// The files written into the output folder.
     pub files: Vec<PathBuf>,
+    /// Wall-clock time of the whole command, s.
     pub seconds: f64,
 }
 

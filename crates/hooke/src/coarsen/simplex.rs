@@ -19,9 +19,11 @@ pub fn voigt_pairs(dimension: usize) -> &'static [(usize, usize)] {
 /// One element's rest geometry.
 #[derive(Clone, Debug)]
 pub struct Simplex {
+    /// The corners' rest positions, d + 1 of them (m; z = 0 in 2D).
     pub corners: Vec<Vector3<f64>>,
     /// ∇Nᵢ for each corner (d components each).
     pub gradients: Vec<DVector<f64>>,
+    /// The rest volume (m³), or area in 2D (m²).
     pub measure: f64,
     /// Dm⁻¹ with Dm = [x₁ − x₀, …]: barycentric coordinates from positions.
     inverse: DMatrix<f64>,

@@ -65,6 +65,7 @@ pub enum Formulation {
 }
 
 impl Formulation {
+    /// Its name in scene files: `bz` or `ip`.
     pub fn name(self) -> &'static str {
         match self {
             Formulation::Bz => "bz",
@@ -443,6 +444,7 @@ impl Interfaces {
         })
     }
 
+    /// How the triangles are joined.
     pub fn formulation(&self) -> Formulation {
         self.formulation
     }
@@ -452,6 +454,7 @@ impl Interfaces {
         self.faces.iter().map(|f| f.penalty).collect()
     }
 
+    /// The number of interfaces: interior edges shared by two triangles.
     pub fn interface_count(&self) -> usize {
         self.faces.len()
     }

@@ -92,6 +92,7 @@ impl MassMatrix {
         })
     }
 
+    /// Whether it is lumped or consistent.
     pub fn kind(&self) -> MassKind {
         self.kind
     }

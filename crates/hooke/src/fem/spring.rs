@@ -17,7 +17,9 @@ use nalgebra::{Matrix3, Vector3};
 /// One spring between two vertices.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Spring {
+    /// The two vertices it joins (indices into the model's vertices).
     pub vertices: [usize; 2],
+    /// l₀, the length at which it stores no energy, m.
     pub rest_length: f64,
     /// k, N/m.
     pub stiffness: f64,
@@ -69,6 +71,7 @@ impl Spring {
 /// The springs of a model and the masses their vertices carry.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SpringNetwork {
+    /// Every spring of every network.
     pub springs: Vec<Spring>,
     /// Mass of each vertex (of the whole model) from the networks, kg; empty when none.
     pub vertex_masses: Vec<f64>,

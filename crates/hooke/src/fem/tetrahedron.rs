@@ -81,6 +81,7 @@ pub struct TetrahedronGeometry {
     /// the gradient passes read every element's geometry, and 80 bytes
     /// instead of 104 leave more of the cache to the solve that follows.
     gradients: [Vector3<f64>; 3],
+    /// Volume V at rest, m³ (positive).
     pub rest_volume: f64,
 }
 
@@ -180,7 +181,7 @@ impl TetrahedronGeometry {
     }
 
     /// Packed lower triangle of V Bᵀ C B, where B = ∂vec(F)/∂x:
-    /// H[(i,a),(j,c)] = V Σ_{b,d} C[(a,b),(c,d)] ∇Nᵢ[b] ∇Nⱼ[d].
+    /// H[(i,a),(j,c)] = V Σ_{b,d} C[(a,b),(c,d)] ∇Nᵢ\[b\] ∇Nⱼ\[d\].
     #[inline]
     pub fn hessian_into(&self, c: &Matrix9, packed: &mut [f64; PACKED_HESSIAN_LEN]) {
         let g = &self.shape_gradients();

@@ -14,6 +14,7 @@ use nalgebra::{Matrix2, Matrix3, Vector2, Vector3};
 pub struct TriangleGeometry {
     /// ∇Nᵢ at rest: rows of Dm⁻¹ for i = 1, 2, minus their sum for i = 0.
     pub shape_gradients: [Vector2<f64>; 3],
+    /// Area at rest, m².
     pub rest_area: f64,
 }
 

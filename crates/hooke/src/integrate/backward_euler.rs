@@ -11,11 +11,16 @@ use crate::error::Result;
 use crate::model::{Model, State};
 use crate::solve::{Inertia, Minimizer, SolverSettings};
 
+/// Backward (implicit) Euler, each step a minimisation of the incremental potential:
+/// first order, unconditionally stable, and dissipative (it damps energy, the more so
+/// the larger the step).
 pub struct BackwardEuler {
     solver: StepSolver,
 }
 
 impl BackwardEuler {
+    /// With the minimiser `settings` name (the `[solver]` table). Fails if they name no
+    /// registered minimiser or hold invalid keys for it.
     pub fn new(settings: SolverSettings) -> Result<Self> {
         Ok(BackwardEuler {
             solver: StepSolver::new(settings)?,

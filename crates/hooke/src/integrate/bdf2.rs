@@ -15,6 +15,9 @@ use crate::error::Result;
 use crate::model::{Model, State};
 use crate::solve::{Inertia, SolverSettings};
 
+/// The second-order backward differentiation formula, each step a minimisation: L-stable
+/// and mildly dissipative (less than backward Euler). Its first step, and any step after a
+/// change of step size or a released pin, is a backward Euler step.
 pub struct Bdf2 {
     solver: StepSolver,
     previous: Option<History>,
@@ -30,6 +33,8 @@ struct History {
 }
 
 impl Bdf2 {
+    /// With the minimiser `settings` name (the `[solver]` table). Fails if they name no
+    /// registered minimiser or hold invalid keys for it.
     pub fn new(settings: SolverSettings) -> Result<Self> {
         Ok(Bdf2 {
             solver: StepSolver::new(settings)?,

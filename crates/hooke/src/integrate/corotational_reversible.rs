@@ -85,6 +85,10 @@ impl Material for RotatedQuadratic {
     }
 }
 
+/// The time-reversible co-rotational integrator of the Kharevych 2010 thesis (§3.4.2):
+/// implicit midpoint for linear elasticity in per-element rotations, one linear solve per
+/// step; energy and angular momentum stay bounded. Every material must be a co-rotated
+/// quadratic (`corotational`, or `anisotropic_linear` co-rotated).
 #[derive(Default)]
 pub struct CorotationalReversible {
     /// C₀ = ∂P/∂F at rest, per element (all element terms, in order).

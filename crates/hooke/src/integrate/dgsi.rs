@@ -50,11 +50,16 @@ pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
     build,
 };
 
+/// DGSI, the discontinuous Galerkin semi-implicit splitting of the Chen 2019 thesis (ch. 5):
+/// semi-implicit Euler with only the elements' own stiffness implicit, solved element by
+/// element; interface forces are explicit. Discontinuous Galerkin bodies only.
 pub struct Dgsi {
     project_hessian: bool,
 }
 
 impl Dgsi {
+    /// With `project_hessian`, each element's stiffness is projected to positive
+    /// semi-definite (a scene's default), which makes every element's system positive definite.
     pub fn new(project_hessian: bool) -> Dgsi {
         Dgsi { project_hessian }
     }

@@ -12,6 +12,7 @@ pub struct IntegratorEntry {
     pub name: &'static str,
     /// Short names accepted wherever the name is.
     pub aliases: &'static [&'static str],
+    /// One line on the method, which `hooke integrators` prints.
     pub summary: &'static str,
     /// Its own `[integrator]` keys besides `kind`.
     pub keys: &'static [&'static str],

@@ -21,12 +21,18 @@ use crate::model::{project_out_of_obstacles, vertex_point, Model, State};
 use crate::solve::{FreeSystem, SolverSettings};
 use std::cell::RefCell;
 
+/// Exponential Rosenbrock–Euler (Chen 2019 thesis, ch. 4): the step linearised at its start
+/// and advanced by the matrix function φ₁, evaluated in a Krylov subspace. Exact for linear
+/// systems with constant damping and forces, second order in general.
 pub struct ExponentialRosenbrockEuler {
     settings: KrylovSettings,
     mass_system: Option<FreeSystem>,
 }
 
 impl ExponentialRosenbrockEuler {
+    /// With the Krylov φ₁'s relative local error `tolerance` per unit time (a scene's default
+    /// 1e-8; it must lie in (0, 1)) and its subspace dimension `krylov_dimension` (default 30,
+    /// at least 2); a scene checks both, `new` does not.
     pub fn new(tolerance: f64, krylov_dimension: usize) -> Self {
         ExponentialRosenbrockEuler {
             settings: KrylovSettings {

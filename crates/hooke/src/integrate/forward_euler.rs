@@ -22,6 +22,8 @@ pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
     build,
 };
 
+/// Forward (explicit) Euler: first order, and it gains energy on every undamped
+/// oscillation at any step size; a reference, not for production runs.
 #[derive(Default)]
 pub struct ForwardEuler {
     mass_system: Option<FreeSystem>,

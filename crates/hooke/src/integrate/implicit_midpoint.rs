@@ -20,11 +20,15 @@ use crate::error::Result;
 use crate::model::{Model, State};
 use crate::solve::{Inertia, SolverSettings};
 
+/// The implicit midpoint rule, each step a minimisation: second order, symplectic, with no
+/// artificial damping (it keeps the energy of linear problems exactly).
 pub struct ImplicitMidpoint {
     solver: StepSolver,
 }
 
 impl ImplicitMidpoint {
+    /// With the minimiser `settings` name (the `[solver]` table). Fails if they name no
+    /// registered minimiser or hold invalid keys for it.
     pub fn new(settings: SolverSettings) -> Result<Self> {
         Ok(ImplicitMidpoint {
             solver: StepSolver::new(settings)?,

@@ -29,6 +29,9 @@ pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
     build,
 };
 
+/// MSSI, the mass-spring semi-implicit splitting of the Chen 2019 thesis (ch. 5): semi-implicit
+/// Euler with only the springs' material stiffness implicit, so its system is never
+/// indefinite. Spring networks only.
 #[derive(Default)]
 pub struct MassSpringSemiImplicit {
     system: Option<FreeSystem>,

@@ -7,7 +7,7 @@ mod bdf2;
 mod capabilities;
 mod corotational_reversible;
 mod dgsi;
-pub mod entry;
+mod entry;
 mod explicit;
 mod exponential_rosenbrock_euler;
 mod forward_euler;
@@ -58,13 +58,17 @@ pub struct StepReport {
     pub iterations: usize,
     /// Nonlinear residual ‖∇Φ‖∞ where the last iteration started (0 where there is none).
     pub residual: f64,
+    /// Step-length halvings of the line search over all iterations.
     pub line_search_reductions: usize,
     /// Sparse factorisations by the minimiser (see `MinimizerReport::factorizations`).
     pub factorizations: usize,
     /// Factorisations of an indefinite matrix that needed a diagonal shift.
     pub shifted_factorizations: usize,
+    /// Seconds spent evaluating the objective (values, gradients, Hessians).
     pub assembly_seconds: f64,
+    /// Seconds spent in linear solves and factorisations.
     pub solve_seconds: f64,
+    /// Wall-clock seconds of the whole step.
     pub total_seconds: f64,
     /// Times the step was split in two because the minimiser failed (continuation).
     pub halvings: usize,
@@ -74,8 +78,9 @@ pub struct StepReport {
     /// The minimiser stalled at rounding level above its tolerance in this step
     /// (or a sub-step) and stopped there.
     pub short_of_tolerance: bool,
-    /// Elements that tore at the end of the step, and the energy they held (J).
+    /// Elements that tore at the end of the step.
     pub torn_elements: usize,
+    /// The elastic energy the torn elements held, J.
     pub torn_energy: f64,
 }
 
@@ -122,11 +127,14 @@ impl From<&MinimizerReport> for StepReport {
 /// the state it belongs to.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Timed<T> {
+    /// The time of the state it belongs to, s.
     pub time: f64,
+    /// The value itself.
     pub value: T,
 }
 
 impl<T> Timed<T> {
+    /// `value`, belonging to the state at `time` (s).
     pub fn new(time: f64, value: T) -> Timed<T> {
         Timed { time, value }
     }

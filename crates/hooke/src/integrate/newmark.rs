@@ -16,6 +16,9 @@ use crate::model::{Model, State};
 use crate::output::{readable, significant};
 use crate::solve::{FreeSystem, Inertia, SolverSettings};
 
+/// The Newmark (β, γ) family, each step a minimisation. (¼, ½), the default, is the
+/// trapezoidal rule: second order, unconditionally stable, energy-conserving for linear
+/// problems; γ > ½ adds numerical damping (first order).
 pub struct Newmark {
     beta: f64,
     gamma: f64,
@@ -27,6 +30,9 @@ pub struct Newmark {
 }
 
 impl Newmark {
+    /// With the parameters β (`beta`, 0 < β ≤ ½) and γ (`gamma`, ½ ≤ γ ≤ 1), which a scene
+    /// checks but `new` does not, and the minimiser `settings` name. Fails if they name no
+    /// registered minimiser or hold invalid keys for it.
     pub fn new(beta: f64, gamma: f64, settings: SolverSettings) -> Result<Self> {
         Ok(Newmark {
             beta,

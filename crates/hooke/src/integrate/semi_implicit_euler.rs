@@ -15,6 +15,8 @@ use crate::model::{DofMap, Model, State};
 use crate::solve::{FreeSystem, IndefiniteSystem, SolverSettings};
 use std::time::Instant;
 
+/// Semi-implicit backward Euler (Baraff and Witkin 1998): one Newton iteration of backward
+/// Euler, linearised at the start of the step; first order, one factorisation per step.
 pub struct SemiImplicitBackwardEuler {
     project_hessian: bool,
     indefinite: IndefiniteSystem,

@@ -9,11 +9,15 @@ use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
 use crate::solve::SolverSettings;
 
+/// Static equilibrium: each step solves ∇W(x) = f(t) at its end time, for quasi-static
+/// loading (velocities stay zero); a load step the minimiser cannot take at once is split.
 pub struct StaticEquilibrium {
     solver: StepSolver,
 }
 
 impl StaticEquilibrium {
+    /// With the minimiser `settings` name (the `[solver]` table). Fails if they name no
+    /// registered minimiser or hold invalid keys for it.
     pub fn new(settings: SolverSettings) -> Result<Self> {
         Ok(StaticEquilibrium {
             solver: StepSolver::new(settings)?,

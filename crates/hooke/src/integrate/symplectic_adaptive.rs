@@ -51,6 +51,9 @@ struct Carried {
     sigma: f64,
 }
 
+/// The symplectic time-adaptive variational integrator of the Kharevych 2010 thesis (§3.3):
+/// real steps h σ(midpoint) imposed by a Lagrange multiplier, so the energy error stays
+/// bounded over long runs. Conservative motion only.
 pub struct SymplecticAdaptive {
     rule: StepSizeRule,
     tolerance: f64,
@@ -60,6 +63,9 @@ pub struct SymplecticAdaptive {
 }
 
 impl SymplecticAdaptive {
+    /// With the step-size function `rule` (σ) and the minimiser `settings` name for the
+    /// midpoint steps. Fails if they name no registered minimiser or hold invalid keys for it;
+    /// `rule` is not checked here ([`StepSizeRule::validate`]).
     pub fn new(rule: StepSizeRule, settings: SolverSettings) -> Result<Self> {
         Ok(SymplecticAdaptive {
             rule,

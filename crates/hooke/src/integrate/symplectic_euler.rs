@@ -25,6 +25,10 @@ pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
     build,
 };
 
+/// Symplectic Euler: first order and explicit; it conserves the linear and angular momentum
+/// of a free undamped body exactly and keeps its energy bounded, but is stable only below
+/// about 2/ω_max of the stiffest mode. Viscoelastic damping acts as an explicit impulse
+/// (Kharevych 2010 thesis, §2.3).
 #[derive(Default)]
 pub struct SymplecticEuler {
     mass_system: Option<FreeSystem>,

@@ -31,10 +31,14 @@ pub enum StepSizeRule {
     Constant,
     /// σ = 1 / (W(q)/scale + 1): smaller steps while the body is strongly deformed
     /// (Kharevych 2010 thesis, Figs. 3.9–3.10, use scale = 10 J). Bounded by 1 from above.
-    ElasticEnergy { scale: f64 },
+    ElasticEnergy {
+        /// The energy at which σ = ½, J.
+        scale: f64,
+    },
 }
 
 impl StepSizeRule {
+    /// σ at `positions` (all DOFs, m), from the model's elastic energy there.
     pub fn sigma(&self, model: &Model, positions: &[f64]) -> f64 {
         self.of_energy(model.elastic_energy(positions)).0
     }
@@ -50,6 +54,7 @@ impl StepSizeRule {
         }
     }
 
+    /// Checks the rule's parameters (a positive, finite `scale`); errors name `key`.
     pub fn validate(&self, key: &str) -> Result<()> {
         match self {
             StepSizeRule::ElasticEnergy { scale } if !(scale.is_finite() && *scale > 0.0) => Err(HookeError::scene(
@@ -120,6 +125,9 @@ pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
 pub(crate) const STEP_SIZE_TOLERANCE_FACTOR: f64 = 100.0;
 pub(crate) const MAX_STEP_SIZE_ITERATIONS: usize = 50;
 
+/// The time-reversible adaptive variational integrator of the Kharevych 2010 thesis (§3.4):
+/// variational midpoint steps of real size h σ(midpoint), found by fixed-point iteration;
+/// time-reversible, with a bounded energy error. Conservative motion only.
 pub struct TimeReversibleAdaptive {
     rule: StepSizeRule,
     step_size_tolerance: f64,
@@ -129,6 +137,9 @@ pub struct TimeReversibleAdaptive {
 }
 
 impl TimeReversibleAdaptive {
+    /// With the step-size function `rule` (σ) and the minimiser `settings` name for the
+    /// midpoint steps. Fails if they name no registered minimiser or hold invalid keys for it;
+    /// `rule` is not checked here ([`StepSizeRule::validate`]).
     pub fn new(rule: StepSizeRule, settings: SolverSettings) -> Result<Self> {
         // Reinjection takes the momentum from the δq equation; reversibility
         // needs the symmetric δv form, so it is off here.

@@ -35,6 +35,9 @@ use crate::solve::{FreeSystem, Inertia, SolverSettings};
 /// Multiplier iterations per step for surface constraints.
 const MAX_CONSTRAINT_ITERATIONS: usize = 50;
 
+/// The variational (Hamilton–Pontryagin) midpoint integrator of the Kharevych 2010 thesis
+/// (§3.2), each step a minimisation: second order, symplectic and momentum-conserving; it
+/// also keeps vertices on planes and spheres.
 pub struct VariationalMidpoint {
     solver: StepSolver,
     residual_reinjection: bool,
@@ -73,6 +76,10 @@ pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
 };
 
 impl VariationalMidpoint {
+    /// With the minimiser `settings` name; `residual_reinjection` feeds each step's solver
+    /// residual into the next momentum (§3.2.11; a scene's default), which conserves linear
+    /// momentum exactly however loose the tolerance. Fails if `settings` name no registered
+    /// minimiser or hold invalid keys for it.
     pub fn new(settings: SolverSettings, residual_reinjection: bool) -> Result<Self> {
         Ok(VariationalMidpoint {
             solver: StepSolver::new(settings)?,

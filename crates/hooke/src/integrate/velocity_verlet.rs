@@ -21,6 +21,8 @@ pub(crate) const ENTRY: IntegratorEntry = IntegratorEntry {
     build,
 };
 
+/// Velocity Verlet: second order and explicit; symplectic and time-reversible for
+/// conservative forces.
 #[derive(Default)]
 pub struct VelocityVerlet {
     mass_system: Option<FreeSystem>,

@@ -18,10 +18,13 @@ use faer::{Conj, MatMut, Side};
 /// Whether a factorisation succeeded as it was, or needed a diagonal shift.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FactorizationOutcome {
+    /// The matrix was positive definite and factorised as it is.
     PositiveDefinite,
     /// The matrix was not positive definite; `shift` times its mean diagonal was added.
     Shifted {
+        /// The multiple of the mean absolute diagonal added (1e-8, growing tenfold per attempt).
         shift: f64,
+        /// Shifted factorisations tried, the successful one included.
         attempts: usize,
     },
     /// The matrix was not positive definite and was factorised as it is, by
@@ -103,6 +106,7 @@ impl SparseCholesky {
         }
     }
 
+    /// The lower-triangle pattern it factorises.
     pub fn pattern(&self) -> &LowerPattern {
         &self.pattern
     }

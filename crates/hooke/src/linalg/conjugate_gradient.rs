@@ -12,6 +12,7 @@ const SETTLED: f64 = 1e-14;
 
 /// What a run of [`conjugate_gradient`] reached.
 pub struct CgSolution {
+    /// The approximate solution x of A x = b.
     pub x: Vec<f64>,
     /// ‖b − A x‖ / ‖b‖ where it stopped (1 when it stopped at a direction of
     /// curvature that is not positive before its first step): how far the
@@ -22,6 +23,7 @@ pub struct CgSolution {
 
 /// z = M⁻¹ r for a preconditioner M.
 pub trait Preconditioner {
+    /// Writes M⁻¹ r into `z` (both of the system's size).
     fn apply(&self, r: &[f64], z: &mut [f64]);
 }
 
@@ -31,6 +33,7 @@ pub struct Jacobi {
 }
 
 impl Jacobi {
+    /// From A's diagonal.
     pub fn new(diagonal: &[f64]) -> Jacobi {
         Jacobi {
             inverse_diagonal: diagonal.iter().map(|&d| if d > 0.0 { 1.0 / d } else { 1.0 }).collect(),

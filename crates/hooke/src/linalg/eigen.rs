@@ -79,6 +79,7 @@ impl Default for EigenSettings {
 /// Eigenpairs in increasing order of eigenvalue.
 #[derive(Clone, Debug)]
 pub struct EigenPairs {
+    /// The eigenvalues λ of K u = λ M u, increasing (for a stiffness and a mass, ω² in (rad/s)²).
     pub values: Vec<f64>,
     /// M-orthonormal eigenvectors.
     pub vectors: Vec<Vec<f64>>,

@@ -51,6 +51,7 @@ impl Default for TrackingSettings {
 /// wanted ones, then the guards).
 #[derive(Clone, Debug)]
 pub struct TrackedPairs {
+    /// The eigenvalues λ of K u = λ M u, increasing.
     pub values: Vec<f64>,
     /// M-orthonormal eigenvectors.
     pub vectors: Vec<Vec<f64>>,
@@ -161,6 +162,7 @@ impl Problem<'_> {
 /// The preconditioner (K − σM)⁻¹: a Cholesky factor holding the symbolic
 /// analysis of the pattern, factorised numerically when first needed.
 pub struct ShiftInvert<'a> {
+    /// A Cholesky analysis of the pattern, which [`track_eigenpairs`] factorises with K − σM.
     pub factor: &'a mut SparseCholesky,
     /// σ, below the wanted eigenvalues.
     pub shift: f64,

@@ -7,15 +7,19 @@ use super::kernels::dot;
 /// M-orthonormal vectors with their M-images.
 #[derive(Clone, Debug, Default)]
 pub struct MOrthonormal {
+    /// The vectors q, M-orthonormal: qᵢᵀ M qⱼ = δᵢⱼ.
     pub vectors: Vec<Vec<f64>>,
+    /// Their M-images M q, in the same order.
     pub mass_vectors: Vec<Vec<f64>>,
 }
 
 impl MOrthonormal {
+    /// The number of vectors.
     pub fn len(&self) -> usize {
         self.vectors.len()
     }
 
+    /// Whether it holds no vector.
     pub fn is_empty(&self) -> bool {
         self.vectors.is_empty()
     }

@@ -5,8 +5,12 @@
 /// Row indices are sorted within each column and every diagonal entry is present.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LowerPattern {
+    /// n, the number of rows and columns.
     pub size: usize,
+    /// Where each column's entries start in `row_indices` (and the value array), n + 1 of
+    /// them, the last the number of entries.
     pub column_starts: Vec<usize>,
+    /// The row of each stored entry, column by column.
     pub row_indices: Vec<usize>,
 }
 
@@ -28,6 +32,7 @@ impl LowerPattern {
         }
     }
 
+    /// The number of stored entries (of the lower triangle, the diagonal included).
     pub fn nonzeros(&self) -> usize {
         self.row_indices.len()
     }

@@ -36,7 +36,9 @@ pub enum IndefiniteSystem {
 /// A symmetric low-rank matrix U S Uᵀ: U is n×r, S is r×r and symmetric.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LowRank {
+    /// U, n×r.
     pub vectors: DMatrix<f64>,
+    /// S, r×r and symmetric.
     pub core: DMatrix<f64>,
 }
 
@@ -62,10 +64,12 @@ impl LowRank {
         Ok(LowRank { vectors, core })
     }
 
+    /// r, the number of columns of U.
     pub fn rank(&self) -> usize {
         self.vectors.ncols()
     }
 
+    /// n, the size of the matrix U S Uᵀ.
     pub fn size(&self) -> usize {
         self.vectors.nrows()
     }
@@ -109,8 +113,11 @@ pub enum SystemMatrix {
     /// A sparse symmetric matrix (its lower triangle on `pattern`) plus an
     /// optional low-rank part.
     Sparse {
+        /// The lower-triangle pattern, shared by the systems built on it.
         pattern: Arc<LowerPattern>,
+        /// The values of the pattern's entries, in its order.
         values: Vec<f64>,
+        /// A low-rank part U S Uᵀ added to the sparse one; None: the sparse matrix alone.
         low_rank: Option<LowRank>,
     },
     /// A small dense symmetric matrix (reduced coordinates).
@@ -127,6 +134,7 @@ impl SystemMatrix {
         }
     }
 
+    /// The number of unknowns (rows).
     pub fn size(&self) -> usize {
         match self {
             SystemMatrix::Sparse { pattern, .. } => pattern.size,
@@ -232,6 +240,7 @@ pub struct SystemSolver {
 const SINGULAR_PIVOT_RATIO: f64 = 1e-12;
 
 impl SystemSolver {
+    /// A solver that has factorised nothing yet.
     pub fn new() -> SystemSolver {
         SystemSolver::default()
     }

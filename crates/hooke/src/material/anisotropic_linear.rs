@@ -34,8 +34,12 @@ use std::sync::Arc;
 /// C with ε = sym(F) − I, or co-rotated.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AnisotropicLinear {
+    /// The elasticity tensor C (Voigt form, engineering shears), Pa.
     pub tensor: ElasticityTensor,
+    /// Measure the strain as ε = S − I in the rotated frame (F = R S), which makes the
+    /// material rotation invariant; false: ε = sym(F) − I.
     pub corotated: bool,
+    /// Mass density, kg/m³.
     pub density: f64,
 }
 

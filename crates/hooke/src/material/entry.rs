@@ -24,7 +24,9 @@ pub enum MaterialSource {
     Uniform(MaterialRef),
     /// One material per element of the body, by its index in the body (read from `path`).
     PerElement {
+        /// The file the materials were read from, for errors.
         path: PathBuf,
+        /// Each element's material, by index; None where the file gives none.
         materials: Vec<Option<MaterialRef>>,
     },
 }

@@ -10,8 +10,11 @@
 use super::{Evaluation, Material, MaterialCapabilities, MaterialRef, Matrix9, StressDerivative, Want};
 use nalgebra::{Matrix3, Vector3};
 
+/// A material with a fibre term (Liu 2018 thesis, §8.3) added: ψ = ψ_base + (κ/2)(‖F d‖ − 1)²,
+/// which resists stretching and compressing along the rest direction d; the density is the base's.
 #[derive(Clone, Debug)]
 pub struct WithFibre {
+    /// The material the fibre is added to.
     pub base: MaterialRef,
     /// Unit direction d in the rest configuration.
     pub direction: Vector3<f64>,

@@ -34,7 +34,7 @@ pub trait StretchEnergy {
     }
     /// ψ and, with `derivatives`, ∂ψ/∂z and the unprojected ∂²ψ/∂z² at a
     /// symmetric positive-definite S = S(z) from its invariants
-    /// ([`super::stretch_coordinates::StretchInvariants`]), where the model has such a
+    /// (`StretchInvariants`), where the model has such a
     /// form: no eigen-decomposition, the whole per-point cost of a mixed
     /// iteration's material. None: the eigen form serves.
     fn at_stretch(&self, _z: &StretchInvariants, _lame: &Lame, _derivatives: bool) -> Option<SymmetricEvaluation> {
@@ -42,8 +42,8 @@ pub trait StretchEnergy {
     }
     /// ψ(F) and, with `stress`, P(F) from F and its polar rotation R, for
     /// models written in them (ARAP, the corotational ones): their `direct`
-    /// form one element at a time ([`direct_by_rotation`]), and many at a
-    /// time in [`evaluate_stresses_by_rotation`]. None: no such form.
+    /// form one element at a time (`direct_by_rotation`), and many at a
+    /// time in `evaluate_stresses_by_rotation`. None: no such form.
     fn at_rotation(
         &self,
         _f: &Matrix3<f64>,

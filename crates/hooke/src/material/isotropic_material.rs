@@ -11,8 +11,11 @@ use std::sync::Arc;
 /// An isotropic model with its parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct IsotropicMaterial {
+    /// Which constitutive model.
     pub model: MaterialModel,
+    /// Its Lamé parameters, Pa.
     pub lame: Lame,
+    /// Mass density, kg/m³.
     pub density: f64,
 }
 

@@ -27,8 +27,11 @@ pub const DEFAULT_STRETCHES: StretchSamples = StretchSamples {
 /// Evenly spaced stretches from `low` to `high`, both included.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StretchSamples {
+    /// The smallest stretch x (1 is rest).
     pub low: f64,
+    /// The largest stretch x.
     pub high: f64,
+    /// How many stretches, evenly spaced.
     pub samples: usize,
 }
 

@@ -13,7 +13,7 @@
 mod anisotropic_linear;
 mod arap;
 mod corotational;
-pub mod entry;
+pub(crate) mod entry;
 mod fibre;
 mod fixed_corotational;
 mod isotropic;
@@ -29,9 +29,9 @@ pub mod scaled;
 mod st_venant_kirchhoff;
 mod stable_neo_hookean;
 pub mod strain_limit;
-pub mod stretch_coordinates;
+pub(crate) mod stretch_coordinates;
 mod stretch_polynomial;
-pub mod symmetric;
+pub(crate) mod symmetric;
 pub mod valanis_landel;
 mod voigt;
 pub mod volume;
@@ -78,7 +78,7 @@ pub trait Material: Send + Sync + std::fmt::Debug {
         None
     }
     /// ψ and its derivatives in z at a symmetric positive-definite F = S
-    /// ([`symmetric`]), the mixed formulation's per-point work, where the
+    /// (`symmetric`), the mixed formulation's per-point work, where the
     /// model has a direct form. None: evaluate at F = S and carry P and ∂P/∂F
     /// to z through ∂S/∂z (the general path, and the one for inverted S).
     fn evaluate_symmetric(&self, _s: &Matrix3<f64>, _want: Want) -> Option<symmetric::SymmetricEvaluation> {
@@ -161,6 +161,7 @@ pub enum MaterialModel {
 }
 
 impl MaterialModel {
+    /// Every model, in the order of the enum.
     pub const ALL: [MaterialModel; 8] = [
         MaterialModel::Linear,
         MaterialModel::Corotational,
@@ -195,15 +196,19 @@ impl MaterialModel {
 /// What an evaluation should compute: each level includes the ones before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Want {
+    /// ψ alone.
     Energy,
+    /// ψ and P.
     Stress,
     /// Stress and ∂P/∂F as a 9×9 matrix; `project` clamps it to positive semi-definite.
     Derivative {
+        /// Clamp ∂P/∂F's eigenvalues at zero (positive semi-definite).
         project: bool,
     },
     /// Stress and ∂P/∂F in whichever form is cheapest to turn into an element
     /// stiffness: the eigen-system for stretch-based models, the 9×9 matrix otherwise.
     Stiffness {
+        /// Clamp ∂P/∂F's eigenvalues at zero (positive semi-definite).
         project: bool,
     },
 }
@@ -223,10 +228,13 @@ impl Want {
 /// ∂²ψ/∂σ²); flip and twist modes of pair (i, j) have Dₖ = (Eᵢⱼ ± Eⱼᵢ)/√2.
 #[derive(Clone, Debug)]
 pub struct StretchEigensystem {
+    /// U of F's signed SVD F = U diag(σ) Vᵀ, a rotation.
     pub u: Matrix3<f64>,
+    /// V of F's signed SVD, a rotation.
     pub v: Matrix3<f64>,
-    /// Eigenvalues and eigenvectors (columns) of the scaling block.
+    /// Eigenvalues of the scaling block ∂²ψ/∂σ².
     pub scaling_values: Vector3<f64>,
+    /// Eigenvectors of the scaling block, as columns in the order of `scaling_values`.
     pub scaling_vectors: Matrix3<f64>,
     /// (flip, twist) eigenvalues of the pairs (0,1), (0,2), (1,2).
     pub pair_values: [(f64, f64); 3],
@@ -235,7 +243,9 @@ pub struct StretchEigensystem {
 /// ∂P/∂F in the form an evaluation produced it.
 #[derive(Clone, Debug)]
 pub enum StressDerivative {
+    /// The 9×9 matrix acting on column-major vec(F).
     Matrix(Matrix9),
+    /// The nine eigen-pairs of an isotropic model ([`StretchEigensystem::to_matrix`] gives the matrix).
     Eigensystem(StretchEigensystem),
 }
 
@@ -304,7 +314,7 @@ pub fn evaluate_stresses(
     }
 }
 
-/// `model` at a symmetric positive-definite F = S, in z ([`symmetric`]);
+/// `model` at a symmetric positive-definite F = S, in z (`symmetric`);
 /// None for the linear model (not rotation invariant) and where S is not
 /// positive definite.
 pub fn evaluate_symmetric(

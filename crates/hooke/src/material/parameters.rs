@@ -6,7 +6,9 @@ use crate::output::readable;
 /// Lamé parameters: shear modulus μ and first parameter λ, in Pa.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Lame {
+    /// μ, the shear modulus, Pa.
     pub mu: f64,
+    /// λ, Lamé's first parameter, Pa.
     pub lambda: f64,
 }
 
@@ -78,8 +80,11 @@ pub fn modulus_problem(name: &str, value: f64) -> Option<String> {
 #[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MaterialParameters {
+    /// Young's modulus E, Pa.
     pub youngs_modulus: f64,
+    /// Poisson's ratio ν, in (−1, 0.5).
     pub poisson_ratio: f64,
+    /// Mass density ρ, kg/m³.
     pub density: f64,
 }
 
@@ -117,6 +122,7 @@ impl MaterialParameters {
         Ok(())
     }
 
+    /// The Lamé pair of E and ν ([`Lame::from_youngs_poisson`]).
     pub fn lame(&self) -> Lame {
         Lame::from_youngs_poisson(self.youngs_modulus, self.poisson_ratio)
     }

@@ -24,8 +24,11 @@ use std::sync::Arc;
 /// A sum of projective constraints on the stretches.
 #[derive(Clone, Debug)]
 pub struct Projective {
+    /// The strain-limiting constraint; None: no limit on the stretches.
     pub strain: Option<StrainLimitEnergy>,
+    /// The volume constraint; None: no limit on the volume ratio.
     pub volume: Option<VolumeEnergy>,
+    /// Mass density, kg/m³.
     pub density: f64,
 }
 

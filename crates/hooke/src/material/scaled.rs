@@ -6,9 +6,13 @@
 use super::{Evaluation, Material, MaterialCapabilities, MaterialRef, StressDerivative, Want};
 use nalgebra::Matrix3;
 
+/// A base material whose energy, stress and stiffness are multiplied by a factor, its
+/// density unchanged (dynamics-aware coarsening, Chen et al. 2017).
 #[derive(Clone, Debug)]
 pub struct Scaled {
+    /// The material scaled.
     pub base: MaterialRef,
+    /// The factor on ψ, P and ∂P/∂F.
     pub factor: f64,
 }
 

@@ -13,8 +13,11 @@ use nalgebra::{Matrix3, Vector3};
 /// The energy in the stretches.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StrainLimitEnergy {
+    /// μ, Pa: the constraint's weight k = 2μ.
     pub mu: f64,
+    /// The smallest stretch σ that costs nothing.
     pub min: f64,
+    /// The largest stretch σ that costs nothing.
     pub max: f64,
 }
 

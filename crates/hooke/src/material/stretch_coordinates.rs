@@ -108,8 +108,11 @@ impl StretchInvariants {
 /// the energy was asked for).
 #[derive(Clone, Copy, Debug)]
 pub struct SymmetricEvaluation {
+    /// ψ, J/m³ (Pa).
     pub energy: f64,
+    /// ∂ψ/∂z, in the order of z.
     pub gradient: Vector6<f64>,
+    /// ∂²ψ/∂z², projected to positive semi-definite where the evaluation asked for it.
     pub hessian: Matrix6,
 }
 

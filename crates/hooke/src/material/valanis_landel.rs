@@ -10,7 +10,7 @@
 //! compression, or tension, more strongly; control points below).
 //!
 //! Energies and stresses alone (the gradient passes of L-BFGS and of
-//! explicit steps) take the trace form of [`super::stretch_polynomial`]
+//! explicit steps) take the trace form of `stretch_polynomial`
 //! where it serves: b = 0, F neither inverted, nearly flat nor needle-like,
 //! and one polynomial that is a on all three stretches (always for a
 //! polynomial a; for a spline, while the stretches stay in one of its
@@ -204,6 +204,7 @@ impl Spline {
 /// One of the functions a, b, c.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Profile {
+    /// The zero function: the term is absent.
     Zero,
     /// Σₖ cₖ xᵏ.
     Polynomial(Vec<f64>),
@@ -212,6 +213,7 @@ pub enum Profile {
     /// κ/12 ((1 − x)/6)³ for x < 1, else 0: the anti-inversion term St.
     /// Venant–Kirchhoff adds to c (in the code released with Liu et al. 2017, not in the thesis).
     CubicBelowOne(f64),
+    /// A natural cubic spline through control points a scene gives.
     Spline(Spline),
 }
 
@@ -275,8 +277,11 @@ impl Profile {
 /// ψ(σ) = Σ a(σᵢ) + Σ b(σᵢσⱼ) + c(σ₁σ₂σ₃), shifted so that ψ(I) = 0.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValanisLandelEnergy {
+    /// a, of each principal stretch σᵢ.
     pub a: Profile,
+    /// b, of each product σᵢσⱼ of two stretches.
     pub b: Profile,
+    /// c, of the volume ratio σ₁σ₂σ₃.
     pub c: Profile,
 }
 
@@ -453,8 +458,11 @@ impl StretchEnergy for ValanisLandelEnergy {
 /// A Valanis–Landel material: its energy and density.
 #[derive(Clone, Debug)]
 pub struct ValanisLandel {
+    /// The scene-file model name it was made from (`valanis_landel`, `polynomial`, …).
     pub name: String,
+    /// The energy density in the principal stretches.
     pub energy: ValanisLandelEnergy,
+    /// Mass density, kg/m³.
     pub density: f64,
 }
 

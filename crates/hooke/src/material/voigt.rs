@@ -10,7 +10,9 @@
 use crate::error::{HookeError, Result};
 use nalgebra::{Matrix3, SMatrix, SVector};
 
+/// A 6×6 matrix, such as an elasticity tensor in Voigt form.
 pub type Matrix6 = SMatrix<f64, 6, 6>;
+/// A 6-vector, such as a strain or a stress in Voigt form.
 pub type Vector6 = SVector<f64, 6>;
 
 /// The Voigt index of tensor entry (i, j).
@@ -46,6 +48,7 @@ pub fn stress_tensor(s: &Vector6) -> Matrix3<f64> {
 /// A symmetric, positive definite elasticity tensor (6×6 Voigt; a 2D tensor embedded).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ElasticityTensor {
+    /// C as the 6×6 Voigt matrix (order xx, yy, zz, yz, xz, xy; engineering shears), Pa.
     pub voigt: Matrix6,
 }
 

@@ -27,13 +27,16 @@ use nalgebra::{Matrix3, Matrix4, Vector3};
 pub struct VolumeEnergy {
     /// The weight k, Pa.
     pub stiffness: f64,
+    /// The smallest volume ratio det F that costs nothing.
     pub min: f64,
+    /// The largest volume ratio det F that costs nothing.
     pub max: f64,
 }
 
 /// The projection of stretches σ onto q₁q₂q₃ = c, with its multiplier ν c.
 #[derive(Clone, Copy, Debug)]
 pub struct VolumeProjection {
+    /// The projected stretches q, whose product is c.
     pub stretches: Vector3<f64>,
     /// ν c = t (t − σ_min), from qᵢ − σᵢ = ν c / qᵢ.
     pub scaled_multiplier: f64,

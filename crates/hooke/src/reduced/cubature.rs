@@ -30,7 +30,9 @@ use rayon::prelude::*;
 /// The cubature rule: elements and their weights (volumes).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cubature {
+    /// The element standing for each cluster, one per point.
     pub elements: Vec<usize>,
+    /// Each point's weight: its cluster's volume, m³.
     pub weights: Vec<f64>,
     /// The cluster of each element (the rule's partition of the body).
     pub clusters: Vec<usize>,
@@ -220,7 +222,6 @@ fn allocate<'a>(
 pub struct Clustering {
     pub labels: Vec<usize>,
     pub centroids: Vec<f64>,
-    pub iterations: usize,
 }
 
 fn squared_distance(a: &[f64], b: &[f64]) -> f64 {
@@ -286,9 +287,7 @@ pub fn kmeans(points: &[f64], dimension: usize, k: usize, seed: u64, max_iterati
     let mut labels = vec![0usize; n];
     let mut upper = vec![f64::INFINITY; n];
     let mut lower = vec![0.0f64; n];
-    let mut iterations = 0;
     for iteration in 0..max_iterations.max(1) {
-        iterations = iteration + 1;
         let centre = |c: usize, centroids: &[f64]| centroids[c * dimension..(c + 1) * dimension].to_vec();
         // Half the distance from each centre to its nearest other centre.
         let half_gap: Vec<f64> = (0..k)
@@ -394,9 +393,5 @@ pub fn kmeans(points: &[f64], dimension: usize, k: usize, seed: u64, max_iterati
                 *low -= if c == largest_at { second } else { largest };
             });
     }
-    Clustering {
-        labels,
-        centroids,
-        iterations,
-    }
+    Clustering { labels, centroids }
 }

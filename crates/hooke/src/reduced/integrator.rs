@@ -99,6 +99,7 @@ impl SubspaceBackwardEuler {
         }
     }
 
+    /// The reduced model it steps.
     pub fn reduced(&self) -> &ReducedModel {
         &self.reduced
     }

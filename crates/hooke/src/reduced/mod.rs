@@ -1,21 +1,22 @@
 //! Real-time subspace simulation of heterogeneous bodies (Trusty et al. 2023): a
 //! linear-blend-skinning subspace of material-aware skinning eigenmodes
-//! ([`skinning`]), a training-free cubature ([`cubature`]), the reduced model
-//! they give ([`problem`]), and its two solvers, subspace FEM (Newton) and
-//! subspace mixed FEM (SQP on stretches and multipliers, [`solver`], built
-//! on [`stretch`]), stepped by backward Euler ([`integrator`]), whose energies
-//! are recorded without leaving the subspace ([`record`]). The cost of an
-//! iteration is O(m²|𝒞|) whatever the mesh size. [`full_mixed`] is the same
-//! mixed formulation without reduction, the baseline whose cost grows with the mesh.
+//! ([`skinning`]), a training-free cubature ([`spectral_cubature`]), the reduced
+//! model they give ([`ReducedModel`]), and its two solvers, subspace FEM (Newton)
+//! and subspace mixed FEM (SQP on stretches and multipliers, [`ReducedMethod`],
+//! built on [`stretch`]), stepped by backward Euler ([`SubspaceBackwardEuler`]),
+//! whose energies are recorded without leaving the subspace
+//! ([`ReducedModel::energy_record`]). The cost of an iteration is O(m²|𝒞|)
+//! whatever the mesh size. [`FullMixedBackwardEuler`] is the same mixed
+//! formulation without reduction, the baseline whose cost grows with the mesh.
 
-pub mod cubature;
-pub mod full_mixed;
-pub mod integrator;
-pub mod problem;
-pub mod record;
+mod cubature;
+mod full_mixed;
+mod integrator;
+mod problem;
+mod record;
 pub mod registry;
 pub mod skinning;
-pub mod solver;
+mod solver;
 pub mod stretch;
 
 pub use cubature::{spectral_cubature, Cubature};

@@ -24,6 +24,7 @@ use nalgebra::{DMatrix, Matrix3};
 /// The `[subspace]` settings: modes m and cubature points |𝒞|.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SubspaceSettings {
+    /// m, the number of skinning modes; the subspace has 12m coordinates.
     pub modes: usize,
     /// None: 20 m (Trusty et al. 2023, §7.5).
     pub cubature_points: Option<usize>,
@@ -32,6 +33,7 @@ pub struct SubspaceSettings {
 }
 
 impl SubspaceSettings {
+    /// `modes` modes, the default number of cubature points (20 m) and seed 0.
     pub fn new(modes: usize) -> SubspaceSettings {
         SubspaceSettings {
             modes,
@@ -53,7 +55,9 @@ impl SubspaceSettings {
 /// E(X̄ + Bu) = E(X̄) − fᵀu + ½ uᵀQu.
 #[derive(Clone, Debug)]
 pub struct ReducedLoads {
+    /// Q = BᵀKB of the soft pins, 12m × 12m.
     pub stiffness: DMatrix<f64>,
+    /// f = −Bᵀ∇E(X̄), one entry per subspace coordinate.
     pub force: Vec<f64>,
     /// The same by kind of term, with E(X̄), for the energies of a state.
     pub parts: Vec<ReducedPart>,
@@ -64,8 +68,11 @@ pub struct ReducedLoads {
 /// most quadratic).
 #[derive(Clone, Debug)]
 pub struct ReducedPart {
+    /// Which kind of term: soft pins, gravity or loads.
     pub kind: TermKind,
+    /// E(X̄), the terms' energy at rest (u = 0), J.
     pub at_rest: f64,
+    /// −Bᵀ∇E(X̄), one entry per subspace coordinate.
     pub force: Vec<f64>,
     /// None for linear terms.
     pub stiffness: Option<DMatrix<f64>>,
@@ -88,18 +95,24 @@ impl ReducedPart {
 /// One cubature point: an element standing for its cluster.
 #[derive(Clone, Debug)]
 pub struct CubaturePoint {
+    /// The element's index in the model.
     pub element: usize,
     /// The cluster's volume.
     pub weight: f64,
+    /// The element's material.
     pub material: MaterialRef,
 }
 
 /// The reduced model.
 #[derive(Clone, Debug)]
 pub struct ReducedModel {
+    /// The skinning eigenmodes the subspace is built from.
     pub modes: SkinningEigenmodes,
+    /// The subspace's basis B: x = X̄ + B u.
     pub basis: SkinningBasis,
+    /// The cubature rule over the body's elements.
     pub cubature: Cubature,
+    /// The cubature points with their materials, in the rule's order.
     pub points: Vec<CubaturePoint>,
     /// g₀, g₁, g₂ of each point (3q entries per point, q = 4m): A_c = ∂vec(F)/∂u
     /// has row c + 3e equal to gₑ on block c of u (see [`SkinningBasis::element_gradients`]),

@@ -24,7 +24,9 @@ use nalgebra::{DMatrix, Matrix3, Vector3};
 /// and their eigenvalues Γ, increasing.
 #[derive(Clone, Debug)]
 pub struct SkinningEigenmodes {
+    /// W, |V| × m: one row per vertex, one column per mode.
     pub weights: DMatrix<f64>,
+    /// Γ, the modes' generalised eigenvalues, increasing.
     pub eigenvalues: Vec<f64>,
 }
 
@@ -142,11 +144,14 @@ fn elastic_laplacian(model: &Model) -> Result<(LowerPattern, Vec<f64>)> {
 /// yᵢ = Wᵢ ⊗ [X̄ᵢ; 1]. B is never formed: its products cost |V|·12m.
 #[derive(Clone, Debug)]
 pub struct SkinningBasis {
+    /// W, |V| × m: one row per vertex, one column per weight.
     pub weights: DMatrix<f64>,
+    /// X̄, the vertices' rest positions, m.
     pub rest: Vec<Vector3<f64>>,
 }
 
 impl SkinningBasis {
+    /// The basis of the weights of `modes` about the rest positions `rest` (one per vertex).
     pub fn new(modes: &SkinningEigenmodes, rest: &[Vector3<f64>]) -> SkinningBasis {
         SkinningBasis {
             weights: modes.weights.clone(),

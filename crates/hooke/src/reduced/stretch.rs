@@ -60,7 +60,7 @@ impl Stretch {
         to_vector(&self.stretch)
     }
 
-    /// ∂z/∂vec(F). From F = RS: Rᵀ dF = [ω]ₓ S + dS, and the skew part gives
+    /// ∂z/∂vec(F). From F = RS: Rᵀ dF = \[ω\]ₓ S + dS, and the skew part gives
     /// (tr S I − S) ω = axial(G − Gᵀ) with G = Rᵀ dF. That matrix has the
     /// eigenvalues σⱼ + σₖ; where two singular values nearly cancel (a
     /// degenerate inverted element) the rotation is undetermined, and in S's

@@ -28,9 +28,13 @@ use std::sync::atomic::AtomicBool;
 
 /// One run of the comparison.
 pub struct CoarseningRun {
+    /// Which run: `fine`, `coarsened` or `averaged`.
     pub name: &'static str,
+    /// Elements of the run's mesh.
     pub elements: usize,
+    /// Steps taken.
     pub steps: usize,
+    /// Minimiser iterations summed over the steps.
     pub iterations: usize,
     /// Wall-clock time of the run (stepping and outputs, the fine frames of a coarse run included), s.
     pub seconds: f64,

@@ -12,16 +12,25 @@ use std::path::Path;
 /// One integrator's part of a comparison.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct ComparedRun {
+    /// The integrator's registered name.
     pub integrator: String,
+    /// How the run ended (a refused scene counts as failed).
     pub status: RunStatus,
+    /// The message of the error that stopped or refused it; None when there was none.
     pub error: Option<String>,
     /// The integrator refused the scene (it lacks a capability the model needs).
     pub refused: bool,
+    /// Steps taken.
     pub steps: usize,
+    /// Wall-clock time of the run, s.
     pub wall_seconds: f64,
+    /// Minimiser iterations summed over the steps (force evaluations for explicit methods).
     pub newton_iterations: usize,
+    /// The total energy of the initial state, J.
     pub initial_total_energy: f64,
+    /// The total energy at the last record, J; None when nothing was recorded.
     pub final_total_energy: Option<f64>,
+    /// The run's energy records (not written to comparison.json).
     #[serde(skip)]
     pub records: Vec<EnergyRecord>,
 }

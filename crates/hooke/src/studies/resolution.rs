@@ -23,14 +23,18 @@ pub const VARIANTS: [&str; 4] = ["fine", "coarse", "dac", "eigenfit"];
 /// One row of `errors.csv`: at `time`, (position, velocity) error of coarse, DAC and EigenFit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ErrorRow {
+    /// The frame's time, s.
     pub time: f64,
+    /// (largest position error m, largest velocity error m/s) of coarse, DAC and EigenFit.
     pub errors: [(f64, f64); 3],
 }
 
 /// What a comparison found: the rows, and each variant's wall time.
 #[derive(Clone, Debug)]
 pub struct ResolutionComparison {
+    /// One row per frame of the fine run.
     pub rows: Vec<ErrorRow>,
+    /// Each variant's name and the wall-clock time of its run, s.
     pub seconds: Vec<(String, f64)>,
 }
 
@@ -260,8 +264,11 @@ pub fn write_frequency_table(scene: &Scene, count: usize, output: &Path) -> Resu
 /// One step's lowest elastic eigenvalues and how many matched a rest mode.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModeTrack {
+    /// The time of the state before the step, s.
     pub time: f64,
+    /// The lowest eigenvalues of the elastic stiffness against M, (rad/s)².
     pub eigenvalues: Vec<f64>,
+    /// How many of those modes still match a rest mode (|uᵀMu_rest| > 0.6).
     pub matched: usize,
 }
 

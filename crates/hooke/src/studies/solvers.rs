@@ -21,7 +21,9 @@ use std::sync::{Arc, Mutex};
 /// One solver of a comparison: a label and its settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SolverVariant {
+    /// The name it was given on the command line (e.g. `lbfgs:history=10`), which labels its results.
     pub label: String,
+    /// Its `[solver]` settings.
     pub settings: SolverSettings,
 }
 
@@ -215,10 +217,15 @@ pub fn compare_solver_sweep(
 /// One iterate of one solver on one frame.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct SolverSample {
+    /// The solver's label.
     pub solver: String,
+    /// The frame (step) number, from 0.
     pub frame: usize,
+    /// The iteration number within the frame, from 1.
     pub iteration: usize,
+    /// The minimiser's seconds in this frame up to this iterate.
     pub seconds: f64,
+    /// (Φ(xᵏ) − Φ(x*)) / (Φ(x⁰) − Φ(x*)), with x* the converged Newton iterate.
     pub relative_error: f64,
 }
 

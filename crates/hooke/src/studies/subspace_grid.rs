@@ -31,8 +31,11 @@ use std::time::Instant;
 /// A cubature size of the grid: a multiple of m, a number, or every element.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum PointCount {
+    /// This many points per mode (`20m`: 20 m).
     PerMode(usize),
+    /// This many points whatever m (`300`).
     Fixed(usize),
+    /// Every element a point (`all`): no cubature.
     All,
 }
 
@@ -75,21 +78,30 @@ impl PointCount {
 /// One cell of the grid (modes 0: the full-space reference).
 #[derive(Clone, Debug)]
 pub struct GridCell {
+    /// m, the number of skinning modes (0: the full space).
     pub modes: usize,
+    /// |𝒞|, the number of cubature points (the element count for the full space).
     pub points: usize,
     /// Newton reached the tolerance (else: the last of its iterations).
     pub converged: bool,
+    /// Seconds to build the subspace (eigenmodes and cubature); 0 for the full space.
     pub precompute_seconds: f64,
+    /// Newton iterations of the step.
     pub iterations: usize,
+    /// Seconds per Newton iteration.
     pub seconds_per_iteration: f64,
+    /// ‖∇E(x) + M (x − xₙ − h vₙ)/h²‖ over the free DOFs at the step's result, N (0: the exact step).
     pub residual: f64,
+    /// The largest vertex displacement from rest after the step, m.
     pub max_displacement: f64,
 }
 
 /// What a grid found.
 #[derive(Clone, Debug)]
 pub struct SubspaceGrid {
+    /// The subspace cells, mode count by mode count.
     pub cells: Vec<GridCell>,
+    /// The full-space Newton step (`modes` 0).
     pub reference: GridCell,
     /// The residual of the start state itself (x = xₙ), the scale of the others.
     pub start_residual: f64,
