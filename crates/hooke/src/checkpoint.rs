@@ -23,20 +23,29 @@ pub const FILE_NAME: &str = "checkpoint.json";
 /// Everything needed to continue a run after its step `step`.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Checkpoint {
+    /// The layout version the file was written in ([`FORMAT`]).
     pub format: u32,
     /// The scene's text and the folder its relative paths start from.
     pub scene_text: String,
+    /// The folder the scene's relative paths start from.
     pub scene_directory: PathBuf,
+    /// The scene-file name of the integrator that wrote it; only that integrator resumes it.
     pub integrator: String,
+    /// The run's time step, s; a resumed run must use the same.
     pub time_step: f64,
+    /// The steps the whole run takes; a resumed run must plan the same.
     pub steps_planned: usize,
     /// Steps completed; the run goes on with step `step + 1`.
     pub step: usize,
+    /// The state after step `step`.
     pub state: State,
     /// [`crate::integrate::Integrator::history`].
     pub integrator_history: serde_json::Value,
+    /// Totals over the steps taken so far.
     pub statistics: StepStatistics,
+    /// Energy dissipated so far (damping, drag, torn elements), J.
     pub dissipated: f64,
+    /// The divergence watch, with the energy scales it has seen so far.
     pub divergence: DivergenceWatch,
     /// The frames (indices into `frames`) that pictures are drawn from.
     pub render_frames: Vec<usize>,

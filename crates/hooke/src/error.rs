@@ -9,7 +9,9 @@ pub enum HookeError {
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {
+        /// The file's (or folder's) path.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
@@ -17,44 +19,83 @@ pub enum HookeError {
     /// A file was read but its contents are malformed.
     #[error("{path}{}: {reason}", line.map(|l| format!(", line {l}")).unwrap_or_default())]
     Parse {
+        /// The file's path (or, for text that came from no file, what it was).
         path: PathBuf,
+        /// The 1-based line of the problem (None: not tied to one line).
         line: Option<usize>,
+        /// What is wrong there.
         reason: String,
     },
 
     /// The mesh is unusable (degenerate element, bad index, ...).
     #[error("mesh: {reason}")]
-    Mesh { reason: String },
+    Mesh {
+        /// What is wrong with the mesh, and where.
+        reason: String,
+    },
 
     /// A material parameter is out of its physical range.
     #[error("material {context}: {reason}")]
-    Material { context: String, reason: String },
+    Material {
+        /// Where the parameters came from (a scene key such as `bodies[0].material`).
+        context: String,
+        /// Which value is out of range, and what it must be.
+        reason: String,
+    },
 
     /// A scene key is missing, unknown or has an invalid value.
     #[error("scene {key}: {reason}")]
-    Scene { key: String, reason: String },
+    Scene {
+        /// The scene key, such as `bodies[0].mesh.file`.
+        key: String,
+        /// What is wrong with its value.
+        reason: String,
+    },
 
     /// A derivative was asked for at a state where the material is undefined
     /// (for example Neo-Hookean with J <= 0).
     #[error("element {element}: {reason}")]
-    InvalidDeformation { element: usize, reason: String },
+    InvalidDeformation {
+        /// The element's index (for an interface penalty, the interface's).
+        element: usize,
+        /// What is undefined there, and the deformation (det F).
+        reason: String,
+    },
 
     /// A linear solve or factorisation failed.
     #[error("linear solver: {reason}")]
-    LinearSolver { reason: String },
+    LinearSolver {
+        /// Why the solve or factorisation failed.
+        reason: String,
+    },
 
     /// A nonlinear solve did not converge.
     #[error("{reason}")]
-    Solver { reason: String },
+    Solver {
+        /// Why the iteration stopped.
+        reason: String,
+    },
 
     /// A time step failed (no convergence, non-finite values).
     #[error("step {step} (t = {time:.6} s): {reason}")]
-    StepFailed { step: usize, time: f64, reason: String },
+    StepFailed {
+        /// The 1-based number of the step that failed.
+        step: usize,
+        /// The time the step was to end at, s.
+        time: f64,
+        /// Why it failed.
+        reason: String,
+    },
 
     /// The run was asked to stop (Ctrl-C, a termination signal) and stopped
     /// after finishing step `step`.
     #[error("interrupted after step {step} (t = {time} s)", time = crate::output::tidy(*time))]
-    Interrupted { step: usize, time: f64 },
+    Interrupted {
+        /// The last step completed.
+        step: usize,
+        /// The simulation time reached, s.
+        time: f64,
+    },
 }
 
 impl HookeError {

@@ -20,8 +20,11 @@ use std::path::Path;
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MeshRecipe {
+    /// The solid to mesh.
     pub shape: Shape,
+    /// The lattice spacing of the stuffing mesher, about the elements' edge length, m.
     pub edge_length: f64,
+    /// Regions whose elements get their own label, later ones winning (default: none).
     #[serde(default)]
     pub regions: Vec<LabelledRegion>,
 }
@@ -30,14 +33,19 @@ pub struct MeshRecipe {
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LabelledRegion {
+    /// The label the region's elements get.
     pub label: i32,
+    /// The region's solid, which an element's centroid must lie in.
     pub shape: Shape,
 }
 
 /// The mesh and what the mesher and the quality check found.
 pub struct MeshedSolid {
+    /// The tetrahedral mesh, labelled by the recipe's regions (0 outside them).
     pub mesh: TetMesh,
+    /// What the isosurface stuffing mesher did.
     pub stuffing: StuffingReport,
+    /// Element counts, dihedral angles, aspect ratios and volumes of the mesh.
     pub quality: QualityReport,
 }
 

@@ -9,11 +9,17 @@ use crate::output::tidy;
 /// Totals over the steps of a run.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct StepStatistics {
+    /// Steps taken.
     pub steps: usize,
+    /// Minimiser iterations summed over the steps (force evaluations for explicit methods).
     pub total_iterations: usize,
+    /// The most iterations any one step took.
     pub max_iterations: usize,
+    /// The largest residual ‖∇Φ‖∞ at the start of a step's last iteration.
     pub max_residual: f64,
+    /// Line-search step-length halvings, over all steps.
     pub line_search_reductions: usize,
+    /// Factorisations of an indefinite matrix that needed a diagonal shift, over all steps.
     pub shifted_factorizations: usize,
     /// Steps that were split in two (or further) because the minimiser failed at
     /// the full step: they were taken with smaller sub-steps.
@@ -30,10 +36,14 @@ pub struct StepStatistics {
     /// Elements (springs or finite elements) torn so far, and when the first tore.
     #[serde(default)]
     pub torn_elements: usize,
+    /// The end time of the step in which the first element tore, s (None: nothing tore).
     #[serde(default)]
     pub first_tear_at: Option<f64>,
+    /// Seconds spent evaluating energies, forces and Hessians, over all steps.
     pub assembly_seconds: f64,
+    /// Seconds spent in linear solves and factorisations, over all steps.
     pub solve_seconds: f64,
+    /// Seconds spent in the steps in all (assembly and solves included).
     pub step_seconds: f64,
 }
 

@@ -18,16 +18,23 @@ pub use crate::run_record::{energy_record, StepStatistics};
 /// What to run and what to write.
 #[derive(Clone, Debug)]
 pub struct RunSettings {
+    /// The run's name, in its summary and the title of its energy plot.
     pub name: String,
+    /// The simulated time to cover, s.
     pub duration: f64,
+    /// The time step, s.
     pub time_step: f64,
+    /// The folder the frames, energies, pictures, checkpoint and summary are written to.
     pub output_directory: PathBuf,
     /// VTK frame every n steps (0: none).
     pub vtk_every: usize,
+    /// Write the energies table `energies.csv`, one row a step.
     pub energies: bool,
+    /// Plot the energies over time into `energies.png` at the end of the run.
     pub plot: bool,
     /// PNG picture every n steps (0: none), drawn with `render`.
     pub render_every: usize,
+    /// How the pictures are drawn: the field shown, the size, the view.
     pub render: crate::output::RenderSettings,
     /// A coarsening's display map: the frames are also written on its fine mesh (fine.pvd).
     pub fine_display: Option<PathBuf>,
@@ -65,20 +72,36 @@ impl std::fmt::Display for RunStatus {
 /// The outcome of a run, as written to `summary.json`.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct RunSummary {
+    /// The run's name (the scene's `name`, else its file stem).
     pub name: String,
+    /// The integrator's scene-file name.
     pub integrator: String,
+    /// How the run ended.
     pub status: RunStatus,
+    /// The message of the error that stopped the run (None: it completed).
     pub error: Option<String>,
+    /// The steps the run was to take: the duration over the time step, rounded.
     pub steps_planned: usize,
+    /// The simulation time the run reached, s.
     pub final_time: f64,
+    /// The time step, s.
     pub time_step: f64,
+    /// Vertices of the mesh.
     pub vertices: usize,
+    /// Elements of the mesh (tetrahedra, or triangles in 2D).
     pub elements: usize,
+    /// Degrees of freedom not held by pins at t = 0.
     pub free_dofs_at_start: usize,
+    /// Wall-clock seconds the run took, over all its sessions when it was resumed.
     pub wall_seconds: f64,
+    /// Totals over the steps: iterations, residuals, split steps, tears, timings.
     pub statistics: StepStatistics,
+    /// The energies and momenta of the last state recorded (None if there is none).
     pub final_energy: Option<EnergyRecord>,
+    /// The files the run wrote: the frame collection, `energies.csv`, the plot, `summary.json`.
     pub outputs: Vec<PathBuf>,
+    /// What the user should know about the run: the scene's notes, split steps,
+    /// a resumption, outputs that could not be written.
     pub notes: Vec<String>,
     /// The scene text, so the summary alone says what was run.
     pub scene: Option<String>,
@@ -171,9 +194,14 @@ fn draw_pictures(
 /// What a run produced. `failure` is set when it stopped early; everything up
 /// to that point is in `records`, `state` and on disk.
 pub struct RunOutcome {
+    /// The summary, as written to `summary.json`.
     pub summary: RunSummary,
+    /// The state the run ended with: the last one, or the last good one when it stopped early.
     pub state: State,
+    /// The energies and momenta of the initial state and after every step (a
+    /// resumed run without `energies.csv` has only those of its own steps).
     pub records: Vec<EnergyRecord>,
+    /// What stopped the run early (None: every planned step was taken).
     pub failure: Option<HookeError>,
 }
 
@@ -212,6 +240,9 @@ pub struct Simulation<'a> {
 }
 
 impl<'a> Simulation<'a> {
+    /// A run of `model` stepped by `integrator` as `settings` say, with no
+    /// notes, no scene text (so no checkpoints), no progress callback and
+    /// relative scene paths taken from the current folder.
     pub fn new(model: &'a Model, integrator: &'a mut dyn Integrator, settings: &'a RunSettings) -> Simulation<'a> {
         Simulation {
             model,

@@ -17,9 +17,13 @@ pub enum TetsPerHex {
 /// A box `[origin, origin + size]` cut into `cells` hexahedra.
 #[derive(Clone, Debug)]
 pub struct BoxMeshOptions {
+    /// The box's minimum corner, m.
     pub origin: Vector3<f64>,
+    /// The box's edge lengths along x, y and z, m (each positive).
     pub size: Vector3<f64>,
+    /// Hexahedral cells along x, y and z.
     pub cells: [usize; 3],
+    /// How each cell is split into tetrahedra.
     pub tets_per_hex: TetsPerHex,
 }
 

@@ -102,8 +102,11 @@ impl TetGrid {
 /// the Gmsh physical group); generated meshes start with label 0 everywhere.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TetMesh {
+    /// Rest positions of the vertices, m.
     pub vertices: Vec<Vector3<f64>>,
+    /// The four vertex indices of each tetrahedron.
     pub tets: Vec<[usize; 4]>,
+    /// The label of each tetrahedron (its material region).
     pub labels: Vec<i32>,
 }
 
@@ -162,10 +165,12 @@ impl TetMesh {
         Ok(TetMesh { vertices, tets, labels })
     }
 
+    /// The number of vertices.
     pub fn vertex_count(&self) -> usize {
         self.vertices.len()
     }
 
+    /// The number of tetrahedra.
     pub fn tet_count(&self) -> usize {
         self.tets.len()
     }
@@ -277,7 +282,9 @@ pub(crate) fn compact<const N: usize>(vertices: &mut Vec<Vector3<f64>>, elements
 /// The mesh a model is made of: tetrahedra in 3D, triangles in 2D.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Mesh {
+    /// A 3D body meshed with tetrahedra.
     Tetrahedra(TetMesh),
+    /// A 2D (plane-strain) body meshed with triangles in the plane z = 0.
     Triangles(TriangleMesh),
 }
 
@@ -298,6 +305,7 @@ impl Mesh {
         }
     }
 
+    /// The rest positions, to move or replace (z = 0 in 2D).
     pub fn vertices_mut(&mut self) -> &mut Vec<Vector3<f64>> {
         match self {
             Mesh::Tetrahedra(m) => &mut m.vertices,
@@ -305,10 +313,12 @@ impl Mesh {
         }
     }
 
+    /// The number of vertices.
     pub fn vertex_count(&self) -> usize {
         self.vertices().len()
     }
 
+    /// The number of elements (tetrahedra or triangles).
     pub fn element_count(&self) -> usize {
         match self {
             Mesh::Tetrahedra(m) => m.tet_count(),
@@ -332,6 +342,7 @@ impl Mesh {
         }
     }
 
+    /// The label of each element (its material region).
     pub fn labels(&self) -> &[i32] {
         match self {
             Mesh::Tetrahedra(m) => &m.labels,

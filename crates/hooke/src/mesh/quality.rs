@@ -6,15 +6,21 @@ use nalgebra::Vector3;
 /// Quality figures of a mesh.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct QualityReport {
+    /// The number of vertices.
     pub vertices: usize,
+    /// The number of tetrahedra.
     pub tets: usize,
-    /// Smallest and largest dihedral angle over all tets, degrees.
+    /// Smallest dihedral angle over all tets, degrees.
     pub min_dihedral_degrees: f64,
+    /// Largest dihedral angle over all tets, degrees.
     pub max_dihedral_degrees: f64,
     /// Largest aspect ratio: longest edge / (2√6 × inradius), 1 for a regular tet.
     pub max_aspect_ratio: f64,
+    /// Smallest signed tet volume, m³ (negative for an inverted tet).
     pub min_volume: f64,
+    /// Largest signed tet volume, m³.
     pub max_volume: f64,
+    /// Sum of the signed tet volumes, m³.
     pub total_volume: f64,
 }
 

@@ -19,68 +19,102 @@ use std::sync::Arc;
 pub enum Shape {
     /// Axis-aligned box [min, max].
     Box {
+        /// The corner with the smallest coordinates, m.
         min: [f64; 3],
+        /// The corner with the largest coordinates, m (above `min` along every axis).
         max: [f64; 3],
     },
+    /// A ball.
     Ball {
+        /// Centre, m.
         center: [f64; 3],
+        /// Radius, m.
         radius: f64,
     },
     /// Capped cylinder around the segment start–end.
     Cylinder {
+        /// Centre of one cap, m.
         start: [f64; 3],
+        /// Centre of the other cap, m.
         end: [f64; 3],
+        /// Radius, m.
         radius: f64,
     },
     /// All points within `radius` of the segment start–end.
     Capsule {
+        /// One end of the segment, m.
         start: [f64; 3],
+        /// The other end of the segment, m.
         end: [f64; 3],
+        /// Radius, m.
         radius: f64,
     },
     /// Ring around `axis` through `center`.
     Torus {
+        /// The ring's centre, m.
         center: [f64; 3],
+        /// Direction of the ring's axis, any length but zero (default `[0, 0, 1]`).
         #[serde(default = "default_axis")]
         axis: [f64; 3],
+        /// From the centre to the tube's centre line, m.
         major_radius: f64,
+        /// Radius of the tube, m.
         minor_radius: f64,
     },
     /// A coiled tube (a rope): the helix of `radius` around the z axis through
     /// `center`, rising `pitch` per turn from `center`, swept by a ball of radius `thickness`.
     Helix {
+        /// The point on the coil's axis at the height it starts from, m.
         center: [f64; 3],
+        /// From the axis to the tube's centre line, m.
         radius: f64,
+        /// Rise along z per turn, m.
         pitch: f64,
+        /// Number of turns (need not be whole).
         turns: f64,
+        /// Radius of the tube, m.
         thickness: f64,
     },
     /// Regular hexagonal prism along z: `radius` from the axis to a corner.
     HexagonalPrism {
+        /// The prism's centre, m.
         center: [f64; 3],
+        /// From the axis to a corner (a corner lies along x), m.
         radius: f64,
+        /// Length along z, centred on `center`, m.
         height: f64,
     },
+    /// The points inside any of the shapes (at least one).
     Union(Vec<Shape>),
+    /// The points inside all of the shapes (at least one).
     Intersection(Vec<Shape>),
     /// `base` with every shape of `subtract` removed.
     Difference {
+        /// The solid the others are removed from.
         base: Box<Shape>,
+        /// The solids removed from `base`.
         subtract: Vec<Shape>,
     },
     /// `count` copies of `shape` spaced by `spacing` along x, y, z; with
     /// `stagger`, every odd row along y shifts by half a spacing in x (a
     /// honeycomb's hexagons, a brick bond).
     Repeat {
+        /// The shape copied; the first copy is the shape itself.
         shape: Box<Shape>,
+        /// The offsets between copies along x, y and z, m.
         spacing: [f64; 3],
+        /// Copies along x, y and z (each at least 1).
         count: [usize; 3],
+        /// Shift every odd row along y by half a spacing in x (default false).
         #[serde(default)]
         stagger: bool,
     },
     /// A closed triangle surface (OBJ, STL or PLY), inside by winding number.
     Surface {
+        /// The surface file (.obj, .stl ASCII or binary, .ply), relative to the scene's folder.
         file: String,
+        /// The surface as read by [`Shape::prepare`] (None before: the shape
+        /// then contains nothing); not a scene key.
         #[serde(skip)]
         loaded: Option<Arc<TriangleSoup>>,
     },
@@ -293,6 +327,9 @@ impl Shape {
         }
     }
 
+    /// Checks the shape's dimensions (positive radii, `max` > `min`, …) and
+    /// reads the surface files it names, relative to `base`; `key` names the
+    /// shape in errors (such as `bodies[0].mesh.solid.shape`).
     pub fn prepare(&mut self, base: &std::path::Path, key: &str) -> Result<()> {
         let positive = |name: &str, value: f64| {
             if value > 0.0 && value.is_finite() {

@@ -9,8 +9,11 @@ use nalgebra::Vector3;
 /// A generated network with local vertex indices.
 #[derive(Clone, Debug, Default)]
 pub struct NetworkPart {
+    /// Positions of the network's vertices, m.
     pub vertices: Vec<Vector3<f64>>,
+    /// The springs, with rest lengths the generated distances.
     pub springs: Vec<Spring>,
+    /// The mass lumped at each vertex, kg.
     pub masses: Vec<f64>,
     /// Cloth: the grid's triangles (two per cell), for membrane elements.
     pub triangles: Vec<[usize; 3]>,
@@ -91,8 +94,11 @@ pub fn helix_rope(
 /// Cloth stiffnesses, N/m per spring.
 #[derive(Clone, Copy, Debug)]
 pub struct ClothStiffness {
+    /// Stiffness of the stretch springs on the grid edges (0: none).
     pub stretch: f64,
+    /// Stiffness of the shear springs on both diagonals of each cell (0: none).
     pub shear: f64,
+    /// Stiffness of the bend springs across every second vertex (0: none).
     pub bend: f64,
 }
 

@@ -37,9 +37,13 @@ const MAX_LATTICE_VERTICES: usize = 40_000_000;
 /// What the mesher did.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct StuffingReport {
+    /// Cubes of the body-centred cubic lattice along x, y and z.
     pub lattice_cells: [usize; 3],
+    /// Lattice vertices: cube corners and cube centres.
     pub lattice_vertices: usize,
+    /// Points where a lattice edge crosses the surface (before warping removes some).
     pub cut_points: usize,
+    /// Lattice vertices snapped onto a nearby cut point (warped onto the surface).
     pub warped_vertices: usize,
     /// Output tets whose stencil orientation had to be flipped (should be 0).
     pub flipped: usize,

@@ -9,7 +9,9 @@ use rayon::prelude::*;
 /// A triangle surface: vertices and index triples.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TriangleSoup {
+    /// The surface's vertex positions, m.
     pub vertices: Vec<Vector3<f64>>,
+    /// The three vertex indices of each triangle.
     pub triangles: Vec<[usize; 3]>,
 }
 

@@ -8,8 +8,11 @@ use nalgebra::Vector3;
 /// A planar triangle mesh with per-element labels.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TriangleMesh {
+    /// Rest positions of the vertices, m (z = 0).
     pub vertices: Vec<Vector3<f64>>,
+    /// The three vertex indices of each triangle, counter-clockwise.
     pub triangles: Vec<[usize; 3]>,
+    /// The label of each triangle (its material region).
     pub labels: Vec<i32>,
 }
 
@@ -29,10 +32,12 @@ impl TriangleMesh {
         })
     }
 
+    /// The number of vertices.
     pub fn vertex_count(&self) -> usize {
         self.vertices.len()
     }
 
+    /// The number of triangles.
     pub fn triangle_count(&self) -> usize {
         self.triangles.len()
     }
@@ -43,6 +48,7 @@ impl TriangleMesh {
         0.5 * ((b - a).x * (c - a).y - (b - a).y * (c - a).x)
     }
 
+    /// Centroid of triangle e at rest.
     pub fn centroid(&self, e: usize) -> Vector3<f64> {
         self.triangles[e]
             .iter()

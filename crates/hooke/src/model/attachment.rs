@@ -11,16 +11,24 @@ use crate::error::Result;
 use crate::linalg::LowerPattern;
 use nalgebra::Vector3;
 
+/// A group of soft-pinned vertices: zero-length springs of total stiffness k
+/// pull their held components toward the positions `motion` prescribes, until
+/// `release_time`.
 #[derive(Clone, Debug)]
 pub struct Attachment {
+    /// The vertices pulled.
     pub vertices: Vec<usize>,
     /// Rest positions of the vertices (z = 0 in 2D).
     pub rest: Vec<Vector3<f64>>,
+    /// How the targets move from `rest` (`Fixed`: they stay there).
     pub motion: Motion,
+    /// The time after which the springs are gone, s (None: never).
     pub release_time: Option<f64>,
+    /// Which components (x, y, z) are pulled; the others are left free.
     pub components: [bool; 3],
     /// kᵥ of each vertex, N/m.
     pub stiffnesses: Vec<f64>,
+    /// Coordinates per vertex of the model it acts on (2 or 3).
     pub dimension: usize,
     /// Each vertex's diagonal positions in the pattern, per component.
     diagonal: Vec<[usize; 3]>,

@@ -9,7 +9,9 @@ use nalgebra::Vector3;
 /// Each listed vertex stays on the surface of `shape`: gᵥ(x) = signed distance = 0.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SurfaceConstraint {
+    /// The vertices kept on the surface.
     pub vertices: Vec<usize>,
+    /// The surface: a plane or a sphere (a box is refused: not smooth).
     pub shape: ObstacleShape,
 }
 

@@ -17,30 +17,40 @@ use nalgebra::{Matrix3, Vector3};
 pub enum ObstacleShape {
     /// The half-space behind a plane: (x − point)·n̂ < 0 is inside.
     Plane {
+        /// A point of the plane, m.
         #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         point: [f64; 3],
+        /// The plane's normal n, pointing out of the obstacle (any length but zero).
         #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         normal: [f64; 3],
     },
     /// A solid ball.
     Sphere {
+        /// Centre, m.
         #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         center: [f64; 3],
+        /// Radius, m.
         radius: f64,
     },
     /// A solid axis-aligned box.
     Box {
+        /// The corner with the smallest coordinates, m.
         #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         min: [f64; 3],
+        /// The corner with the largest coordinates, m.
         #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         max: [f64; 3],
     },
     /// A solid ring (3D only): the points within `minor_radius` of the circle
     /// of `major_radius` about `center` in the plane normal to `axis`.
     Torus {
+        /// The ring's centre, m.
         center: [f64; 3],
+        /// Direction of the ring's axis (any length but zero).
         axis: [f64; 3],
+        /// From the centre to the tube's centre line, m.
         major_radius: f64,
+        /// Radius of the tube, m.
         minor_radius: f64,
     },
 }
@@ -49,6 +59,7 @@ pub enum ObstacleShape {
 #[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Obstacle {
+    /// The obstacle's solid.
     pub shape: ObstacleShape,
     /// κ, 1/s²: penalty stiffness per unit mass.
     pub stiffness: f64,
@@ -67,6 +78,8 @@ pub struct Proximity {
 }
 
 impl ObstacleShape {
+    /// The signed distance from `x` to the surface, the outward normal there
+    /// and the normal's derivative.
     pub fn proximity(&self, x: &Vector3<f64>) -> Proximity {
         match self {
             ObstacleShape::Plane { point, normal } => {
@@ -210,6 +223,8 @@ pub struct ContactPenalty {
 }
 
 impl ContactPenalty {
+    /// The penalties of `obstacles` on vertices of lumped `masses` (kg), with
+    /// `dimension` coordinates per vertex.
     pub fn new(obstacles: Vec<Obstacle>, masses: Vec<f64>, dimension: usize) -> ContactPenalty {
         ContactPenalty {
             obstacles,

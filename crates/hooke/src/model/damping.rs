@@ -23,6 +23,8 @@ pub enum DampingStiffness {
     Current,
 }
 
+/// The `[damping]` table: Rayleigh damping D = αM + βK, viscoelastic damping
+/// and ether drag; every coefficient defaults to 0 (none).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Damping {
@@ -32,6 +34,7 @@ pub struct Damping {
     /// β, s.
     #[serde(default)]
     pub stiffness_coefficient: f64,
+    /// Which K the β term uses: `"rest"` (default, once) or `"current"` (each step's start).
     #[serde(default)]
     pub stiffness: DampingStiffness,
     /// k_D, s: viscoelastic damping coefficient (0: none).
@@ -91,6 +94,7 @@ impl super::Model {
         Ok(())
     }
 
+    /// The model's damping (None: undamped).
     pub fn damping(&self) -> Option<Damping> {
         self.damping
     }

@@ -33,6 +33,7 @@ impl DofMap {
         }
     }
 
+    /// The number of free DOFs: the unknowns of a step.
     pub fn free_count(&self) -> usize {
         self.free_dofs.len()
     }
@@ -63,12 +64,14 @@ impl DofMap {
 /// comes from in the full pattern.
 #[derive(Debug)]
 pub struct Restriction {
+    /// The lower-triangle sparsity pattern over the free DOFs.
     pub pattern: std::sync::Arc<crate::linalg::LowerPattern>,
     /// For each entry of `pattern`, its position in the full pattern.
     pub source: Vec<usize>,
 }
 
 impl Restriction {
+    /// Restricts the model's `full` pattern to the free DOFs of `dofs`.
     pub fn new(full: &crate::linalg::LowerPattern, dofs: &DofMap) -> Restriction {
         let (pattern, source) = full.restrict(&dofs.free_index);
         Restriction {

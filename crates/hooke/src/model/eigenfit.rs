@@ -58,8 +58,11 @@ pub const DEFAULT_REFIT_TOLERANCE: f64 = 1e-3;
 /// The rest data for one set of pinned DOFs.
 #[derive(Clone, Debug)]
 pub struct RestFit {
+    /// The free DOFs (with the pins active then) this fit is for.
     pub free_dofs: Vec<usize>,
+    /// The coarse model's lowest eigenvalues λ = ω² at rest, 1/s².
     pub coarse_eigenvalues: Vec<f64>,
+    /// The fine reference's lowest eigenvalues at rest, 1/s² (empty when the ratios were given).
     pub fine_eigenvalues: Vec<f64>,
     /// rᵢ = λⱼ^fine / λᵢ^coarse with j = i, or with j the fine mode of the
     /// same shape under [`Pairing::Shape`] (1 for rigid modes).
@@ -102,7 +105,10 @@ pub enum Refit {
     /// Followed from the last step's modes with this many Rayleigh–Ritz
     /// steps beyond the first (each one more block solve; 0: the old modes,
     /// projected on the new K, passed).
-    Tracked { iterations: usize },
+    Tracked {
+        /// Rayleigh–Ritz steps beyond the first.
+        iterations: usize,
+    },
     /// The stiffness was the same to the bit (linear elasticity): the last modes.
     Reused,
 }
@@ -124,12 +130,15 @@ pub enum Pairing {
 /// What the last step's refit found.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FitReport {
+    /// How the step's modes were found.
     pub refit: Refit,
     /// Current modes matched to a rest mode (the others keep ratio 1).
     pub matched: usize,
+    /// The current modes computed (the scene's `modes`; fewer on a tiny model).
     pub modes: usize,
     /// The ratio applied to each current mode.
     pub applied_ratios: Vec<f64>,
+    /// The current modes' eigenvalues λ = ω² of the uncorrected stiffness at the step's start, 1/s².
     pub eigenvalues: Vec<f64>,
 }
 

@@ -56,9 +56,11 @@ pub fn ramp(ramp_time: f64, time: f64) -> f64 {
 /// leaves every force and step unchanged.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Gravity {
+    /// Gravitational acceleration g, m/s².
     pub acceleration: Vector3<f64>,
     /// Lumped mass of each vertex.
     pub masses: Vec<f64>,
+    /// Coordinates per vertex of the model it acts on (2 or 3).
     pub dimension: usize,
     /// Seconds over which gravity grows from 0 to full (0: full at once).
     pub ramp_time: f64,
@@ -126,6 +128,7 @@ impl EnergyTerm for Gravity {
 /// A force on a region.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RegionForce {
+    /// The vertices the force acts on.
     pub vertices: Vec<usize>,
     /// Fraction of the total that each selected vertex receives (sums to 1).
     pub shares: Vec<f64>,
@@ -133,7 +136,9 @@ pub struct RegionForce {
     pub total: Vector3<f64>,
     /// Amplitude of the periodic part, N: total + amplitude · sin(2π f t + phase).
     pub amplitude: Vector3<f64>,
+    /// f of the periodic part, Hz.
     pub frequency: f64,
+    /// The periodic part's phase, rad.
     pub phase: f64,
     /// Seconds over which the force grows from 0 to full (0: full at once).
     pub ramp_time: f64,

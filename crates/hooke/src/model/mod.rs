@@ -17,7 +17,7 @@ mod subspace;
 pub mod tearing;
 mod term;
 mod term_history;
-pub mod vectors;
+pub(crate) mod vectors;
 mod viscoelastic;
 
 pub use attachment::Attachment;
@@ -46,8 +46,11 @@ use std::sync::{Arc, Mutex};
 /// The energies of a state by kind (loads are not counted: see [`TermKind::Load`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct EnergyParts {
+    /// Energy stored by the elastic terms (elements, springs), J.
     pub elastic: f64,
+    /// Gravitational potential energy, J (measured from the gravity term's datum).
     pub gravitational: f64,
+    /// Contact penalty energy of the obstacles, J.
     pub contact: f64,
 }
 
@@ -236,6 +239,7 @@ impl Model {
         }
     }
 
+    /// The mesh at rest, every body merged into one.
     pub fn mesh(&self) -> &Mesh {
         &self.mesh
     }
@@ -290,15 +294,16 @@ impl Model {
         self.mesh.dimension()
     }
 
+    /// The degrees of freedom: coordinates per vertex times vertices, pinned ones included.
     pub fn dof_count(&self) -> usize {
         self.dimension() * self.mesh.vertex_count()
     }
 
+    /// The terms of the potential energy: elasticity, springs, gravity, loads, contact, ….
     pub fn terms(&self) -> &[Box<dyn EnergyTerm>] {
         &self.terms
     }
 
-    /// The material of every element, term by term in element order.
     /// Each element's material as a number: the distinct materials in order
     /// of first appearance (for colouring pictures by material).
     pub fn material_numbers(&self) -> Vec<i32> {
@@ -315,6 +320,7 @@ impl Model {
             .collect()
     }
 
+    /// The material of every element, term by term in element order.
     pub fn materials(&self) -> Vec<MaterialRef> {
         self.terms
             .iter()
@@ -334,6 +340,7 @@ impl Model {
         &self.pattern
     }
 
+    /// The mass matrix M, lumped or consistent (the `MassKind` the model was made with).
     pub fn mass(&self) -> &MassMatrix {
         &self.mass
     }
@@ -617,6 +624,7 @@ impl Model {
         Ok(())
     }
 
+    /// The reduced coordinates x = x₀ + B u the model is simulated in (None: every free DOF).
     pub fn subspace(&self) -> Option<&Subspace> {
         self.subspace.as_deref()
     }
@@ -653,6 +661,7 @@ impl Model {
         self.set_gravity(self.gravity);
     }
 
+    /// The gravitational acceleration at full strength, m/s².
     pub fn gravity(&self) -> Vector3<f64> {
         self.gravity
     }
@@ -680,6 +689,7 @@ impl Model {
         self.replace_terms(TermKind::Contact, Some(Box::new(term)));
     }
 
+    /// The rigid obstacles, in the order they were added.
     pub fn obstacles(&self) -> &[Obstacle] {
         &self.obstacles
     }
@@ -691,6 +701,7 @@ impl Model {
         Ok(())
     }
 
+    /// The surface constraints (kept by the variational midpoint integrator).
     pub fn constraints(&self) -> &[SurfaceConstraint] {
         &self.constraints
     }

@@ -17,6 +17,7 @@ pub enum Motion {
     Fixed {},
     /// x(t) = X + v t.
     Translation {
+        /// v, m/s.
         #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         velocity: [f64; 3],
     },
@@ -28,6 +29,7 @@ pub enum Motion {
             deserialize_with = "crate::model::vectors::two_or_three"
         )]
         axis: [f64; 3],
+        /// c, m: a point of the axis (in 2D, the point turned about).
         #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         center: [f64; 3],
         /// Radians per second.
@@ -36,9 +38,12 @@ pub enum Motion {
     /// x(t) = X + A sin(2π f t); with `cycles = n`, for the first n periods
     /// only, then held at X (where the sine ends at zero).
     Shake {
+        /// A, m: the largest displacement from rest.
         #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         amplitude: [f64; 3],
+        /// f, Hz.
         frequency: f64,
+        /// The number of periods shaken, then held at rest (None: for ever).
         #[serde(default)]
         cycles: Option<f64>,
     },
@@ -48,9 +53,13 @@ pub enum Motion {
     /// scene key.
     #[serde(skip)]
     Segment {
+        /// t₀, s: the time at which the displacement is d₀.
         start_time: f64,
+        /// t₁, s: the vertices are held from then on.
         end_time: f64,
+        /// d₀, m: the displacement from rest at t₀.
         start_displacement: [f64; 3],
+        /// v, m/s: the velocity along the segment.
         velocity: [f64; 3],
     },
 }
@@ -153,7 +162,9 @@ pub const ALL_COMPONENTS: [bool; 3] = [true, true, true];
 /// A group of pinned vertices.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pin {
+    /// The pinned vertices.
     pub vertices: Vec<usize>,
+    /// How the pinned vertices move from their rest positions.
     pub motion: Motion,
     /// From this time on the vertices are free (None: pinned for ever).
     pub release_time: Option<f64>,
@@ -180,18 +191,21 @@ impl Pin {
         self.key.clone().unwrap_or_else(|| format!("pins[{index}]"))
     }
 
-    /// Whether the pin still holds at time t (see [`holds`]). A step from t to
-    /// t + h treats the pin as holding when it holds at t + h.
+    /// Whether the pin still holds at time t: up to and including its release
+    /// time (within rounding). A step from t to t + h treats the pin as
+    /// holding when it holds at t + h.
     pub fn is_active(&self, time: f64) -> bool {
         holds(self.release_time, time)
     }
 }
 
 impl super::Model {
+    /// Adds a group of pinned vertices.
     pub fn add_pin(&mut self, pin: Pin) {
         self.pins.push(pin);
     }
 
+    /// The pins, in the order they were added (a scene's `pins` order).
     pub fn pins(&self) -> &[Pin] {
         &self.pins
     }

@@ -11,17 +11,23 @@ pub enum Selection {
     /// Points on the plane through `point` or beyond it along `normal`:
     /// (x − point)·n̂ ≥ −tolerance. (normal = [-1,0,0] through the origin picks x ≤ 0.)
     Plane {
+        /// A point of the plane, m.
         #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         point: [f64; 3],
+        /// The plane's normal, pointing to the side selected (any length but zero).
         #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         normal: [f64; 3],
+        /// How far behind the plane a point may lie and still be selected, m
+        /// (None: 1e-9 of the mesh's bounding-box diagonal).
         #[serde(default)]
         tolerance: Option<f64>,
     },
     /// Points inside the axis-aligned box [min, max] (inclusive, with a small tolerance).
     Box {
+        /// The corner with the smallest coordinates, m.
         #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         min: [f64; 3],
+        /// The corner with the largest coordinates, m.
         #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         max: [f64; 3],
     },

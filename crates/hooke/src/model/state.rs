@@ -3,8 +3,11 @@
 /// Positions and velocities of every vertex (interleaved x, y(, z): `Model::dimension` per vertex) at a time.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct State {
+    /// Simulation time, s.
     pub time: f64,
+    /// Vertex positions, m, interleaved.
     pub positions: Vec<f64>,
+    /// Vertex velocities, m/s, interleaved.
     pub velocities: Vec<f64>,
 }
 

@@ -40,6 +40,7 @@ impl Subspace {
         Ok(Subspace { origin, basis })
     }
 
+    /// r: the number of reduced coordinates (the basis's columns).
     pub fn rank(&self) -> usize {
         self.basis.ncols()
     }

@@ -22,6 +22,7 @@ pub struct TornMask {
 }
 
 impl TornMask {
+    /// A mask of `elements` elements, none torn.
     pub fn new(elements: usize) -> TornMask {
         TornMask {
             flags: (0..elements).map(|_| AtomicBool::new(false)).collect(),
@@ -29,6 +30,7 @@ impl TornMask {
         }
     }
 
+    /// Whether `element` has torn.
     pub fn is_torn(&self, element: usize) -> bool {
         self.flags[element].load(Ordering::Relaxed)
     }
@@ -52,10 +54,12 @@ impl TornMask {
         (0..self.flags.len()).filter(|&e| self.is_torn(e)).collect()
     }
 
+    /// The number of elements the mask covers, torn or whole.
     pub fn len(&self) -> usize {
         self.flags.len()
     }
 
+    /// Whether the mask covers no element.
     pub fn is_empty(&self) -> bool {
         self.flags.is_empty()
     }
@@ -93,6 +97,7 @@ pub trait Tearable {
     /// its rest length, a finite element's largest singular value of F) exceeds
     /// `limit` at `x`.
     fn tear_overstretched(&self, x: &[f64], limit: f64) -> Torn;
+    /// Which of the term's elements have torn.
     fn torn_mask(&self) -> &TornMask;
 }
 
@@ -123,6 +128,7 @@ impl super::Model {
         self.tearing_limit = limit;
     }
 
+    /// The largest stretch an element survives (None: nothing tears).
     pub fn tearing_limit(&self) -> Option<f64> {
         self.tearing_limit
     }

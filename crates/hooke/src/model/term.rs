@@ -66,7 +66,9 @@ impl TermCapabilities {
 
 /// Where a term writes its Hessian: values on the model's pattern, and low-rank parts.
 pub struct HessianTarget<'a> {
+    /// The Hessian's entries on the model's lower-triangle pattern.
     pub values: &'a mut [f64],
+    /// Low-rank parts U S Uᵀ of the Hessian kept apart from the pattern (EigenFit's correction).
     pub low_rank: &'a mut Vec<LowRank>,
 }
 
@@ -75,8 +77,10 @@ pub trait EnergyTerm: Send + Sync {
     /// What the term is, for messages ("elasticity of 1200 tetrahedra").
     fn name(&self) -> String;
 
+    /// Which column of the energies table its energy belongs to.
     fn kind(&self) -> TermKind;
 
+    /// What the term provides: Hessians, PSD projection, linearity, time dependence, ….
     fn capabilities(&self) -> TermCapabilities;
 
     /// Calls `coupled` with each group of vertices whose DOFs the term couples
@@ -217,9 +221,11 @@ pub trait EnergyTerm: Send + Sync {
 /// A term made of elements with materials: what methods working element by
 /// element (viscoelastic damping, co-rotated integrators, outputs) may ask.
 pub trait ElasticityTerm: Send + Sync {
+    /// The number of elements.
     fn element_count(&self) -> usize;
     /// The vertices of element e.
     fn element_vertices(&self, e: usize) -> &[usize];
+    /// The material of each element.
     fn materials(&self) -> &[MaterialRef];
     /// F of every element at positions x.
     fn deformation_gradients(&self, x: &[f64]) -> Vec<Matrix3<f64>>;

@@ -9,8 +9,11 @@ use crate::error::{HookeError, Result};
 /// the model it is given back to.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TermHistory {
+    /// The term's index among the model's terms.
     pub term: usize,
+    /// The term's name, checked against the term it is given back to.
     pub name: String,
+    /// What the term carries between steps, as its `history` gave it.
     pub history: serde_json::Value,
 }
 

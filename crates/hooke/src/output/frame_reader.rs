@@ -11,9 +11,13 @@ use vtkio::model::{Attribute, CellType, DataSet, VertexNumbers, Vtk};
 /// positions, the element fields and the springs.
 #[derive(Clone, Debug)]
 pub struct FrameData {
+    /// The mesh at rest (the frame's positions minus its displacement), with the elements' labels.
     pub mesh: Mesh,
+    /// The vertices' positions in the frame, m.
     pub positions: Vec<Vector3<f64>>,
+    /// Strain energy density of each element, J/m³ (0 where the file has none).
     pub strain_energy_density: Vec<f64>,
+    /// The springs (the file's line cells), as pairs of vertex indices.
     pub edges: Vec<[usize; 2]>,
     /// Vertex velocities (zero when the file has none).
     pub velocities: Vec<Vector3<f64>>,

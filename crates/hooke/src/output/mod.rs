@@ -2,14 +2,14 @@
 //! a plot of the energies.
 
 pub mod animation;
-pub mod atomic;
+pub(crate) mod atomic;
 mod energies;
 mod font;
 mod frame_reader;
 mod obstacle_shapes;
 mod plot;
 mod render;
-pub mod run_files;
+pub(crate) mod run_files;
 mod tidy;
 mod vtk_series;
 mod xml_check;
@@ -25,9 +25,14 @@ pub use vtk_series::{write_vtu, Frame, VtkSeriesWriter};
 /// One row of the energies table.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct EnergyRecord {
+    /// Simulation time, s.
     pub time: f64,
+    /// Kinetic energy ½ vᵀMv, J.
     pub kinetic: f64,
+    /// Elastic energy stored in the elements and springs, J.
     pub elastic: f64,
+    /// Gravitational potential energy, J, measured from the gravity term's datum
+    /// (for a scene, the run's initial state, so it starts at 0).
     pub gravitational: f64,
     /// Contact penalty energy.
     pub penalty: f64,
@@ -35,7 +40,9 @@ pub struct EnergyRecord {
     pub total: f64,
     /// Work done against damping forces since the start (physical dissipation).
     pub dissipated: f64,
+    /// Linear momentum Σ mᵢvᵢ, kg·m/s.
     pub linear_momentum: [f64; 3],
+    /// Angular momentum Σ xᵢ × mᵢvᵢ about the origin, kg·m²/s (along z in 2D).
     pub angular_momentum: [f64; 3],
     /// Deepest penetration into an obstacle, m.
     pub max_penetration: f64,

@@ -56,6 +56,7 @@ impl std::str::FromStr for RenderField {
 #[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RenderSettings {
+    /// What colours the body (default `label`).
     #[serde(default)]
     pub field: RenderField,
     /// Camera direction around the vertical (z) axis, degrees from +x toward +y.
@@ -64,8 +65,10 @@ pub struct RenderSettings {
     /// Camera height above the horizontal plane, degrees (90: from the top).
     #[serde(default = "default_elevation")]
     pub elevation_degrees: f64,
+    /// Image width in pixels (default 800).
     #[serde(default = "default_width")]
     pub width: u32,
+    /// Image height in pixels (default 600).
     #[serde(default = "default_height")]
     pub height: u32,
     /// Cut the body open: elements whose centroid lies on the side of the
@@ -82,7 +85,9 @@ pub struct RenderSettings {
 #[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClipPlane {
+    /// A point of the plane, m.
     pub point: [f64; 3],
+    /// The plane's normal, pointing to the side taken away.
     pub normal: [f64; 3],
 }
 
@@ -178,7 +183,9 @@ impl RenderSettings {
 /// What to draw: the mesh with current positions and the fields it may be coloured by.
 #[derive(Clone, Copy, Debug)]
 pub struct RenderInput<'a> {
+    /// The mesh: elements, labels and rest positions.
     pub mesh: &'a Mesh,
+    /// The vertices' current positions, m, one per mesh vertex.
     pub positions: &'a [Vector3<f64>],
     /// Per element: the energy density (for `EnergyDensity`) or a material
     /// number (for `Material`); may be empty otherwise.
@@ -192,8 +199,11 @@ pub struct RenderInput<'a> {
 /// An RGB image and what was drawn.
 #[derive(Clone, Debug)]
 pub struct Image {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// The RGB colour of every pixel, row by row (`width` × `height` of them).
     pub pixels: Vec<[u8; 3]>,
     /// Range of the colouring field (min, max), when it is a scalar field.
     pub field_range: Option<(f64, f64)>,
@@ -206,7 +216,11 @@ pub struct Image {
 /// each picture to itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Framing {
+    /// The camera window on the view plane (lower, upper corner) that every
+    /// picture shares (None: each picture fits its own body).
     pub view_bounds: Option<([f64; 2], [f64; 2])>,
+    /// The colour range (min, max) of a scalar field that every picture shares
+    /// (None: each picture its own).
     pub field_range: Option<(f64, f64)>,
 }
 

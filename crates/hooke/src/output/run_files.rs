@@ -66,26 +66,6 @@ pub fn clear_previous_modes(directory: &Path) -> Result<usize> {
     clear_matching(directory, is_modes_file)
 }
 
-/// Removes `<prefix><n><extension>` for every n ≥ `first`: the pictures a
-/// resumed run will draw again.
-pub fn remove_numbered_from(directory: &Path, prefix: &str, extension: &str, first: usize) -> Result<usize> {
-    let mut removed = 0;
-    let entries = std::fs::read_dir(directory).map_err(|error| HookeError::io(directory, error))?;
-    for entry in entries {
-        let entry = entry.map_err(|error| HookeError::io(directory, error))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let number = name
-            .strip_prefix(prefix)
-            .and_then(|rest| rest.strip_suffix(extension))
-            .and_then(|digits| digits.parse::<usize>().ok());
-        if number.is_some_and(|n| n >= first) {
-            std::fs::remove_file(entry.path()).map_err(|error| HookeError::io(entry.path(), error))?;
-            removed += 1;
-        }
-    }
-    Ok(removed)
-}
-
 fn clear_matching(directory: &Path, owned: fn(&str) -> bool) -> Result<usize> {
     let entries = match std::fs::read_dir(directory) {
         Ok(entries) => entries,

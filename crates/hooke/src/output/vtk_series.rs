@@ -14,15 +14,15 @@ use vtkio::model::{
 /// The state of the body at one output time.
 #[derive(Clone, Copy, Debug)]
 pub struct Frame<'a> {
-    /// Simulation time [s].
+    /// Simulation time, s.
     pub time: f64,
     /// Elements (tetrahedra, or triangles in 2D), labels and rest positions.
     pub mesh: &'a Mesh,
-    /// Current vertex positions [m], one per mesh vertex.
+    /// Current vertex positions, m, one per mesh vertex.
     pub positions: &'a [Vector3<f64>],
-    /// Vertex velocities [m/s], one per mesh vertex.
+    /// Vertex velocities, m/s, one per mesh vertex.
     pub velocities: &'a [Vector3<f64>],
-    /// Strain energy density [J/m³], one per element.
+    /// Strain energy density, J/m³, one per element.
     pub strain_energy_density: &'a [f64],
     /// Springs of mass-spring networks, written as line cells after the tets
     /// (label −1, strain energy density 0).
@@ -32,7 +32,7 @@ pub struct Frame<'a> {
     /// empty to leave the field out.
     pub materials: &'a [i32],
     /// Discontinuous Galerkin bodies: the mean displacement of the copies of
-    /// each vertex, at every copy [m]; empty to leave the field out.
+    /// each vertex, at every copy, m; empty to leave the field out.
     pub continuous_displacement: &'a [Vector3<f64>],
 }
 

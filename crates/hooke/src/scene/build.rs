@@ -15,8 +15,12 @@ use nalgebra::Vector3;
 
 /// Everything needed to run a scene.
 pub struct BuiltScene {
+    /// The bodies (merged into one mesh) with their materials, pins, forces, contact and damping.
     pub model: Model,
+    /// The integrator the scene's `[integrator]` table chose, with its solver settings.
     pub integrator: Box<dyn Integrator>,
+    /// The state at t = 0: the rest shape with the bodies' initial velocities, or
+    /// what the scene's `initial` table gives (a frame, displacement and velocity tables).
     pub initial_state: State,
     /// Things the user should know (re-oriented elements, removed vertices).
     pub notes: Vec<String>,

@@ -26,6 +26,8 @@ pub struct EigenFitSection {
     /// Modes corrected (EigenFit) or compared (DAC uses the first elastic one).
     #[serde(default = "default_eigenfit_modes")]
     pub modes: usize,
+    /// `method`: `"eigenfit"` (default: the lowest modes corrected every step)
+    /// or `"dac"` (the whole stiffness scaled once).
     #[serde(default)]
     pub method: EigenFitMethod,
     /// The relative residual ‖Ku − λMu‖ / ‖Ku‖ at which each step's modes
@@ -41,6 +43,7 @@ fn default_eigenfit_modes() -> usize {
     10
 }
 
+/// `[eigenfit] method`: how the body's stiffness is corrected toward the fine mesh's frequencies.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EigenFitMethod {
@@ -60,22 +63,29 @@ pub struct TearingSection {
     pub stretch: f64,
 }
 
+/// A scene file as written: its top-level keys and tables (docs/scene-format.md
+/// describes each).
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SceneFile {
+    /// `name`: names the run and its default output folder `out/<name>` (None: the file's stem).
     pub name: Option<String>,
+    /// `description`: free text about the scene, for its readers.
     pub description: Option<String>,
     /// Which experiment of which source document the scene reproduces, if any.
     pub reproduces: Option<String>,
     /// 3 (default), or 2 for plane strain: triangle bodies, 2-component vectors.
     #[serde(default = "default_dimension")]
     pub dimension: usize,
+    /// `[simulation]`: the duration, time step and mass matrix (required).
     pub simulation: SimulationSection,
+    /// `[[bodies]]`: the deformable bodies, merged into one mesh in the order given.
     #[serde(default)]
     pub bodies: Vec<BodySection>,
     /// Mass-spring networks (ropes, cloth), after the bodies in vertex numbering.
     #[serde(default)]
     pub networks: Vec<NetworkSection>,
+    /// `[[pins]]`: vertices held or moved along prescribed paths (default: none).
     #[serde(default)]
     pub pins: Vec<PinSection>,
     /// Zero-length springs pulling vertices to a point (Liu 2018 thesis, §8.2).
@@ -84,6 +94,7 @@ pub struct SceneFile {
     /// Vertices kept on a plane or sphere (variational midpoint only).
     #[serde(default)]
     pub constraints: Vec<ConstraintSection>,
+    /// `[[forces]]`: total forces on selected vertices (default: none).
     #[serde(default)]
     pub forces: Vec<ForceSection>,
     /// Pressures and tractions on surfaces (3D).
@@ -95,6 +106,7 @@ pub struct SceneFile {
     /// Seconds over which gravity grows linearly from 0 to full (0: at once).
     #[serde(default)]
     pub gravity_ramp_time: f64,
+    /// `[damping]`: Rayleigh and viscoelastic damping and ether drag (None: undamped).
     pub damping: Option<Damping>,
     /// Springs and elements stretched beyond a limit tear (Liu 2018 thesis, §8.4).
     pub tearing: Option<TearingSection>,
@@ -103,6 +115,7 @@ pub struct SceneFile {
     /// Rigid obstacles the bodies collide with (penalty contact).
     #[serde(default)]
     pub obstacles: Vec<Obstacle>,
+    /// `[integrator]`: the time integration method and its own keys (default `backward_euler`).
     #[serde(default)]
     pub integrator: IntegratorConfig,
     /// The minimiser of the implicit integrators and the static solve.
@@ -114,6 +127,8 @@ pub struct SceneFile {
     pub subspace: Option<SubspaceSection>,
     /// Where the run starts, when not at rest: a frame of an earlier run.
     pub initial: Option<InitialSection>,
+    /// `[output]`: the output folder and what is written (default: a frame every
+    /// step, the energies table and its plot).
     #[serde(default)]
     pub output: OutputSection,
 }
@@ -159,7 +174,10 @@ fn default_dimension() -> usize {
 pub enum CoordinatesSection {
     /// The lowest `modes` vibration modes of (K, M) at rest, with the pins held:
     /// linear modal reduction, for small deformations about the rest shape.
-    Modal { modes: usize },
+    Modal {
+        /// The number m of modes: the subspace's coordinates.
+        modes: usize,
+    },
 }
 
 /// The `[subspace]` table: x = X̄ + B u with B the linear-blend skinning of
@@ -177,6 +195,7 @@ pub struct SubspaceSection {
     pub seed: u64,
 }
 
+/// `[simulation]`: how long to simulate, with which time step and mass matrix.
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimulationSection {
@@ -184,14 +203,20 @@ pub struct SimulationSection {
     pub duration: f64,
     /// Time step h, s.
     pub time_step: f64,
+    /// `mass`: `"lumped"` (default) or `"consistent"`.
     #[serde(default)]
     pub mass: MassKind,
 }
 
+/// `[[bodies]]`: one deformable body: its mesh, its material and material
+/// regions, where it is placed and how it starts moving.
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BodySection {
+    /// `mesh`: a generated box or rectangle, a mesh file, or a solid meshed by isosurface stuffing.
     pub mesh: MeshSource,
+    /// `material`: the body's material table (`model` and that model's keys),
+    /// for the elements no region selects.
     pub material: MaterialSection,
     /// Material overrides for parts of the body (later entries win).
     #[serde(default)]
@@ -216,8 +241,10 @@ pub struct BodySection {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Discretization {
+    /// Conforming elements that share their vertices.
     #[default]
     Continuous,
+    /// Every triangle with vertices of its own, joined across edges by interface terms (2D).
     Discontinuous(DiscontinuousSection),
 }
 
@@ -241,6 +268,7 @@ fn default_formulation() -> crate::fem::Formulation {
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkSection {
+    /// `shape`: a rope, a coiled rope (`helix`) or a cloth.
     pub shape: NetworkShape,
     /// Ropes: axial stiffness EA, N (each segment gets EA/l₀). Cloth: stretch springs, N/m.
     pub stiffness: f64,
@@ -265,39 +293,56 @@ pub struct NetworkSection {
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MembraneSection {
+    /// Young's modulus, Pa; with `poisson_ratio`, it sets μ.
     pub youngs_modulus: f64,
+    /// Poisson's ratio, in (−1, 0.5).
     pub poisson_ratio: f64,
     /// m: the membrane's volume is its area times this.
     pub thickness: f64,
+    /// The smallest in-plane stretch that costs nothing (in (0, 1]).
     pub min: f64,
+    /// The largest in-plane stretch that costs nothing (at least 1).
     pub max: f64,
 }
 
+/// A network's `shape`: a straight rope, a coiled rope or a cloth.
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum NetworkShape {
     /// A straight rope.
     Rope {
+        /// One end of the rope, m.
         start: [f64; 3],
+        /// The other end of the rope, m.
         end: [f64; 3],
+        /// Springs along the rope (it has `segments` + 1 vertices).
         segments: usize,
     },
     /// A coiled rope: a helix about the z axis through `center`.
     Helix {
+        /// The point on the coil's axis at the height the rope starts from, m.
         center: [f64; 3],
+        /// Radius of the coil, m.
         radius: f64,
+        /// Rise along z per turn, m.
         pitch: f64,
+        /// Number of turns (need not be whole).
         turns: f64,
+        /// Springs along the rope (it has `segments` + 1 vertices).
         segments: usize,
     },
     /// A rectangular cloth in the plane z = origin.z.
     Cloth {
+        /// The corner with the smallest x and y, m.
         origin: [f64; 3],
+        /// Side lengths along x and y, m.
         size: [f64; 2],
+        /// Grid cells along x and y.
         cells: [usize; 2],
     },
 }
 
+/// A body's `mesh` (and `[eigenfit]`'s `reference`): where its mesh comes from.
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum MeshSource {
@@ -329,13 +374,19 @@ pub struct SolidMeshSection {
     pub edge_length: f64,
 }
 
+/// `mesh = { box = { … } }`: an axis-aligned box of hexahedral cells, each
+/// split into tetrahedra (3D).
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BoxMeshSection {
+    /// `size`: the box's edge lengths along x, y and z, m.
     pub size: [f64; 3],
+    /// `cells`: hexahedral cells along x, y and z.
     pub cells: [usize; 3],
+    /// `origin`: the box's minimum corner, m (default `[0, 0, 0]`).
     #[serde(default)]
     pub origin: [f64; 3],
+    /// `tets_per_hex`: tetrahedra per cell, 5 or 6 (default 6).
     #[serde(default = "default_tets_per_hex")]
     pub tets_per_hex: usize,
 }
@@ -345,6 +396,8 @@ fn default_tets_per_hex() -> usize {
 }
 
 impl BoxMeshSection {
+    /// The split that `tets_per_hex` names; an error on `{key}.tets_per_hex`
+    /// when it is neither 5 nor 6.
     pub fn tets_per_hex(&self, key: &str) -> Result<TetsPerHex> {
         match self.tets_per_hex {
             5 => Ok(TetsPerHex::Five),
@@ -383,18 +436,25 @@ impl MaterialSection {
     }
 }
 
+/// `[[bodies.regions]]`: a part of a body with a material of its own (later regions win).
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RegionSection {
     /// Elements in the region: by label, or by centroid inside a box or half-space.
     pub select: Selection,
+    /// `material`: the region's material table, as a body's.
     pub material: MaterialSection,
 }
 
+/// `[[pins]]`: vertices held in place or moved along a prescribed path, until
+/// an optional release time; pinned components are removed from the unknowns.
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PinSection {
+    /// `select`: the pinned vertices.
     pub select: Selection,
+    /// `motion`: how the pinned vertices move from their rest positions (default
+    /// `{ kind = "fixed" }`: held at rest).
     #[serde(default)]
     pub motion: Motion,
     /// Time at which the pinned vertices are let go, s.
@@ -473,14 +533,18 @@ impl PinSection {
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConstraintSection {
+    /// `select`: the vertices kept on the surface (they should start on it).
     pub select: Selection,
     /// A plane or a sphere (the obstacle shapes; a box is refused: not smooth).
     pub surface: ObstacleShape,
 }
 
+/// `[[forces]]`: a total force on the selected vertices, shared among them by
+/// their lumped mass: a constant part, a periodic part and an optional ramp.
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ForceSection {
+    /// `select`: the vertices the force acts on.
     pub select: Selection,
     /// Constant total force on the region, N.
     #[serde(default, deserialize_with = "crate::model::vectors::two_or_three")]
@@ -488,8 +552,10 @@ pub struct ForceSection {
     /// Amplitude of a periodic total force, N: total + amplitude · sin(2π frequency t + phase).
     #[serde(default, deserialize_with = "crate::model::vectors::two_or_three")]
     pub amplitude: [f64; 3],
+    /// `frequency` of the periodic part, Hz (default 0).
     #[serde(default)]
     pub frequency: f64,
+    /// `phase` of the periodic part, rad (default 0).
     #[serde(default)]
     pub phase: f64,
     /// Seconds over which the force grows linearly from 0 to full (0: at once).
@@ -497,6 +563,7 @@ pub struct ForceSection {
     pub ramp_time: f64,
 }
 
+/// `[output]`: where a run's results go and which of them are written.
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct OutputSection {
@@ -504,7 +571,9 @@ pub struct OutputSection {
     pub directory: Option<String>,
     /// Write a VTK frame every this many steps (0: none).
     pub vtk_every: usize,
+    /// Write the energies table `energies.csv`, one row a step (default true).
     pub energies: bool,
+    /// Plot the energies over time into `energies.png` at the end of the run (default true).
     pub plot: bool,
     /// Draw a PNG picture (render_0000.png, ...) every this many steps (0: none).
     pub render_every: usize,

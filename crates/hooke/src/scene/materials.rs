@@ -9,7 +9,9 @@ use std::path::Path;
 /// The materials of one body: its own table and its regions' (in order; later regions win).
 #[derive(Clone, Debug)]
 pub struct BodyMaterials {
+    /// The body's own material (`bodies[i].material`), for elements no region selects.
     pub body: MaterialSource,
+    /// The material of each of the body's regions (`bodies[i].regions[r].material`), in order.
     pub regions: Vec<MaterialSource>,
 }
 

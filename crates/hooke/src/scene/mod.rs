@@ -20,11 +20,13 @@ use std::path::{Path, PathBuf};
 /// A parsed scene and the folder its relative paths are resolved against.
 #[derive(Clone, Debug)]
 pub struct Scene {
+    /// The scene's tables and keys, as parsed and checked.
     pub file: SceneFile,
     /// The scene's own text, kept for the run summary.
     pub text: String,
-    /// Where the scene came from (a path, or "<embedded demo>").
+    /// Where the scene came from (a path, or `"<embedded demo>"`).
     pub origin: String,
+    /// The folder the scene's relative paths (meshes, surfaces, tables) are resolved against.
     pub base_directory: PathBuf,
     /// The materials of each body and its regions, read from the material tables.
     pub materials: Vec<BodyMaterials>,
