@@ -518,14 +518,8 @@ fn compare_subspace(
     let bar = progress_bar(quiet);
     let stop = StopRequest::install();
     let progress = &mut named_progress(&bar);
-    let comparison = hooke::studies::subspace::compare_subspace(
-        &scene,
-        &directory,
-        blocks,
-        axis,
-        progress,
-        Some(&stop.requested),
-    )?;
+    let comparison =
+        hooke::studies::subspace::compare_subspace(&scene, &directory, blocks, axis, progress, Some(&stop.requested))?;
     bar.finish_and_clear();
     say!("largest |angular momentum| of block {} of {blocks}:", comparison.block);
     for (name, seconds, peak) in &comparison.runs {

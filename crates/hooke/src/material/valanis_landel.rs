@@ -387,7 +387,7 @@ impl StretchEnergy for ValanisLandelEnergy {
 
     /// Each profile evaluated once for both (the value and the slope come
     /// together), instead of once for ψ and once for ∂ψ/∂σ; the sums in
-    /// [`Self::raw`]'s and [`StretchEnergy::gradient`]'s order, so that both
+    /// `Self::raw`'s and [`StretchEnergy::gradient`]'s order, so that both
     /// paths give the same bits.
     fn energy_and_gradient(&self, s: &Vector3<f64>, _lame: &Lame) -> (f64, Vector3<f64>) {
         let a = [0, 1, 2].map(|i| self.a.evaluate(s[i]));
@@ -405,7 +405,7 @@ impl StretchEnergy for ValanisLandelEnergy {
         (energy - self.raw_at_rest(), g)
     }
 
-    /// The trace form ([`ValanisLandelEnergy::trace_form_lanes`]) where it
+    /// The trace form (`ValanisLandelEnergy::trace_form_lanes`) where it
     /// serves: with b = 0 and U the stretch of F, Σ a(σᵢ) = tr a(U) with
     /// derivative F U⁻¹ a′(U), sums of powers of U wherever one polynomial
     /// is a on all of F's stretches, exact and without an eigen-decomposition.

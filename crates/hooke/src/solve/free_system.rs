@@ -7,6 +7,9 @@ use crate::linalg::{FactorizationOutcome, IndefiniteSystem, LowRank, LowerPatter
 use crate::model::{DofMap, Model, Restriction};
 use std::sync::Arc;
 
+/// A matrix on the free DOFs of a model (a restriction of its pattern, plus
+/// an optional low-rank part) and its factorisation, kept while the free DOFs
+/// stay the same.
 pub struct FreeSystem {
     restriction: Arc<Restriction>,
     matrix: SystemMatrix,
@@ -31,6 +34,7 @@ impl FreeSystem {
         Ok(cache.as_mut().expect("the cache was filled just above"))
     }
 
+    /// The pattern of the restricted matrix (its lower triangle, on the free DOFs).
     pub fn pattern(&self) -> &LowerPattern {
         &self.restriction.pattern
     }

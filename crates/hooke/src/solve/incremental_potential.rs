@@ -24,7 +24,9 @@ use std::sync::Arc;
 pub enum Coordinates<'a> {
     /// The free DOFs of a DOF map.
     Free {
+        /// Which DOFs are free at the step's time (pins by component).
         dofs: &'a DofMap,
+        /// The model's pattern restricted to those DOFs.
         restriction: Arc<Restriction>,
     },
     /// x = x₀ + B u.
@@ -33,15 +35,19 @@ pub enum Coordinates<'a> {
 
 /// The inertia part w_M/2 ‖x − x̃‖²_M.
 pub struct Inertia {
+    /// w_M (1/h² for backward Euler).
     pub weight: f64,
+    /// x̃, the full positions the inertia pulls toward (xₙ + h vₙ for backward Euler).
     pub predicted: Vec<f64>,
 }
 
 /// The Rayleigh dissipation part w_D/2 ‖x − c‖²_D.
 pub struct DampingPart<'a> {
+    /// w_D (1/h for backward Euler).
     pub weight: f64,
     /// D on the model's pattern.
     pub values: Cow<'a, [f64]>,
+    /// c, the full positions the dissipation is measured from (the step's start).
     pub center: Vec<f64>,
 }
 
@@ -49,9 +55,13 @@ pub struct DampingPart<'a> {
 /// elastic energy of the configuration s x + o measured from the step's start
 /// (`reference`) as the rest shape.
 pub struct ViscoelasticTerm {
+    /// w: the damping coefficient k_D over the step's weight of it.
     pub weight: f64,
+    /// s, which maps the unknown positions to the configuration damped.
     pub scale: f64,
+    /// o, the offset of that map (full positions).
     pub offset: Vec<f64>,
+    /// The elastic energy with the step's start as the rest shape.
     pub reference: RebasedElasticity,
 }
 
@@ -61,13 +71,19 @@ impl ViscoelasticTerm {
     }
 }
 
+/// Φ of one implicit step over its coordinates: the [`Objective`] the
+/// implicit integrators hand their minimiser.
 pub struct IncrementalPotential<'a> {
+    /// The model whose potential E(x, t) is the elastic and external part.
     pub model: &'a Model,
+    /// The unknowns: the free DOFs, or a subspace's coordinates.
     pub coordinates: Coordinates<'a>,
     /// Full positions: pinned entries hold their prescribed values, free ones
     /// the first guess.
     pub base: Vec<f64>,
+    /// The inertia part (None: a static solve).
     pub inertia: Option<Inertia>,
+    /// The Rayleigh damping part (None: no stiffness or mass damping this step).
     pub damping: Option<DampingPart<'a>>,
     /// Time at which loads are evaluated.
     pub time: f64,
@@ -76,6 +92,7 @@ pub struct IncrementalPotential<'a> {
     pub extra_force: Option<Vec<f64>>,
     /// Viscoelastic damping (Kharevych 2010 thesis, §2.3) as w · W_ref(s x + o).
     pub viscoelastic: Option<ViscoelasticTerm>,
+    /// Project each element's Hessian to positive semi-definite (`[solver] project_hessian`).
     pub project_hessian: bool,
 }
 

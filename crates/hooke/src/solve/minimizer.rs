@@ -8,6 +8,7 @@ use crate::error::Result;
 /// What a minimisation did.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct MinimizerReport {
+    /// Iterations taken.
     pub iterations: usize,
     /// ‖∇Φ‖∞ where the last iteration started (before its update).
     pub residual: f64,
@@ -28,7 +29,9 @@ pub struct MinimizerReport {
     pub factorizations: usize,
     /// Factorisations that needed a diagonal shift (indefinite Hessian without projection).
     pub shifted_factorizations: usize,
+    /// Seconds spent evaluating the objective (values, gradients, Hessians).
     pub assembly_seconds: f64,
+    /// Seconds spent in linear solves and factorisations.
     pub solve_seconds: f64,
     /// With `SolverSettings::trace`: Φ at the start (iteration 0) and after
     /// every iteration, with the minimiser's time so far (tracing excluded).
@@ -39,7 +42,9 @@ pub struct MinimizerReport {
 /// Φ at one iterate, and the seconds the minimiser had spent to reach it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TracePoint {
+    /// The minimiser's seconds so far.
     pub seconds: f64,
+    /// Φ at the iterate.
     pub value: f64,
 }
 
@@ -91,6 +96,62 @@ impl Tracer {
 /// [`MinimizerEntry`](super::registry::MinimizerEntry) to make it a `[solver]`
 /// kind, or hand it to an integrator directly
 /// (`BackwardEuler::with_minimizer`).
+///
+/// Gradient descent with a backtracking line search, written outside the
+/// crate and used by backward Euler on a sagging bar:
+///
+/// ```
+/// use hooke::prelude::*;
+/// use hooke::solve::backtrack;
+/// use nalgebra::Vector3;
+///
+/// struct GradientDescent;
+///
+/// impl Minimizer for GradientDescent {
+///     fn name(&self) -> &'static str {
+///         "gradient_descent"
+///     }
+///     fn minimize(&mut self, objective: &dyn Objective, u: &mut [f64]) -> hooke::Result<MinimizerReport> {
+///         let mut report = MinimizerReport::default();
+///         let mut gradient = vec![0.0; objective.size()];
+///         for iteration in 1..=200 {
+///             report.iterations = iteration;
+///             let value = objective.gradient(u, &mut gradient)?;
+///             let direction: Vec<f64> = gradient.iter().map(|g| -1e-3 * g).collect();
+///             report.increment = objective.increment_size(&direction);
+///             if report.increment < 1e-10 * objective.length_scale() {
+///                 break;
+///             }
+///             let slope: f64 = gradient.iter().zip(&direction).map(|(g, d)| g * d).sum();
+///             // The line search starts from the objective's feasible step bound.
+///             let step = backtrack(objective, u, &direction, value, slope)?.step;
+///             u.iter_mut().zip(&direction).for_each(|(x, d)| *x += step * d);
+///         }
+///         Ok(report)
+///     }
+/// }
+///
+/// # fn main() -> hooke::Result<()> {
+/// let mesh = box_mesh(&BoxMeshOptions {
+///     origin: Vector3::zeros(),
+///     size: Vector3::new(0.3, 0.1, 0.1),
+///     cells: [3, 1, 1],
+///     tets_per_hex: TetsPerHex::Six,
+/// })?;
+/// let soft = MaterialParameters { youngs_modulus: 1e4, poisson_ratio: 0.3, density: 1000.0 };
+/// let material = IsotropicMaterial::shared(MaterialModel::Corotational, &soft);
+/// let mut model = Model::new(mesh.clone(), vec![material; mesh.tet_count()], MassKind::Lumped)?;
+/// let clamped = Selection::Plane { point: [0.0; 3], normal: [-1.0, 0.0, 0.0], tolerance: None }
+///     .vertices(model.mesh(), "clamp")?;
+/// model.add_pin(Pin::new(clamped, Motion::Fixed {}, None));
+/// model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+/// let mut integrator = BackwardEuler::with_minimizer(SolverSettings::default(), Box::new(GradientDescent));
+/// let mut state = model.initial_state();
+/// integrator.step(&model, &mut state, 0.01)?;
+/// assert!(state.positions.iter().skip(2).step_by(3).any(|&z| z < 0.0), "the bar sags");
+/// # Ok(())
+/// # }
+/// ```
 pub trait Minimizer: Send {
     /// The `[solver]` kind.
     fn name(&self) -> &'static str;

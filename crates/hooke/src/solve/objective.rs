@@ -23,6 +23,49 @@ pub struct QuasiNewtonMatrix {
 /// [`Minimizer`](super::Minimizer) minimises. Implicit steps build one (the
 /// incremental potential over their coordinates); a test or a study may
 /// write its own.
+///
+/// Φ(u) = ½ Σ kᵢ (uᵢ − 1)², minimised by any registered minimiser:
+///
+/// ```
+/// use hooke::linalg::SystemMatrix;
+/// use hooke::prelude::*;
+/// use nalgebra::DMatrix;
+///
+/// struct Springs(Vec<f64>);
+///
+/// impl Objective for Springs {
+///     fn size(&self) -> usize {
+///         self.0.len()
+///     }
+///     fn value(&self, u: &[f64]) -> f64 {
+///         self.0.iter().zip(u).map(|(k, x)| 0.5 * k * (x - 1.0).powi(2)).sum()
+///     }
+///     fn gradient(&self, u: &[f64], gradient: &mut [f64]) -> hooke::Result<f64> {
+///         for ((g, k), x) in gradient.iter_mut().zip(&self.0).zip(u) {
+///             *g = k * (x - 1.0);
+///         }
+///         Ok(self.value(u))
+///     }
+///     fn hessian(&self, u: &[f64], gradient: &mut [f64], hessian: &mut SystemMatrix) -> hooke::Result<f64> {
+///         *hessian = SystemMatrix::Dense(DMatrix::from_diagonal(&self.0.clone().into()));
+///         self.gradient(u, gradient)
+///     }
+///     fn hessian_matrix(&self) -> SystemMatrix {
+///         SystemMatrix::Dense(DMatrix::zeros(self.size(), self.size()))
+///     }
+///     fn length_scale(&self) -> f64 {
+///         1.0
+///     }
+/// }
+///
+/// # fn main() -> hooke::Result<()> {
+/// let mut u = vec![0.0; 3];
+/// let report = SolverSettings::default().minimizer()?.minimize(&Springs(vec![1.0, 10.0, 100.0]), &mut u)?;
+/// assert!(u.iter().all(|x| (x - 1.0).abs() < 1e-12));
+/// assert!(report.iterations <= 2, "Newton solves a quadratic in one iteration");
+/// # Ok(())
+/// # }
+/// ```
 pub trait Objective {
     /// Number of unknowns.
     fn size(&self) -> usize;
