@@ -164,7 +164,7 @@ mod tests {
     struct Events(Arc<Mutex<Vec<Event>>>);
 
     impl Events {
-        fn observer(&self) -> impl Fn(Event) + Send + Sync + 'static {
+        fn observer(&self) -> impl Fn(Event) + Send + Sync + 'static + use<> {
             let events = Arc::clone(&self.0);
             move |event| events.lock().unwrap().push(event)
         }

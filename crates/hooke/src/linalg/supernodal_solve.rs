@@ -514,7 +514,7 @@ impl SharedRows {
     /// SAFETY: callers write only entries no other thread reads or writes meanwhile.
     #[allow(clippy::mut_from_ref)]
     unsafe fn get(&self) -> &mut [f64] {
-        std::slice::from_raw_parts_mut(self.0, self.1)
+        unsafe { std::slice::from_raw_parts_mut(self.0, self.1) }
     }
 }
 
@@ -553,7 +553,7 @@ fn split(parent: &[Option<usize>], work: &[usize]) -> ([Vec<usize>; 2], Vec<usiz
     let (larger, bins) = share_out(&frontier);
     let mut best = (larger, 0, bins);
     while top.len() < MOST_TOP_SUPERNODES {
-        let Some((position, _)) = frontier.iter().enumerate().max_by_key(|(_, &s)| (subtree[s], s)) else {
+        let Some((position, _)) = frontier.iter().enumerate().max_by_key(|&(_, &s)| (subtree[s], s)) else {
             break;
         };
         let heaviest = frontier.swap_remove(position);

@@ -156,7 +156,7 @@ fn fill_empty_clusters(clustering: &mut Clustering, points: &[f64], dimension: u
             .labels
             .iter()
             .enumerate()
-            .filter(|(_, &c)| c == largest)
+            .filter(|&(_, &c)| c == largest)
             .map(|(i, _)| (squared_distance(&points[i * dimension..(i + 1) * dimension], centre), i))
             .fold(
                 (-1.0, 0),

@@ -74,7 +74,7 @@ pub(super) fn check(table: &toml::Table) -> Result<()> {
 }
 
 /// The tables of an array of tables, with their indices.
-fn tables<'a>(table: &'a toml::Table, key: &str) -> impl Iterator<Item = (usize, &'a toml::Table)> {
+fn tables<'a>(table: &'a toml::Table, key: &str) -> impl Iterator<Item = (usize, &'a toml::Table)> + use<'a> {
     table
         .get(key)
         .and_then(toml::Value::as_array)
