@@ -47,6 +47,74 @@ use nalgebra::{Matrix3, SMatrix, Vector3};
 use std::sync::Arc;
 
 /// A constitutive model with its parameters: what the elements of a body are made of.
+///
+/// A material of your own: ψ(F) = μ ‖F − I‖², so P = 2μ (F − I) and
+/// ∂P/∂F = 2μ I₉ (not rotation-invariant: a toy, but every element kind,
+/// integrator and minimiser takes it). Materials that scenes name are
+/// registered in [`registry`] (docs/architecture.md, "Add a material").
+///
+/// ```
+/// use hooke::material::{Matrix9, StressDerivative};
+/// use hooke::prelude::*;
+/// use nalgebra::{Matrix3, Vector3};
+/// use std::sync::Arc;
+///
+/// #[derive(Debug)]
+/// struct Quadratic {
+///     mu: f64,
+///     density: f64,
+/// }
+///
+/// impl Material for Quadratic {
+///     fn name(&self) -> String {
+///         "quadratic".to_string()
+///     }
+///     fn density(&self) -> f64 {
+///         self.density
+///     }
+///     fn evaluate(&self, f: &Matrix3<f64>, want: Want) -> Evaluation {
+///         let strain = f - Matrix3::identity();
+///         Evaluation {
+///             energy_density: self.mu * strain.norm_squared(),
+///             first_piola: match want {
+///                 Want::Energy => Matrix3::zeros(),
+///                 _ => 2.0 * self.mu * strain,
+///             },
+///             first_piola_derivative: want
+///                 .derivative()
+///                 .map(|_| StressDerivative::Matrix(Matrix9::identity() * (2.0 * self.mu))),
+///         }
+///     }
+///     fn capabilities(&self) -> MaterialCapabilities {
+///         MaterialCapabilities {
+///             defined_under_inversion: true,
+///             rotation_invariant: false,
+///             corotated_quadratic: false,
+///             projective: false,
+///         }
+///     }
+/// }
+///
+/// # fn main() -> hooke::Result<()> {
+/// let mesh = box_mesh(&BoxMeshOptions {
+///     origin: Vector3::zeros(),
+///     size: Vector3::new(0.4, 0.1, 0.1),
+///     cells: [4, 1, 1],
+///     tets_per_hex: TetsPerHex::Six,
+/// })?;
+/// let material: MaterialRef = Arc::new(Quadratic { mu: 1e5, density: 1000.0 });
+/// let mut model = Model::new(mesh.clone(), vec![material; mesh.tet_count()], MassKind::Lumped)?;
+/// let clamped = Selection::Plane { point: [0.0; 3], normal: [-1.0, 0.0, 0.0], tolerance: None }
+///     .vertices(model.mesh(), "clamp")?;
+/// model.add_pin(Pin::new(clamped, Motion::Fixed {}, None));
+/// model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+/// let mut state = model.initial_state();
+/// let mut integrator = BackwardEuler::new(SolverSettings::default())?;
+/// let report = integrator.step(&model, &mut state, 0.01)?;
+/// assert!(report.iterations <= 2, "a quadratic energy: Newton converges at once");
+/// # Ok(())
+/// # }
+/// ```
 pub trait Material: Send + Sync + std::fmt::Debug {
     /// The scene-file name of the model (with "+ fibre" when a fibre term is added).
     fn name(&self) -> String;

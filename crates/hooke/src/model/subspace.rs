@@ -7,6 +7,50 @@ use crate::error::{HookeError, Result};
 use nalgebra::{DMatrix, DVector};
 
 /// An affine subspace of the positions.
+///
+/// A cantilever simulated in the span of its four lowest modes, x = x₀ + B u:
+/// every implicit step minimises over the four coordinates u, and the state
+/// never leaves the subspace.
+///
+/// ```
+/// use hooke::linalg::EigenSettings;
+/// use hooke::prelude::*;
+/// use nalgebra::{DMatrix, DVector, Vector3};
+///
+/// # fn main() -> hooke::Result<()> {
+/// let mesh = box_mesh(&BoxMeshOptions {
+///     origin: Vector3::zeros(),
+///     size: Vector3::new(0.6, 0.1, 0.1),
+///     cells: [6, 1, 1],
+///     tets_per_hex: TetsPerHex::Six,
+/// })?;
+/// let rubber = MaterialParameters { youngs_modulus: 1e5, poisson_ratio: 0.3, density: 1000.0 };
+/// let material = IsotropicMaterial::shared(MaterialModel::Linear, &rubber);
+/// let mut model = Model::new(mesh.clone(), vec![material; mesh.tet_count()], MassKind::Lumped)?;
+/// let clamped = Selection::Plane { point: [0.0; 3], normal: [-1.0, 0.0, 0.0], tolerance: None }
+///     .vertices(model.mesh(), "clamp")?;
+/// model.add_pin(Pin::new(clamped, Motion::Fixed {}, None));
+/// model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+///
+/// let modes = hooke::modal::lowest_modes(&model, &model.initial_state(), 4, &EigenSettings::default())?;
+/// let basis = DMatrix::from_fn(model.dof_count(), 4, |row, mode| modes.shapes[mode][row]);
+/// let origin = model.rest_positions();
+/// model.set_subspace(Some(Subspace::new(origin.clone(), basis.clone())?))?;
+///
+/// let mut integrator = BackwardEuler::new(SolverSettings::default())?;
+/// integrator.check(&model)?;
+/// let mut state = model.initial_state();
+/// for _ in 0..5 {
+///     integrator.step(&model, &mut state, 0.01)?;
+/// }
+/// // x − x₀ lies in the span of B: its least-squares coordinates reproduce it.
+/// let displacement = DVector::from_iterator(origin.len(), state.positions.iter().zip(&origin).map(|(x, o)| x - o));
+/// let u = basis.clone().svd(true, true).solve(&displacement, 1e-12).expect("solvable");
+/// assert!((&basis * u - &displacement).amax() < 1e-9 * displacement.amax());
+/// assert!(displacement.amax() > 1e-4, "the bar sags");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug)]
 pub struct Subspace {
     /// x₀ over all DOFs.

@@ -73,6 +73,93 @@ pub struct HessianTarget<'a> {
 }
 
 /// One term of the potential.
+///
+/// A term of your own: ½ k ‖x − r‖², every vertex pulled toward its rest
+/// position r. Its Hessian is k on the diagonal, whose positions in the
+/// model's sparse pattern it finds when bound. Hung from it alone (no pins),
+/// a bar sinks under gravity until the springs carry its weight:
+///
+/// ```
+/// use hooke::linalg::LowerPattern;
+/// use hooke::prelude::*;
+/// use nalgebra::Vector3;
+///
+/// struct Anchor {
+///     stiffness: f64,
+///     rest: Vec<f64>,
+///     diagonal: Vec<usize>,
+/// }
+///
+/// impl EnergyTerm for Anchor {
+///     fn name(&self) -> String {
+///         "anchor".to_string()
+///     }
+///     fn kind(&self) -> TermKind {
+///         TermKind::Elastic
+///     }
+///     fn capabilities(&self) -> TermCapabilities {
+///         TermCapabilities { anchoring: true, ..TermCapabilities::SMOOTH }
+///     }
+///     fn bind(&mut self, pattern: &LowerPattern, _dimension: usize) {
+///         self.diagonal = pattern.diagonal_positions();
+///     }
+///     fn energy(&self, x: &[f64], _time: f64) -> f64 {
+///         let squares: f64 = x.iter().zip(&self.rest).map(|(a, r)| (a - r).powi(2)).sum();
+///         0.5 * self.stiffness * squares
+///     }
+///     fn gradient(&self, x: &[f64], time: f64, gradient: &mut [f64], overwrite: bool) -> hooke::Result<f64> {
+///         for ((g, a), r) in gradient.iter_mut().zip(x).zip(&self.rest) {
+///             let force = self.stiffness * (a - r);
+///             *g = if overwrite { force } else { *g + force };
+///         }
+///         Ok(self.energy(x, time))
+///     }
+///     fn hessian(
+///         &self,
+///         x: &[f64],
+///         time: f64,
+///         _project: bool,
+///         gradient: &mut [f64],
+///         hessian: &mut HessianTarget,
+///         overwrite: bool,
+///     ) -> hooke::Result<f64> {
+///         if overwrite {
+///             hessian.values.fill(0.0);
+///         }
+///         for &position in &self.diagonal {
+///             hessian.values[position] += self.stiffness;
+///         }
+///         self.gradient(x, time, gradient, overwrite)
+///     }
+/// }
+///
+/// # fn main() -> hooke::Result<()> {
+/// let mesh = box_mesh(&BoxMeshOptions {
+///     origin: Vector3::zeros(),
+///     size: Vector3::new(0.4, 0.1, 0.1),
+///     cells: [4, 1, 1],
+///     tets_per_hex: TetsPerHex::Six,
+/// })?;
+/// let material = IsotropicMaterial::shared(MaterialModel::Corotational, &MaterialParameters {
+///     youngs_modulus: 1e5,
+///     poisson_ratio: 0.3,
+///     density: 1000.0,
+/// });
+/// let mut model = Model::new(mesh.clone(), vec![material; mesh.tet_count()], MassKind::Lumped)?;
+/// model.set_gravity(Vector3::new(0.0, 0.0, -9.81));
+/// let stiffness = 50.0;
+/// let rest = model.rest_positions();
+/// model.add_term(Box::new(Anchor { stiffness, rest: rest.clone(), diagonal: Vec::new() }))?;
+///
+/// let mut state = model.initial_state();
+/// hooke::integrate::StaticEquilibrium::new(SolverSettings::default())?.step(&model, &mut state, 1.0)?;
+/// // At rest the springs hold the weight: Σ k (z − z_rest) = −m g.
+/// let held: f64 = (0..mesh.vertex_count()).map(|v| stiffness * (state.positions[3 * v + 2] - rest[3 * v + 2])).sum();
+/// let weight: f64 = model.mass().lumped().iter().sum::<f64>() * 9.81;
+/// assert!((held + weight).abs() < 1e-6 * weight, "{held} against {weight}");
+/// # Ok(())
+/// # }
+/// ```
 pub trait EnergyTerm: Send + Sync {
     /// What the term is, for messages ("elasticity of 1200 tetrahedra").
     fn name(&self) -> String;
