@@ -140,7 +140,11 @@ pub fn render_state(
     )
 }
 
-fn write_frame(writer: &mut VtkSeriesWriter, model: &Model, state: &State) -> Result<PathBuf> {
+/// Writes `state` of `model` as the next frame of a ParaView series: positions,
+/// velocities, each element's strain energy density and material number,
+/// springs as line cells, and for discontinuous bodies the mean displacement of
+/// each vertex's copies. Returns the frame file's path.
+pub fn write_state(writer: &mut VtkSeriesWriter, model: &Model, state: &State) -> Result<PathBuf> {
     let positions = as_points(model, &state.positions);
     let velocities = as_points(model, &state.velocities);
     let densities = model.energy_densities(&state.positions);
@@ -591,7 +595,7 @@ fn run_steps(simulation: Simulation, initial_state: State) -> Result<RunOutcome>
     // A run that stopped early keeps its last good state as the series' last frame.
     if let (Some(_), Some(writer), Some(written)) = (&failure, vtk.as_mut(), last_frame_time) {
         if written != state.time {
-            match write_frame(writer, model, &state) {
+            match write_state(writer, model, &state) {
                 Ok(_) => notes.push(format!(
                     "the last good state (t = {}) was added as the last frame",
                     tidy(state.time)
@@ -741,7 +745,7 @@ fn write_step_outputs(
         writer.append(record)?;
     }
     if let Some(writer) = vtk {
-        write_frame(writer, model, state)?;
+        write_state(writer, model, state)?;
     }
     Ok(())
 }
