@@ -45,8 +45,10 @@ pub struct Checkpoint {
     pub statistics: StepStatistics,
     /// Energy dissipated so far (damping, drag, torn elements), J.
     pub dissipated: f64,
-    /// The divergence watch, with the energy scales it has seen so far.
-    pub divergence: DivergenceWatch,
+    /// The divergence watch, with the energy scales it has seen so far (None:
+    /// the run had none).
+    #[serde(default)]
+    pub divergence: Option<DivergenceWatch>,
     /// The frames (indices into `frames`) that pictures are drawn from.
     pub render_frames: Vec<usize>,
     /// The frame series so far: time and file name.

@@ -27,11 +27,39 @@ pub struct BuiltScene {
 }
 
 impl Scene {
-    /// Builds meshes, materials, pins, forces, damping and the integrator.
+    /// Builds meshes, materials, pins, forces, damping and the integrator:
+    /// the bodies and networks as one mesh, the model with its terms, what
+    /// holds and loads it, the integrator with its checks, and the state at
+    /// t = 0.
     pub fn build(&self) -> Result<BuiltScene> {
+        let mut notes = Vec::new();
+        let assembled = self.assemble_bodies(&mut notes)?;
+        let initial_velocity = assembled.initial_velocity.clone();
+        let mut model = self.model_of(assembled)?;
+        self.hold_and_load(&mut model, &mut notes)?;
+        let integrator = self.integrator_for(&mut model, &mut notes)?;
+        let initial_state = self.initial_state(&mut model, initial_velocity)?;
+        notes.extend(
+            integrator
+                .notes(&model, &initial_state, self.file.simulation.time_step)?
+                .into_iter()
+                .map(|note| format!("integrator: {note}")),
+        );
+        Ok(BuiltScene {
+            integrator,
+            model,
+            initial_state,
+            notes,
+        })
+    }
+
+    /// The bodies and networks merged into one mesh (tetrahedra and springs,
+    /// or triangles in 2D), each element's material, the initial velocity of
+    /// every vertex, and what the model adds on top (interfaces, membranes);
+    /// refused before anything is built when it would not fit in memory.
+    fn assemble_bodies(&self, notes: &mut Vec<String>) -> Result<Assembled> {
         let file = &self.file;
         let dimension = file.dimension;
-        let mut notes = Vec::new();
         let mut solids = TetMesh::default();
         let mut planar = TriangleMesh::default();
         let mut materials = Vec::new();
@@ -42,7 +70,7 @@ impl Scene {
         let mut group_count = 0;
         for (b, body) in file.bodies.iter().enumerate() {
             let key = format!("bodies[{b}]");
-            let mut part = self.body_mesh(&body.mesh, &key, &mut notes)?;
+            let mut part = self.body_mesh(&body.mesh, &key, notes)?;
             let mut copies = None;
             if let super::Discretization::Discontinuous(section) = &body.discretization {
                 let Mesh::Triangles(triangles) = &part else {
@@ -117,7 +145,33 @@ impl Scene {
             network.springs.len(),
         );
         check_memory(bytes, available_memory()).map_err(|reason| HookeError::scene("bodies", reason))?;
-        let mut model = if dimension == 2 {
+        Ok(Assembled {
+            solids,
+            planar,
+            materials,
+            network,
+            membranes,
+            joined,
+            groups,
+            initial_velocity,
+        })
+    }
+
+    /// The model of the assembled bodies, with the interface terms of
+    /// discontinuous bodies and the membranes of cloths.
+    fn model_of(&self, assembled: Assembled) -> Result<Model> {
+        let Assembled {
+            solids,
+            planar,
+            materials,
+            network,
+            membranes,
+            joined,
+            groups,
+            ..
+        } = assembled;
+        let file = &self.file;
+        let mut model = if file.dimension == 2 {
             Model::planar(planar, materials, file.simulation.mass)?
         } else {
             Model::with_springs(solids, materials, network, file.simulation.mass)?
@@ -143,6 +197,13 @@ impl Scene {
                 .map_err(|e| HookeError::scene(format!("networks[{n}].membrane"), e.to_string()))?;
             model.add_term(Box::new(term))?;
         }
+        Ok(model)
+    }
+
+    /// Gravity, pins (hard and soft), attachments, forces, tractions,
+    /// damping, tearing and obstacles.
+    fn hold_and_load(&self, model: &mut Model, notes: &mut Vec<String>) -> Result<()> {
+        let file = &self.file;
         model.set_gravity(Vector3::from(file.gravity));
         model.set_gravity_ramp_time(file.gravity_ramp_time);
         for (p, pin) in file.pins.iter().enumerate() {
@@ -243,6 +304,15 @@ impl Scene {
         for obstacle in &file.obstacles {
             model.add_obstacle(obstacle.clone());
         }
+        Ok(())
+    }
+
+    /// The integrator the scene names, checked against the model, with the
+    /// minimiser's checks, EigenFit, surface constraints and reduced
+    /// coordinates added to the model where the scene asks for them; a
+    /// subspace or the mixed formulation replaces it by its own.
+    fn integrator_for(&self, model: &mut Model, notes: &mut Vec<String>) -> Result<Box<dyn Integrator>> {
+        let file = &self.file;
         let mut integrator = file.integrator.build(&file.integrator_solver())?;
         let entry = file.integrator.entry()?;
         if !entry.uses_solver && file.solver != crate::solve::SolverSettings::default() {
@@ -266,7 +336,7 @@ impl Scene {
             ));
         }
         if let Some(section) = &file.eigenfit {
-            self.add_eigenfit(&mut model, section, integrator.name(), &mut notes)?;
+            self.add_eigenfit(model, section, integrator.name(), notes)?;
         }
         if file.solver.tolerance < 4.0 * f64::EPSILON {
             notes.push(format!(
@@ -287,13 +357,13 @@ impl Scene {
         }
 
         if let Some(coordinates) = &file.coordinates {
-            let subspace = reduced_coordinates(&model, coordinates)?;
+            let subspace = reduced_coordinates(model, coordinates)?;
             model.set_subspace(Some(subspace))?;
         }
         match &file.subspace {
             Some(section) => {
-                integrator = self.subspace_integrator(&model, section, integrator.name(), &mut notes)?;
-                integrator.check(&model)?;
+                integrator = self.subspace_integrator(model, section, integrator.name(), notes)?;
+                integrator.check(model)?;
             }
             None if crate::solve::registry::entry(&file.solver.kind).is_none() => {
                 // A solver with an integrator of its own (the mixed formulation's).
@@ -315,13 +385,13 @@ impl Scene {
                         ),
                     ));
                 }
-                integrator = build(&model, &file.solver)?;
-                integrator.check(&model)?;
+                integrator = build(model, &file.solver)?;
+                integrator.check(model)?;
             }
             None => {
                 // Whether the integrator handles what the model holds: a scene error naming the key.
-                integrator.check(&model)?;
-                file.solver.check_model(&model, "solver")?;
+                integrator.check(model)?;
+                file.solver.check_model(model, "solver")?;
             }
         }
         if let Some([low, high]) = file.solver.laplacian_stretches {
@@ -332,6 +402,15 @@ impl Scene {
             });
         }
 
+        Ok(integrator)
+    }
+
+    /// The state at t = 0: rest positions with the bodies' velocities, or the
+    /// scene's `[initial]` frame and tables; pinned vertices move as their
+    /// motion says, and gravity's datum is set there.
+    fn initial_state(&self, model: &mut Model, initial_velocity: Vec<f64>) -> Result<State> {
+        let file = &self.file;
+        let dimension = file.dimension;
         let mut initial_state = model.initial_state();
         initial_state.velocities = initial_velocity;
         if let Some(initial) = &file.initial {
@@ -343,7 +422,7 @@ impl Scene {
                     ));
                 }
                 let frame = self.base_directory.join(frame);
-                initial_state = crate::modal::state_at_frame(&model, &frame, 0.0)
+                initial_state = crate::modal::state_at_frame(model, &frame, 0.0)
                     .map_err(|error| HookeError::scene("initial.frame", error.to_string()))?;
             }
             let vertices = model.mesh().vertex_count();
@@ -363,19 +442,23 @@ impl Scene {
         model.apply_prescribed_velocities(0.0, &mut initial_state.velocities);
         // Gravitational energy is reported relative to where the run starts.
         model.set_gravity_datum(&initial_state.positions);
-        notes.extend(
-            integrator
-                .notes(&model, &initial_state, file.simulation.time_step)?
-                .into_iter()
-                .map(|note| format!("integrator: {note}")),
-        );
-        Ok(BuiltScene {
-            integrator,
-            model,
-            initial_state,
-            notes,
-        })
+        Ok(initial_state)
     }
+}
+
+/// The bodies and networks of a scene merged, before the model is built.
+struct Assembled {
+    solids: TetMesh,
+    planar: TriangleMesh,
+    materials: Vec<crate::material::MaterialRef>,
+    network: SpringNetwork,
+    /// Each cloth membrane: its network, its table and its triangles.
+    membranes: Vec<(usize, MembraneSection, Vec<[usize; 3]>)>,
+    /// Each discontinuous body: its index, its section and its interfaces.
+    joined: Vec<(usize, super::DiscontinuousSection, Vec<crate::mesh::Interface>)>,
+    /// Which vertex of a continuous mesh each vertex is a copy of.
+    groups: Vec<usize>,
+    initial_velocity: Vec<f64>,
 }
 
 impl Scene {

@@ -654,8 +654,28 @@ impl SceneFile {
         bodies.chain(networks).fold(0, usize::saturating_add)
     }
 
-    /// Checks every value that can be checked without building meshes.
+    /// Checks every value that can be checked without building meshes, section
+    /// by section; errors name the key.
     pub fn validate(&self) -> Result<()> {
+        self.validate_eigenfit()?;
+        if let Some(render) = &self.output.render {
+            render.validate("output.render")?;
+        }
+        self.validate_simulation()?;
+        self.validate_networks()?;
+        self.validate_loads()?;
+        self.validate_bodies()?;
+        self.validate_attachments()?;
+        self.validate_pins()?;
+        self.validate_damping()?;
+        self.validate_obstacles()?;
+        self.validate_reductions()?;
+        // Building checks the integrator's own settings.
+        self.integrator.build(&self.integrator_solver()).map(|_| ())
+    }
+
+    /// `[eigenfit]`: one fine reference, a mesh or a scene.
+    fn validate_eigenfit(&self) -> Result<()> {
         if let Some(section) = &self.eigenfit {
             match (&section.reference, &section.reference_scene) {
                 (Some(_), None) | (None, Some(_)) => {}
@@ -667,9 +687,11 @@ impl SceneFile {
                 }
             }
         }
-        if let Some(render) = &self.output.render {
-            render.validate("output.render")?;
-        }
+        Ok(())
+    }
+
+    /// `[simulation]`: duration and time step, and at least one body or network.
+    fn validate_simulation(&self) -> Result<()> {
         positive("simulation.duration", self.simulation.duration)?;
         positive("simulation.time_step", self.simulation.time_step)?;
         if self.simulation.time_step > self.simulation.duration {
@@ -691,6 +713,11 @@ impl SceneFile {
                 "a scene needs at least one [[bodies]] or [[networks]] entry",
             ));
         }
+        Ok(())
+    }
+
+    /// `[[networks]]`: stiffnesses, density, membranes and the number of springs.
+    fn validate_networks(&self) -> Result<()> {
         for (n, network) in self.networks.iter().enumerate() {
             let key = format!("networks[{n}]");
             match &network.membrane {
@@ -750,6 +777,11 @@ impl SceneFile {
             };
             generated_elements(&counts, per_cell).map_err(|e| HookeError::scene(format!("{key}.shape.{what}"), e))?;
         }
+        Ok(())
+    }
+
+    /// Gravity, `[[forces]]` and `[[tractions]]`.
+    fn validate_loads(&self) -> Result<()> {
         finite("gravity", &self.gravity)?;
         non_negative_time("gravity_ramp_time", self.gravity_ramp_time)?;
         for (f, force) in self.forces.iter().enumerate() {
@@ -772,6 +804,15 @@ impl SceneFile {
                 ));
             }
         }
+        for (f, force) in self.forces.iter().enumerate() {
+            finite(&format!("forces[{f}]"), &[force.total, force.amplitude].concat())?;
+            finite(&format!("forces[{f}]"), &[force.frequency, force.phase])?;
+        }
+        Ok(())
+    }
+
+    /// `[[bodies]]`: generated meshes, discretisation, offsets and velocities.
+    fn validate_bodies(&self) -> Result<()> {
         for (b, body) in self.bodies.iter().enumerate() {
             let key = format!("bodies[{b}]");
             if let MeshSource::Rectangle(section) = &body.mesh {
@@ -815,6 +856,11 @@ impl SceneFile {
             finite(&format!("{key}.velocity"), &body.velocity)?;
             finite(&format!("{key}.angular_velocity"), &body.angular_velocity)?;
         }
+        Ok(())
+    }
+
+    /// `[[attachments]]`: stiffness and target.
+    fn validate_attachments(&self) -> Result<()> {
         for (a, attachment) in self.attachments.iter().enumerate() {
             positive(&format!("attachments[{a}].stiffness"), attachment.stiffness)?;
             if let Some(target) = &attachment.target {
@@ -826,6 +872,11 @@ impl SceneFile {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `[[pins]]`: components, soft pins, release times and motions.
+    fn validate_pins(&self) -> Result<()> {
         for (p, pin) in self.pins.iter().enumerate() {
             pin.held_components(self.dimension, &format!("pins[{p}]"))?;
             if let Some(soft) = &pin.soft {
@@ -883,10 +934,11 @@ impl SceneFile {
                 }
             }
         }
-        for (f, force) in self.forces.iter().enumerate() {
-            finite(&format!("forces[{f}]"), &[force.total, force.amplitude].concat())?;
-            finite(&format!("forces[{f}]"), &[force.frequency, force.phase])?;
-        }
+        Ok(())
+    }
+
+    /// `[damping]`: finite coefficients ≥ 0.
+    fn validate_damping(&self) -> Result<()> {
         if let Some(d) = &self.damping {
             for (name, value) in [
                 ("mass_coefficient", d.mass_coefficient),
@@ -901,6 +953,11 @@ impl SceneFile {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `[[obstacles]]`: stiffness and shape.
+    fn validate_obstacles(&self) -> Result<()> {
         for (o, obstacle) in self.obstacles.iter().enumerate() {
             positive(&format!("obstacles[{o}].stiffness"), obstacle.stiffness)?;
             let key = format!("obstacles[{o}].shape");
@@ -949,6 +1006,11 @@ impl SceneFile {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `[tearing]`, `[solver]`, `[coordinates]` and `[subspace]`.
+    fn validate_reductions(&self) -> Result<()> {
         if let Some(tearing) = &self.tearing {
             if !(tearing.stretch.is_finite() && tearing.stretch > 1.0) {
                 return Err(HookeError::scene(
@@ -975,8 +1037,7 @@ impl SceneFile {
                 return Err(HookeError::scene("subspace.cubature_points", "must be at least 1"));
             }
         }
-        // Building checks the integrator's own settings.
-        self.integrator.build(&self.integrator_solver()).map(|_| ())
+        Ok(())
     }
 
     /// `[solver] kind` names a minimiser or a solver with an integrator of

@@ -1,0 +1,447 @@
+//! The run loop: it advances the integrator step by step, keeps the run's
+//! books (statistics, dissipated energy, records), tells the observers, writes
+//! checkpoints (the books and each observer's part), and writes the summary
+//! whether the run completed, failed or was interrupted.
+
+use super::observers::{
+    Divergence, EnergyPlot, EnergyTable, FineDisplay, FrameSeries, Progress, RunEnding, RunObserver, RunView,
+};
+use super::{RunOutcome, RunSettings, RunStatus, RunSummary, Simulation};
+use crate::checkpoint::{self, Checkpoint};
+use crate::error::{HookeError, Result};
+use crate::integrate::Integrator;
+use crate::model::{Model, State};
+use crate::output::{tidy, EnergyRecord};
+use crate::run_record::StepStatistics;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// What a run keeps between steps besides the state and the observers' own
+/// parts: the loop's share of a checkpoint.
+struct Ledger {
+    /// Steps completed.
+    step: usize,
+    statistics: StepStatistics,
+    dissipated: f64,
+    records: Vec<EnergyRecord>,
+    notes: Vec<String>,
+    /// Wall-clock seconds of earlier sessions of this run.
+    wall_before: f64,
+}
+
+/// How often a checkpoint is written: with every frame, else with every
+/// picture, else every hundredth of the run.
+fn checkpoint_interval(settings: &RunSettings, steps: usize) -> usize {
+    [settings.vtk_every, settings.render_every]
+        .into_iter()
+        .find(|&every| every > 0)
+        .unwrap_or(steps.div_ceil(100))
+        .max(1)
+}
+
+/// The built-in observers a run's settings ask for, in the order they are
+/// told: the energies table, the frames and pictures, the fine-mesh display,
+/// the energy plot, the divergence watch, the progress callback; then the
+/// caller's own.
+fn observers_for<'a>(
+    settings: &RunSettings,
+    progress: Option<&'a mut dyn FnMut(usize, usize)>,
+    own: Vec<Box<dyn RunObserver + 'a>>,
+) -> Vec<Box<dyn RunObserver + 'a>> {
+    let mut observers: Vec<Box<dyn RunObserver + 'a>> = Vec::new();
+    if settings.energies {
+        observers.push(Box::new(EnergyTable::new(settings)));
+    }
+    // Pictures are drawn from frames, so a run with pictures writes frames at their steps.
+    let writes_frames = settings.vtk_every > 0 || settings.render_every > 0;
+    if writes_frames {
+        observers.push(Box::new(FrameSeries::new(settings)));
+        if let Some(map) = &settings.fine_display {
+            observers.push(Box::new(FineDisplay::new(map.clone())));
+        }
+    }
+    if settings.plot {
+        observers.push(Box::new(EnergyPlot));
+    }
+    observers.push(Box::new(Divergence::new()));
+    if let Some(callback) = progress {
+        observers.push(Box::new(Progress::new(callback)));
+    }
+    observers.extend(own);
+    observers
+}
+
+/// Runs `simulation` from `initial_state` (or from its checkpoint).
+pub(super) fn run(simulation: Simulation, initial_state: State) -> Result<RunOutcome> {
+    let Simulation {
+        model,
+        integrator,
+        settings,
+        notes,
+        scene_text,
+        scene_directory,
+        progress,
+        stop,
+        resume,
+        observers,
+    } = simulation;
+    let started = Instant::now();
+    integrator.check(model)?;
+    // The full state is needed only for frames, checkpoints and the end: an
+    // integrator in a subspace need not expand it at every step.
+    integrator.defer_full_state(true);
+    let directory = &settings.output_directory;
+    crate::output::run_files::create_output_directory(directory)?;
+    let steps = settings.step_count();
+    let mut observers = observers_for(settings, progress, observers);
+    let resuming = resume.is_some();
+    let (mut state, mut ledger) = match resume {
+        Some(checkpoint) => resumed(checkpoint, integrator, model, settings, steps, &mut observers)?,
+        None => fresh(initial_state, notes, integrator, model, settings, &mut observers)?,
+    };
+    // Checkpoints are written when the scene's text is known (it is how a run is rebuilt).
+    let checkpoints = scene_text.is_some();
+    let save =
+        |state: &State, ledger: &Ledger, integrator: &dyn Integrator, observers: &[Box<dyn RunObserver + '_>]| {
+            if !checkpoints {
+                return Ok(());
+            }
+            let mut checkpoint = Checkpoint {
+                format: checkpoint::FORMAT,
+                scene_text: scene_text.clone().unwrap_or_default(),
+                scene_directory: scene_directory.clone(),
+                integrator: integrator.name().to_string(),
+                time_step: settings.time_step,
+                steps_planned: steps,
+                step: ledger.step,
+                state: state.clone(),
+                integrator_history: integrator.history()?,
+                statistics: ledger.statistics.clone(),
+                dissipated: ledger.dissipated,
+                divergence: None,
+                render_frames: Vec::new(),
+                frames: Vec::new(),
+                energy_rows: 0,
+                wall_seconds: ledger.wall_before + started.elapsed().as_secs_f64(),
+                notes: ledger.notes.clone(),
+                torn: model.torn_elements(),
+                term_histories: model.term_histories(),
+            };
+            observers.iter().for_each(|o| o.save(&mut checkpoint));
+            checkpoint.write(directory)
+        };
+    // Anything that stops the run (a failed step, an output that cannot be
+    // written) ends the loop; the summary below is written in every case.
+    let mut failure = None;
+    if !resuming {
+        let run = view_of(model, settings, integrator.name(), &ledger, &state, (0, steps));
+        failure = tell(&mut observers, |o| o.start(&run)).err();
+        if failure.is_none() {
+            failure = save(&state, &ledger, &*integrator, &observers).err();
+        }
+    }
+    let interval = checkpoint_interval(settings, steps);
+    while failure.is_none() && ledger.step < steps {
+        let step = ledger.step + 1;
+        let before = state.clone();
+        if let Err(error) = advance(model, integrator, settings, &mut state, &mut ledger, step) {
+            failure = Some(error);
+            state = before;
+            break;
+        }
+        let record = match integrator.energy_record(model, &state) {
+            Ok(mut record) => {
+                record.dissipated = ledger.dissipated;
+                record
+            }
+            Err(error) => {
+                failure = Some(error);
+                break;
+            }
+        };
+        ledger.records.push(record);
+        let run = view_of(model, settings, integrator.name(), &ledger, &state, (step, steps));
+        if let Some(reason) = observers.iter_mut().find_map(|o| o.refuses(&run)) {
+            // A refused state (a divergence) is not a result: the run ends at the state before it.
+            failure = Some(HookeError::StepFailed {
+                step,
+                time: state.time,
+                reason: format!("the run diverged: {reason}"),
+            });
+            ledger.records.pop();
+            state = before;
+            break;
+        }
+        let checkpoint_due = step < steps && step % interval == 0;
+        let mut written = match checkpoint_due || observers.iter().any(|o| o.needs_full_state(step, steps)) {
+            true => integrator.expand_state(model, &mut state),
+            false => Ok(()),
+        };
+        if written.is_ok() {
+            let run = view_of(model, settings, integrator.name(), &ledger, &state, (step, steps));
+            written = tell(&mut observers, |o| o.after_step(&run));
+        }
+        ledger.step = step;
+        if written.is_ok() && checkpoint_due {
+            written = save(&state, &ledger, &*integrator, &observers);
+        }
+        if let Err(error) = written {
+            failure = Some(error);
+            break;
+        }
+        if step < steps && stop.is_some_and(|flag| flag.load(Ordering::SeqCst)) {
+            failure = Some(HookeError::Interrupted { step, time: state.time });
+        }
+    }
+    // The state the run ends with is returned, checkpointed and drawn in full.
+    if let Err(error) = integrator.expand_state(model, &mut state) {
+        failure.get_or_insert(error);
+    }
+    integrator.defer_full_state(false);
+    let mut ending = RunEnding {
+        failure,
+        outputs: Vec::new(),
+        notes: std::mem::take(&mut ledger.notes),
+    };
+    match &ending.failure {
+        // A completed run needs no checkpoint.
+        None => {
+            if let Err(error) = checkpoint::Checkpoint::remove(directory) {
+                ending
+                    .notes
+                    .push(format!("the checkpoint could not be removed: {error}"));
+            }
+        }
+        // A run that stopped early can be resumed from the state it reached
+        // (before the observers add to its outputs, which a resumed run drops).
+        Some(_) if checkpoints => {
+            ledger.notes = ending.notes.clone();
+            match save(&state, &ledger, &*integrator, &observers) {
+                Ok(()) => ending.notes.push(format!(
+                    "a checkpoint after step {} was written: `hooke run --resume {}` goes on from it",
+                    ledger.step,
+                    directory.display()
+                )),
+                Err(error) => ending
+                    .notes
+                    .push(format!("the checkpoint could not be written: {error}")),
+            }
+        }
+        Some(_) => {}
+    }
+    ending.notes.extend(ledger.statistics.notes());
+    let run = view_of(
+        model,
+        settings,
+        integrator.name(),
+        &ledger,
+        &state,
+        (ledger.step, steps),
+    );
+    for observer in observers.iter_mut() {
+        observer.finish(&run, &mut ending);
+    }
+    let summary_path = directory.join("summary.json");
+    ending.outputs.push(summary_path.clone());
+    let Ledger {
+        statistics,
+        records,
+        wall_before,
+        ..
+    } = ledger;
+    let summary = RunSummary {
+        name: settings.name.clone(),
+        integrator: integrator.name().to_string(),
+        status: match ending.failure {
+            None => RunStatus::Completed,
+            Some(HookeError::Interrupted { .. }) => RunStatus::Interrupted,
+            Some(_) => RunStatus::Failed,
+        },
+        error: ending.failure.as_ref().map(|e| e.to_string()),
+        steps_planned: steps,
+        final_time: state.time,
+        time_step: settings.time_step,
+        vertices: model.mesh().vertex_count(),
+        elements: model.mesh().element_count(),
+        free_dofs_at_start: model.dof_map(0.0).free_count(),
+        wall_seconds: wall_before + started.elapsed().as_secs_f64(),
+        statistics,
+        final_energy: records.last().cloned(),
+        outputs: ending.outputs,
+        notes: ending.notes,
+        scene: scene_text,
+    };
+    write_summary(&summary_path, &summary)?;
+    Ok(RunOutcome {
+        summary,
+        state,
+        records,
+        failure: ending.failure,
+    })
+}
+
+/// The run as the observers see it after step `step` of `steps`.
+fn view_of<'a>(
+    model: &'a Model,
+    settings: &'a RunSettings,
+    integrator: &'a str,
+    ledger: &'a Ledger,
+    state: &'a State,
+    (step, steps): (usize, usize),
+) -> RunView<'a> {
+    RunView {
+        model,
+        settings,
+        integrator,
+        step,
+        steps,
+        state,
+        records: &ledger.records,
+    }
+}
+
+/// Tells every observer, in order, stopping at the first error.
+fn tell<'a>(
+    observers: &mut [Box<dyn RunObserver + 'a>],
+    mut what: impl FnMut(&mut dyn RunObserver) -> Result<()>,
+) -> Result<()> {
+    observers.iter_mut().try_for_each(|o| what(o.as_mut()))
+}
+
+/// Takes step `step`: the integrator's step, its statistics and the energy
+/// dissipated in it, with the time rounded to step × h.
+fn advance(
+    model: &Model,
+    integrator: &mut dyn Integrator,
+    settings: &RunSettings,
+    state: &mut State,
+    ledger: &mut Ledger,
+    step: usize,
+) -> Result<()> {
+    let before_positions = state.positions.clone();
+    let (before_velocities, before_time) = (state.velocities.clone(), state.time);
+    let report = integrator.step(model, state, settings.time_step)?;
+    ledger.statistics.add(&report, state.time);
+    let work = model.damping_work(&before_positions, &state.positions, state.time - before_time)?;
+    ledger.dissipated += work + model.ether_drag_work(&before_velocities, before_time) + report.torn_energy;
+    // Step × h, not a running sum, so output times carry no accumulated
+    // rounding (adaptive integrators keep their own, different times).
+    let nominal = step as f64 * settings.time_step;
+    if (state.time - nominal).abs() <= 1e-9 * settings.time_step {
+        state.time = nominal;
+    }
+    Ok(())
+}
+
+/// A run from its start: earlier run files cleared, the observers' files
+/// created, the initial state recorded.
+fn fresh<'a>(
+    state: State,
+    mut notes: Vec<String>,
+    integrator: &dyn Integrator,
+    model: &Model,
+    settings: &RunSettings,
+    observers: &mut [Box<dyn RunObserver + 'a>],
+) -> Result<(State, Ledger)> {
+    // A series that mixed two runs would be read as one.
+    let directory = &settings.output_directory;
+    let cleared = crate::output::run_files::clear_previous_run(directory)?;
+    if cleared > 0 {
+        notes.push(format!(
+            "{cleared} files of an earlier run were removed from {} first",
+            directory.display()
+        ));
+    }
+    tell(observers, |o| o.prepare())?;
+    let record = integrator.energy_record(model, &state)?;
+    let ledger = Ledger {
+        step: 0,
+        statistics: StepStatistics::default(),
+        dissipated: 0.0,
+        records: vec![record],
+        notes,
+        wall_before: 0.0,
+    };
+    Ok((state, ledger))
+}
+
+/// A run taken up from its checkpoint: the integrator's history, what has
+/// torn, the terms' histories, the books and each observer's part restored.
+fn resumed<'a>(
+    checkpoint: Checkpoint,
+    integrator: &mut dyn Integrator,
+    model: &Model,
+    settings: &RunSettings,
+    steps: usize,
+    observers: &mut [Box<dyn RunObserver + 'a>],
+) -> Result<(State, Ledger)> {
+    check_resumable(&checkpoint, integrator.name(), model, settings, steps)?;
+    integrator.restore_history(&checkpoint.integrator_history)?;
+    model.restore_torn(&checkpoint.torn)?;
+    model.restore_term_histories(&checkpoint.term_histories)?;
+    let mut records = Vec::new();
+    tell(observers, |o| o.resume(&checkpoint, &mut records))?;
+    let mut notes = checkpoint.notes;
+    notes.push(format!(
+        "resumed after step {} (t = {}) from {}",
+        checkpoint.step,
+        tidy(checkpoint.state.time),
+        checkpoint::FILE_NAME
+    ));
+    let ledger = Ledger {
+        step: checkpoint.step,
+        statistics: checkpoint.statistics,
+        dissipated: checkpoint.dissipated,
+        records,
+        notes,
+        wall_before: checkpoint.wall_seconds,
+    };
+    Ok((checkpoint.state, ledger))
+}
+
+/// Refuses a checkpoint of another run: another integrator, time step or
+/// length, or a state of another model.
+fn check_resumable(
+    checkpoint: &Checkpoint,
+    integrator: &str,
+    model: &Model,
+    settings: &RunSettings,
+    steps: usize,
+) -> Result<()> {
+    let fail = |reason: String| {
+        Err(HookeError::parse(
+            settings.output_directory.join(checkpoint::FILE_NAME),
+            None,
+            format!("{reason}: this checkpoint belongs to another run"),
+        ))
+    };
+    if checkpoint.integrator != integrator {
+        return fail(format!("it was written by {}, not {integrator}", checkpoint.integrator));
+    }
+    if checkpoint.time_step.to_bits() != settings.time_step.to_bits() || checkpoint.steps_planned != steps {
+        return fail(format!(
+            "it plans {} steps of {} s, not {steps} of {} s",
+            checkpoint.steps_planned, checkpoint.time_step, settings.time_step
+        ));
+    }
+    if checkpoint.state.positions.len() != model.dof_count() {
+        return fail(format!(
+            "its state has {} DOFs, the model {}",
+            checkpoint.state.positions.len(),
+            model.dof_count()
+        ));
+    }
+    if checkpoint.step >= steps {
+        return fail(format!(
+            "it is after step {} of {steps}: the run had completed",
+            checkpoint.step
+        ));
+    }
+    Ok(())
+}
+
+fn write_summary(path: &Path, summary: &RunSummary) -> Result<()> {
+    let text = serde_json::to_string_pretty(summary).map_err(|e| HookeError::io(path, std::io::Error::other(e)))?;
+    crate::output::atomic::write_bytes_atomically(path, text.as_bytes())
+}
