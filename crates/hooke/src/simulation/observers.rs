@@ -83,8 +83,9 @@ pub trait RunObserver {
         Ok(())
     }
 
-    /// A reason to refuse the state a step reached (a divergence): the run
-    /// then ends at the state before it, as failed.
+    /// A reason to refuse the state a step reached (a divergence), in words
+    /// the run's error repeats: the run then ends at the state before it, as
+    /// failed.
     fn refuses(&mut self, _run: &RunView) -> Option<String> {
         None
     }
@@ -360,7 +361,8 @@ impl RunObserver for Divergence {
     }
 
     fn refuses(&mut self, run: &RunView) -> Option<String> {
-        self.watch.as_mut()?.check(run.record())
+        let reason = self.watch.as_mut()?.check(run.record())?;
+        Some(format!("the run diverged: {reason}"))
     }
 }
 

@@ -13,7 +13,7 @@ use crate::integrate::Integrator;
 use crate::model::{Model, State};
 use crate::output::{tidy, EnergyRecord};
 use crate::run_record::StepStatistics;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -101,35 +101,15 @@ pub(super) fn run(simulation: Simulation, initial_state: State) -> Result<RunOut
         None => fresh(initial_state, notes, integrator, model, settings, &mut observers)?,
     };
     // Checkpoints are written when the scene's text is known (it is how a run is rebuilt).
-    let checkpoints = scene_text.is_some();
+    let checkpoints = Checkpoints {
+        scene_text: scene_text.clone(),
+        scene_directory,
+        started,
+        steps,
+    };
     let save =
         |state: &State, ledger: &Ledger, integrator: &dyn Integrator, observers: &[Box<dyn RunObserver + '_>]| {
-            if !checkpoints {
-                return Ok(());
-            }
-            let mut checkpoint = Checkpoint {
-                format: checkpoint::FORMAT,
-                scene_text: scene_text.clone().unwrap_or_default(),
-                scene_directory: scene_directory.clone(),
-                integrator: integrator.name().to_string(),
-                time_step: settings.time_step,
-                steps_planned: steps,
-                step: ledger.step,
-                state: state.clone(),
-                integrator_history: integrator.history()?,
-                statistics: ledger.statistics.clone(),
-                dissipated: ledger.dissipated,
-                divergence: None,
-                render_frames: Vec::new(),
-                frames: Vec::new(),
-                energy_rows: 0,
-                wall_seconds: ledger.wall_before + started.elapsed().as_secs_f64(),
-                notes: ledger.notes.clone(),
-                torn: model.torn_elements(),
-                term_histories: model.term_histories(),
-            };
-            observers.iter().for_each(|o| o.save(&mut checkpoint));
-            checkpoint.write(directory)
+            checkpoints.save(model, settings, state, ledger, integrator, observers)
         };
     // Anything that stops the run (a failed step, an output that cannot be
     // written) ends the loop; the summary below is written in every case.
@@ -144,53 +124,16 @@ pub(super) fn run(simulation: Simulation, initial_state: State) -> Result<RunOut
     let interval = checkpoint_interval(settings, steps);
     while failure.is_none() && ledger.step < steps {
         let step = ledger.step + 1;
-        let before = state.clone();
-        if let Err(error) = advance(model, integrator, settings, &mut state, &mut ledger, step) {
-            failure = Some(error);
-            state = before;
-            break;
-        }
-        let record = match integrator.energy_record(model, &state) {
-            Ok(mut record) => {
-                record.dissipated = ledger.dissipated;
-                record
-            }
-            Err(error) => {
-                failure = Some(error);
-                break;
-            }
+        let run = StepRun {
+            model,
+            settings,
+            steps,
+            checkpoint_due: step < steps && step % interval == 0,
         };
-        ledger.records.push(record);
-        let run = view_of(model, settings, integrator.name(), &ledger, &state, (step, steps));
-        if let Some(reason) = observers.iter_mut().find_map(|o| o.refuses(&run)) {
-            // A refused state (a divergence) is not a result: the run ends at the state before it.
-            failure = Some(HookeError::StepFailed {
-                step,
-                time: state.time,
-                reason: format!("the run diverged: {reason}"),
-            });
-            ledger.records.pop();
-            state = before;
-            break;
-        }
-        let checkpoint_due = step < steps && step % interval == 0;
-        let mut written = match checkpoint_due || observers.iter().any(|o| o.needs_full_state(step, steps)) {
-            true => integrator.expand_state(model, &mut state),
-            false => Ok(()),
-        };
-        if written.is_ok() {
-            let run = view_of(model, settings, integrator.name(), &ledger, &state, (step, steps));
-            written = tell(&mut observers, |o| o.after_step(&run));
-        }
-        ledger.step = step;
-        if written.is_ok() && checkpoint_due {
-            written = save(&state, &ledger, &*integrator, &observers);
-        }
-        if let Err(error) = written {
-            failure = Some(error);
-            break;
-        }
-        if step < steps && stop.is_some_and(|flag| flag.load(Ordering::SeqCst)) {
+        failure = run
+            .take(step, integrator, &mut state, &mut ledger, &mut observers, &save)
+            .err();
+        if failure.is_none() && step < steps && stop.is_some_and(|flag| flag.load(Ordering::SeqCst)) {
             failure = Some(HookeError::Interrupted { step, time: state.time });
         }
     }
@@ -204,32 +147,15 @@ pub(super) fn run(simulation: Simulation, initial_state: State) -> Result<RunOut
         outputs: Vec::new(),
         notes: std::mem::take(&mut ledger.notes),
     };
-    match &ending.failure {
-        // A completed run needs no checkpoint.
-        None => {
-            if let Err(error) = checkpoint::Checkpoint::remove(directory) {
-                ending
-                    .notes
-                    .push(format!("the checkpoint could not be removed: {error}"));
-            }
-        }
-        // A run that stopped early can be resumed from the state it reached
-        // (before the observers add to its outputs, which a resumed run drops).
-        Some(_) if checkpoints => {
-            ledger.notes = ending.notes.clone();
-            match save(&state, &ledger, &*integrator, &observers) {
-                Ok(()) => ending.notes.push(format!(
-                    "a checkpoint after step {} was written: `hooke run --resume {}` goes on from it",
-                    ledger.step,
-                    directory.display()
-                )),
-                Err(error) => ending
-                    .notes
-                    .push(format!("the checkpoint could not be written: {error}")),
-            }
-        }
-        Some(_) => {}
-    }
+    checkpoints.close(
+        model,
+        settings,
+        &state,
+        &mut ledger,
+        integrator,
+        &observers,
+        &mut ending,
+    );
     ending.notes.extend(ledger.statistics.notes());
     let run = view_of(
         model,
@@ -244,6 +170,133 @@ pub(super) fn run(simulation: Simulation, initial_state: State) -> Result<RunOut
     }
     let summary_path = directory.join("summary.json");
     ending.outputs.push(summary_path.clone());
+    let failure = ending.failure.take();
+    let (summary, records) = summarise(
+        model,
+        settings,
+        integrator.name(),
+        &state,
+        ledger,
+        ending,
+        &failure,
+        scene_text,
+    );
+    let summary = RunSummary {
+        wall_seconds: summary.wall_seconds + started.elapsed().as_secs_f64(),
+        ..summary
+    };
+    write_summary(&summary_path, &summary)?;
+    Ok(RunOutcome {
+        summary,
+        state,
+        records,
+        failure,
+    })
+}
+
+/// Where and how a run writes its checkpoints: only when the scene's text
+/// is known, since that is how a run is rebuilt.
+struct Checkpoints {
+    scene_text: Option<String>,
+    scene_directory: PathBuf,
+    started: Instant,
+    steps: usize,
+}
+
+impl Checkpoints {
+    /// Writes a checkpoint after `ledger.step`: the loop's books, the
+    /// integrator's and the model's histories, and each observer's part.
+    fn save(
+        &self,
+        model: &Model,
+        settings: &RunSettings,
+        state: &State,
+        ledger: &Ledger,
+        integrator: &dyn Integrator,
+        observers: &[Box<dyn RunObserver + '_>],
+    ) -> Result<()> {
+        let Some(scene_text) = &self.scene_text else {
+            return Ok(());
+        };
+        let mut checkpoint = Checkpoint {
+            format: checkpoint::FORMAT,
+            scene_text: scene_text.clone(),
+            scene_directory: self.scene_directory.clone(),
+            integrator: integrator.name().to_string(),
+            time_step: settings.time_step,
+            steps_planned: self.steps,
+            step: ledger.step,
+            state: state.clone(),
+            integrator_history: integrator.history()?,
+            statistics: ledger.statistics.clone(),
+            dissipated: ledger.dissipated,
+            divergence: None,
+            render_frames: Vec::new(),
+            frames: Vec::new(),
+            energy_rows: 0,
+            wall_seconds: ledger.wall_before + self.started.elapsed().as_secs_f64(),
+            notes: ledger.notes.clone(),
+            torn: model.torn_elements(),
+            term_histories: model.term_histories(),
+        };
+        observers.iter().for_each(|o| o.save(&mut checkpoint));
+        checkpoint.write(&settings.output_directory)
+    }
+
+    /// At the end: a completed run removes its checkpoint; one that stopped
+    /// early writes one from the state it reached (before the observers add
+    /// to its outputs, which a resumed run drops), and says so.
+    #[allow(clippy::too_many_arguments)]
+    fn close(
+        &self,
+        model: &Model,
+        settings: &RunSettings,
+        state: &State,
+        ledger: &mut Ledger,
+        integrator: &dyn Integrator,
+        observers: &[Box<dyn RunObserver + '_>],
+        ending: &mut RunEnding,
+    ) {
+        let directory = &settings.output_directory;
+        match (&ending.failure, &self.scene_text) {
+            (None, _) => {
+                if let Err(error) = checkpoint::Checkpoint::remove(directory) {
+                    ending
+                        .notes
+                        .push(format!("the checkpoint could not be removed: {error}"));
+                }
+            }
+            (Some(_), Some(_)) => {
+                ledger.notes = ending.notes.clone();
+                match self.save(model, settings, state, ledger, integrator, observers) {
+                    Ok(()) => ending.notes.push(format!(
+                        "a checkpoint after step {} was written: `hooke run --resume {}` goes on from it",
+                        ledger.step,
+                        directory.display()
+                    )),
+                    Err(error) => ending
+                        .notes
+                        .push(format!("the checkpoint could not be written: {error}")),
+                }
+            }
+            (Some(_), None) => {}
+        }
+    }
+}
+
+/// The summary of a run that ended with `failure` (None: it completed), and
+/// its records; `wall_seconds` holds the earlier sessions' time only.
+#[allow(clippy::too_many_arguments)]
+fn summarise(
+    model: &Model,
+    settings: &RunSettings,
+    integrator: &str,
+    state: &State,
+    ledger: Ledger,
+    ending: RunEnding,
+    failure: &Option<HookeError>,
+    scene_text: Option<String>,
+) -> (RunSummary, Vec<EnergyRecord>) {
     let Ledger {
         statistics,
         records,
@@ -252,33 +305,85 @@ pub(super) fn run(simulation: Simulation, initial_state: State) -> Result<RunOut
     } = ledger;
     let summary = RunSummary {
         name: settings.name.clone(),
-        integrator: integrator.name().to_string(),
-        status: match ending.failure {
+        integrator: integrator.to_string(),
+        status: match failure {
             None => RunStatus::Completed,
             Some(HookeError::Interrupted { .. }) => RunStatus::Interrupted,
             Some(_) => RunStatus::Failed,
         },
-        error: ending.failure.as_ref().map(|e| e.to_string()),
-        steps_planned: steps,
+        error: failure.as_ref().map(|e| e.to_string()),
+        steps_planned: settings.step_count(),
         final_time: state.time,
         time_step: settings.time_step,
         vertices: model.mesh().vertex_count(),
         elements: model.mesh().element_count(),
         free_dofs_at_start: model.dof_map(0.0).free_count(),
-        wall_seconds: wall_before + started.elapsed().as_secs_f64(),
+        wall_seconds: wall_before,
         statistics,
         final_energy: records.last().cloned(),
         outputs: ending.outputs,
         notes: ending.notes,
         scene: scene_text,
     };
-    write_summary(&summary_path, &summary)?;
-    Ok(RunOutcome {
-        summary,
-        state,
-        records,
-        failure: ending.failure,
-    })
+    (summary, records)
+}
+
+/// One step of a run, as the loop takes it.
+struct StepRun<'a> {
+    model: &'a Model,
+    settings: &'a RunSettings,
+    steps: usize,
+    /// Whether a checkpoint is written after this step.
+    checkpoint_due: bool,
+}
+
+/// Writes a checkpoint of the run as it stands.
+type Save<'s, 'o> = dyn Fn(&State, &Ledger, &dyn Integrator, &[Box<dyn RunObserver + 'o>]) -> Result<()> + 's;
+
+impl StepRun<'_> {
+    /// Takes step `step`: the integrator's step and its books, the record of
+    /// the state it reached, the observers' verdicts (a refused state, or a
+    /// failed step, leaves the state as it was before), the full state where
+    /// an observer or the checkpoint needs it, the observers' outputs, and the
+    /// checkpoint when due.
+    fn take<'o>(
+        &self,
+        step: usize,
+        integrator: &mut dyn Integrator,
+        state: &mut State,
+        ledger: &mut Ledger,
+        observers: &mut [Box<dyn RunObserver + 'o>],
+        save: &Save<'_, 'o>,
+    ) -> Result<()> {
+        let (model, settings, steps) = (self.model, self.settings, self.steps);
+        let before = state.clone();
+        if let Err(error) = advance(model, integrator, settings, state, ledger, step) {
+            *state = before;
+            return Err(error);
+        }
+        let mut record = integrator.energy_record(model, state)?;
+        record.dissipated = ledger.dissipated;
+        ledger.records.push(record);
+        let run = view_of(model, settings, integrator.name(), ledger, state, (step, steps));
+        if let Some(reason) = observers.iter_mut().find_map(|o| o.refuses(&run)) {
+            // A refused state (a divergence) is not a result: the run ends at the state before it.
+            let time = state.time;
+            ledger.records.pop();
+            *state = before;
+            return Err(HookeError::StepFailed { step, time, reason });
+        }
+        if self.checkpoint_due || observers.iter().any(|o| o.needs_full_state(step, steps)) {
+            integrator.expand_state(model, state)?;
+        }
+        let run = view_of(model, settings, integrator.name(), ledger, state, (step, steps));
+        let written = tell(observers, |o| o.after_step(&run));
+        ledger.step = step;
+        written?;
+        if self.checkpoint_due {
+            save(state, ledger, &*integrator, observers)?;
+        }
+        Ok(())
+    }
 }
 
 /// The run as the observers see it after step `step` of `steps`.
