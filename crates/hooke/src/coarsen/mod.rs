@@ -214,6 +214,9 @@ fn distance_to_face(point: &Vector3<f64>, corners: &[Vector3<f64>]) -> f64 {
 }
 
 /// Coarsens the fine model's elasticity onto `coarse` (same dimension).
+///
+/// One function of about 150 lines: the coarsening pipeline (overlaps, harmonic problems, mollified
+/// tensors) runs per coarse element over shared search structures.
 pub fn coarsen(fine: &Model, coarse: &Mesh, settings: CoarseningSettings) -> Result<Coarsening> {
     let d = fine.dimension();
     if coarse.dimension() != d {

@@ -130,6 +130,9 @@ fn frequencies(scene: &Scene, count: usize) -> Result<Vec<f64>> {
 /// Coarsens the scene's body onto `coarse_spec` and writes the coarse scene
 /// into `output`; `corotated` makes its material co-rotated, `modes` is how
 /// many frequencies the check compares.
+///
+/// One function of about 125 lines: it writes the coarse scene, its tensor file and the averaged
+/// scene from the same coarsening and keys.
 pub fn coarsen_scene(
     scene: &Scene,
     coarse_spec: &str,

@@ -239,6 +239,10 @@ pub fn smallest_eigenpairs_reusing(
 /// unknowns. The shift must keep the whole of K − σM positive definite; it is
 /// chosen for the sparse part, which the low-rank part of a stiffness
 /// correction (EigenFit) keeps so as long as its eigenvalues stay positive.
+///
+/// One function of about 270 lines: the block shift-invert Lanczos iteration keeps its basis, its
+/// Ritz pairs, the shift and the restart state together across thick restarts; split, each part
+/// would take most of them as arguments.
 pub fn smallest_eigenpairs_with_low_rank(
     factor: &mut Option<SparseCholesky>,
     (pattern, stiffness, low_rank): (&LowerPattern, &[f64], Option<&LowRank>),

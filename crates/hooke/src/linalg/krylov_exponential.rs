@@ -74,6 +74,9 @@ fn estimate_norm(apply: &dyn Fn(&[f64], &mut [f64]), n: usize) -> f64 {
 }
 
 /// exp(tA)v, where `apply(x, y)` sets y = Ax.
+///
+/// One function of about 130 lines: the time-stepping Krylov method with its error estimate and
+/// step-size control, as Sidje's Expokit writes it, in one loop.
 pub fn expv(
     t: f64,
     apply: &dyn Fn(&[f64], &mut [f64]),

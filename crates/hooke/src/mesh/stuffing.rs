@@ -216,6 +216,9 @@ pub fn stuff_shape(shape: &Shape, edge_length: f64) -> Result<(TetMesh, Stuffing
 }
 
 /// Meshes {g > 0} inside the box [lo, hi] (g ≤ 0 on and outside its boundary).
+///
+/// One function of about 175 lines: the stages of isosurface stuffing (the lattice, the cut points,
+/// warping, the stencils that fill each tetrahedron) share the lattice's vertex maps.
 pub fn stuff(
     g: impl Fn(&Vector3<f64>) -> f64 + Sync,
     lo: Vector3<f64>,

@@ -376,6 +376,10 @@ pub fn render(input: &RenderInput, settings: &RenderSettings) -> Result<Image> {
 
 /// Draws the body in a given framing (one camera window and colour range
 /// for every picture of an animation).
+///
+/// One function of about 190 lines: the picture is one pass of the rasteriser, where the camera,
+/// the projected faces in depth order, the colour map and the bar, and the labels all share the
+/// framing.
 pub fn render_framed(input: &RenderInput, settings: &RenderSettings, framing: &Framing) -> Result<Image> {
     settings.validate("render")?;
     let mesh = input.mesh;

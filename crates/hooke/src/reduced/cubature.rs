@@ -246,6 +246,9 @@ impl SplitMix {
 /// into k clusters: k-means++ seeding, then Lloyd iterations with Hamerly's
 /// bounds until no label changes or `max_iterations`. A cluster left empty is
 /// given the point farthest from its centre.
+///
+/// One function of about 150 lines: Hamerly's bounds (upper, lower, half gaps) are updated together
+/// with the labels and centroids in one loop.
 pub fn kmeans(points: &[f64], dimension: usize, k: usize, seed: u64, max_iterations: usize) -> Clustering {
     let n = points.len() / dimension;
     let point = |i: usize| &points[i * dimension..(i + 1) * dimension];

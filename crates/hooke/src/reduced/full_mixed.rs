@@ -175,6 +175,10 @@ impl FullMixedBackwardEuler {
 
     /// One SQP iteration from (x, z), updated in place.
     #[allow(clippy::too_many_arguments)]
+    ///
+    /// One function of about 170 lines: one SQP iteration of mixed FEM (Trusty et al. 2023, §4–5)
+    /// computes each element's state, condenses the system, solves it, recovers the stretches'
+    /// changes and multipliers and line-searches the merit function over the same per-element data.
     fn iteration(
         &mut self,
         model: &Model,

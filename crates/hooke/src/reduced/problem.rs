@@ -178,6 +178,10 @@ impl ReducedModel {
     /// As [`ReducedModel::new`], reading the eigenmodes and cubature from
     /// `cache` (a folder) when it holds them for this mesh, these materials,
     /// pins and settings, and storing them there otherwise.
+    ///
+    /// One function of about 160 lines: building the reduced model reads or computes the skinning
+    /// modes and the cubature (with the cache), then each point's shape-gradient data, the reduced
+    /// mass and the exactly reduced terms, which all index the same basis.
     pub fn with_cache(
         model: &Model,
         settings: &SubspaceSettings,

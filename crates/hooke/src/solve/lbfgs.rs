@@ -365,6 +365,9 @@ impl Minimizer for Lbfgs {
         self.name
     }
 
+    ///
+    /// One function of about 150 lines: the iteration keeps its history, gradients, line search,
+    /// stall test and the rounded factor's fallback in one loop whose state they share.
     fn minimize(&mut self, objective: &dyn Objective, x: &mut [f64]) -> Result<MinimizerReport> {
         let settings = self.settings.clone();
         let own = self.own;

@@ -92,6 +92,9 @@ fn blocks_of(rest: &[Vector3<f64>], count: usize, axis: Option<usize>) -> (Vec<u
 
 /// Runs the variants into `output/<variant>/`, writes `subspace.csv`,
 /// `angular_momentum.png`, `decrements.csv` and `decrements.png`.
+///
+/// One function of about 120 lines: the study runs three variants and writes their table and plots,
+/// each from the same runs.
 pub fn compare_subspace(
     scene: &Scene,
     output: &Path,
