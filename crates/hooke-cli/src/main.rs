@@ -606,7 +606,7 @@ fn coarsen(
         fine_normals,
         held_pins,
     };
-    let result = hooke::coarsen::coarsen_scene(&scene, coarse, corotated, settings, modes, output)?;
+    let result = hooke::scene::coarsen_scene(&scene, coarse, corotated, settings, modes, output)?;
     let coverage = result.coarsening.coverage.iter().copied().fold(f64::INFINITY, f64::min);
     say!(
         "{} fine elements → {} coarse in {:.2} s; least covered coarse element {:.1} %, fine mass outside the coarse mesh {:.2} %",

@@ -4,10 +4,10 @@
 use crate::arrays::{self, symmetric_csr, to_matrix, Floats};
 use crate::errors::OrRaise;
 use crate::toml_value::{to_table, to_toml};
-use hooke::fem::MassKind;
 use hooke::material::registry::{self, MaterialContext, MaterialSource};
 use hooke::material::MaterialRef;
 use hooke::mesh::{TetMesh, TriangleMesh};
+use hooke::model::MassKind;
 use hooke::model::{Damping, Model, Motion, Obstacle, Pin, RegionForce};
 use hooke::scene::Scene;
 use nalgebra::Vector3;

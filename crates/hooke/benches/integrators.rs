@@ -68,7 +68,7 @@ fn adaptive_integrators(c: &mut Criterion) {
     let material = clamped.materials()[0].clone();
     let mesh = clamped.mesh().tetrahedra().expect("a 3D bar").clone();
     let count = mesh.tet_count();
-    let model = Model::new(mesh, vec![material; count], hooke::fem::MassKind::Lumped).expect("model");
+    let model = Model::new(mesh, vec![material; count], hooke::model::MassKind::Lumped).expect("model");
     let rule = StepSizeRule::ElasticEnergy { scale: 1.0 };
     let newton = SolverSettings::default();
     let mut group = c.benchmark_group(format!("free_step_{count}_tets"));
@@ -92,8 +92,9 @@ fn adaptive_integrators(c: &mut Criterion) {
 /// triangles), BZ interfaces at η_f = 1e2 Pa/m, clamped at one end, under
 /// gravity, from a sagging, moving state (h = 1 ms).
 fn discontinuous_steps(c: &mut Criterion) {
-    use hooke::fem::{Formulation, MassKind};
+    use hooke::fem::Formulation;
     use hooke::material::{IsotropicMaterial, MaterialModel, MaterialParameters};
+    use hooke::model::MassKind;
     use hooke::model::{Motion, Pin, Selection};
     let mesh = hooke::mesh::rectangle_mesh([0.0, 0.0], [1.2, 0.4], [120, 40]).expect("rectangle");
     let parameters = MaterialParameters {

@@ -15,9 +15,9 @@
 mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use hooke::fem::MassKind;
 use hooke::material::{IsotropicMaterial, MaterialModel, MaterialParameters};
 use hooke::mesh::{box_mesh, BoxMeshOptions, TetsPerHex};
+use hooke::model::MassKind;
 use hooke::model::Model;
 use hooke::reduced::{ReducedModel, StepPotential, SubspaceSettings};
 use nalgebra::Vector3;

@@ -89,7 +89,7 @@ pub enum HookeError {
 
     /// The run was asked to stop (Ctrl-C, a termination signal) and stopped
     /// after finishing step `step`.
-    #[error("interrupted after step {step} (t = {time} s)", time = crate::output::tidy(*time))]
+    #[error("interrupted after step {step} (t = {time} s)", time = crate::numbers::tidy(*time))]
     Interrupted {
         /// The last step completed.
         step: usize,

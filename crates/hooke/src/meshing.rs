@@ -75,7 +75,7 @@ pub fn mesh_input(path: &Path, edge_length: Option<f64>) -> Result<MeshedSolid> 
             regions: Vec::new(),
         }
     };
-    recipe.shape.prepare(base, "shape")?;
+    recipe.shape.prepare(base, "shape", &crate::io::read_surface)?;
     let (lo, hi) = recipe.shape.bounds();
     recipe.edge_length = edge_length.unwrap_or(if is_recipe {
         recipe.edge_length
@@ -87,9 +87,11 @@ pub fn mesh_input(path: &Path, edge_length: Option<f64>) -> Result<MeshedSolid> 
 
 /// Meshes a recipe whose surface files are relative to `base`; `origin` names it in errors.
 pub fn mesh_recipe(mut recipe: MeshRecipe, base: &Path, origin: &str) -> Result<MeshedSolid> {
-    recipe.shape.prepare(base, "shape")?;
+    recipe.shape.prepare(base, "shape", &crate::io::read_surface)?;
     for (r, region) in recipe.regions.iter_mut().enumerate() {
-        region.shape.prepare(base, &format!("regions[{r}].shape"))?;
+        region
+            .shape
+            .prepare(base, &format!("regions[{r}].shape"), &crate::io::read_surface)?;
     }
     let edge_length = recipe.edge_length;
     if !(edge_length.is_finite() && edge_length > 0.0) {

@@ -17,12 +17,12 @@
 //! - errors: [`HookeError`] and [`Result`].
 
 pub use crate::error::{HookeError, Result};
-pub use crate::fem::MassKind;
 pub use crate::integrate::{BackwardEuler, Capabilities, Integrator, IntegratorConfig, StepReport};
 pub use crate::material::{
     Evaluation, IsotropicMaterial, Material, MaterialCapabilities, MaterialModel, MaterialParameters, MaterialRef, Want,
 };
 pub use crate::mesh::{box_mesh, BoxMeshOptions, TetMesh, TetsPerHex};
+pub use crate::model::MassKind;
 pub use crate::model::{
     EnergyTerm, HessianTarget, Model, Motion, Pin, Selection, State, Subspace, TermCapabilities, TermKind,
 };

@@ -4,7 +4,7 @@
 //! read these; none of them owns them.
 
 use crate::integrate::StepReport;
-use crate::output::tidy;
+use crate::numbers::tidy;
 
 /// Totals over the steps of a run.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]

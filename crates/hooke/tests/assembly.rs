@@ -5,9 +5,9 @@
 mod common;
 
 use common::{bar, dense, parameters, uniform_model, Lcg};
-use hooke::fem::MassKind;
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
+use hooke::model::MassKind;
 use hooke::model::Model;
 use nalgebra::{Matrix3, SymmetricEigen, Vector3};
 

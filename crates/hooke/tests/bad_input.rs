@@ -637,7 +637,7 @@ fn oversized_generators_are_refused_before_allocating() {
 /// The library's generators check the same bounds (callers outside scenes).
 #[test]
 fn generator_functions_refuse_oversized_requests() {
-    use hooke::mesh::spring_networks::{cloth, helix_rope, straight_rope, ClothStiffness};
+    use hooke::fem::spring_networks::{cloth, helix_rope, straight_rope, ClothStiffness};
     use hooke::mesh::{box_mesh, rectangle_mesh, BoxMeshOptions, TetsPerHex};
     use nalgebra::Vector3;
     let huge = 1usize << 32;

@@ -5,10 +5,10 @@
 mod common;
 
 use common::{bar, clamp_left_end, parameters, uniform_model};
-use hooke::fem::MassKind;
 use hooke::integrate::{Integrator, StaticEquilibrium};
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
+use hooke::model::MassKind;
 use hooke::model::Motion;
 use hooke::solve::SolverSettings;
 use nalgebra::Vector3;

@@ -8,9 +8,9 @@ mod common;
 
 use hooke::coarsen::simplex::Simplex;
 use hooke::coarsen::{coarsen, voigt_tensor, CoarseningSettings};
-use hooke::fem::MassKind;
 use hooke::material::{IsotropicMaterial, MaterialModel, MaterialRef};
 use hooke::mesh::{box_mesh, rectangle_mesh, BoxMeshOptions, Mesh, TetsPerHex};
+use hooke::model::MassKind;
 use hooke::model::Model;
 use nalgebra::{DMatrix, Vector3};
 

@@ -4,10 +4,10 @@
 mod common;
 
 use common::{bar, parameters, uniform_model, Lcg};
-use hooke::fem::MassKind;
 use hooke::integrate::{ImplicitMidpoint, Integrator, SymplecticEuler};
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
+use hooke::model::MassKind;
 use hooke::model::{Model, Obstacle, ObstacleShape};
 use hooke::simulation::energy_record;
 use hooke::solve::SolverSettings;

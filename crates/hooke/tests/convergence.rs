@@ -4,10 +4,10 @@
 mod common;
 
 use common::{bar, clamp_left_end, parameters, uniform_model};
-use hooke::fem::MassKind;
 use hooke::integrate::{Integrator, IntegratorConfig};
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
+use hooke::model::MassKind;
 use hooke::model::{Model, Motion, State};
 use hooke::solve::SolverSettings;
 use nalgebra::{DMatrix, DVector, SymmetricEigen};

@@ -5,9 +5,10 @@
 
 mod common;
 
-use hooke::fem::{Formulation, MassKind};
+use hooke::fem::Formulation;
 use hooke::material::{IsotropicMaterial, MaterialModel, MaterialRef};
 use hooke::mesh::{rectangle_mesh, DiscontinuousMesh, TriangleMesh};
+use hooke::model::MassKind;
 use hooke::model::Model;
 use nalgebra::{DMatrix, Matrix2, Vector2};
 

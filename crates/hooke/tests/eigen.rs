@@ -4,10 +4,10 @@
 mod common;
 
 use common::{bar, clamp_left_end, dense, parameters, uniform_model};
-use hooke::fem::MassKind;
 use hooke::linalg::{smallest_eigenpairs, EigenSettings};
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
+use hooke::model::MassKind;
 use hooke::model::{Model, Motion};
 use nalgebra::{DMatrix, SymmetricEigen};
 

@@ -4,11 +4,11 @@
 mod common;
 
 use common::{bar, clamp_left_end, parameters, uniform_model, Lcg};
-use hooke::fem::MassKind;
 use hooke::integrate::{BackwardEuler, Integrator};
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
 use hooke::model::eigenfit::Refit;
+use hooke::model::MassKind;
 use hooke::model::{EigenFit, Model, Motion};
 use hooke::solve::SolverSettings;
 use nalgebra::{DMatrix, DVector};

@@ -5,10 +5,10 @@
 mod common;
 
 use common::{bar, clamp_left_end, parameters, uniform_model};
-use hooke::fem::MassKind;
 use hooke::integrate::{Integrator, IntegratorConfig};
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
+use hooke::model::MassKind;
 use hooke::model::{Damping, DampingStiffness, Motion};
 
 fn balance(name: &str) -> (f64, f64) {

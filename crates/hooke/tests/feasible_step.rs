@@ -7,11 +7,11 @@
 mod common;
 
 use common::{bar, parameters, uniform_model};
-use hooke::fem::MassKind;
 use hooke::integrate::{BackwardEuler, Integrator};
 use hooke::linalg::SystemMatrix;
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
+use hooke::model::MassKind;
 use hooke::model::{EnergyTerm, HessianTarget, Model, TermCapabilities, TermKind};
 use hooke::reduced::{FullMixedBackwardEuler, ReducedMethod, SubspaceBackwardEuler, SubspaceSettings};
 use hooke::solve::{registry::MINIMIZERS, Objective, QuasiNewtonMatrix, SolverSettings};

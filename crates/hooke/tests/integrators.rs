@@ -4,10 +4,10 @@
 mod common;
 
 use common::{bar, clamp_left_end, compressed_clamped_bar, dense, parameters, uniform_model};
-use hooke::fem::MassKind;
 use hooke::integrate::{BackwardEuler, Integrator, SemiImplicitBackwardEuler, StaticEquilibrium, SymplecticEuler};
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
+use hooke::model::MassKind;
 use hooke::model::{Model, Motion};
 use hooke::solve::SolverSettings;
 use hooke::HookeError;
@@ -614,8 +614,8 @@ fn every_stepper_releases_a_pin_at_exactly_its_release_time() {
     let mut tested = assert_release_is_exact(&bar, &right_end, &bent);
 
     // A rope of springs under gravity, held at both ends, for the spring-only stepper.
-    let points = hooke::mesh::spring_networks::straight_rope(Vector3::zeros(), Vector3::new(1.0, 0.0, 0.0), 8).unwrap();
-    let part = hooke::mesh::spring_networks::chain(points.clone(), 100.0, 0.1).unwrap();
+    let points = hooke::fem::spring_networks::straight_rope(Vector3::zeros(), Vector3::new(1.0, 0.0, 0.0), 8).unwrap();
+    let part = hooke::fem::spring_networks::chain(points.clone(), 100.0, 0.1).unwrap();
     let mesh = hooke::mesh::TetMesh::new(points, Vec::new(), Vec::new()).unwrap();
     let network = hooke::fem::SpringNetwork {
         springs: part.springs,

@@ -301,7 +301,7 @@ fn assert_surface_meshes_to(directory: &std::path::Path, name: &str, enclosed: f
         file: name.to_string(),
         loaded: None,
     };
-    shape.prepare(directory, "shape").unwrap();
+    shape.prepare(directory, "shape", &hooke::io::read_surface).unwrap();
     let (mesh, report) = stuff_shape(&shape, 0.12).unwrap();
     let volume = mesh_quality(&mesh).total_volume;
     assert!(
@@ -380,7 +380,10 @@ fn bad_surfaces_and_shapes_give_clear_errors() {
         center: [0.0; 3],
         radius: -1.0,
     }]);
-    let error = bad.prepare(&directory, "bodies[0].mesh.shape").unwrap_err().to_string();
+    let error = bad
+        .prepare(&directory, "bodies[0].mesh.shape", &hooke::io::read_surface)
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("bodies[0].mesh.shape[0].radius"), "{error}");
     let error = stuff_shape(&ball(1.0), 1e-4).unwrap_err().to_string();
     assert!(error.contains("edge length"), "{error}");

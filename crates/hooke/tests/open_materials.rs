@@ -480,7 +480,7 @@ fn corotational_reversible_takes_any_corotated_quadratic_material() {
     let run = |material: hooke::material::MaterialRef| {
         let count = mesh.tet_count();
         let model =
-            hooke::model::Model::new(mesh.clone(), vec![material; count], hooke::fem::MassKind::Lumped).unwrap();
+            hooke::model::Model::new(mesh.clone(), vec![material; count], hooke::model::MassKind::Lumped).unwrap();
         let mut state = model.initial_state();
         for (v, p) in model.mesh().vertices().iter().enumerate() {
             state.velocities[3 * v + 2] = p.x * p.x;
@@ -496,8 +496,12 @@ fn corotational_reversible_takes_any_corotated_quadratic_material() {
     assert!(difference < 1e-12, "{difference:e}");
     // A material that is not a co-rotated quadratic is refused, by name.
     let snh = IsotropicMaterial::shared(MaterialModel::StableNeoHookean, &common::parameters(1e5, 0.3));
-    let model =
-        hooke::model::Model::new(mesh.clone(), vec![snh; mesh.tet_count()], hooke::fem::MassKind::Lumped).unwrap();
+    let model = hooke::model::Model::new(
+        mesh.clone(),
+        vec![snh; mesh.tet_count()],
+        hooke::model::MassKind::Lumped,
+    )
+    .unwrap();
     let error = CorotationalReversible::default().check(&model).unwrap_err().to_string();
     assert!(error.contains("stable_neo_hookean"), "{error}");
 }

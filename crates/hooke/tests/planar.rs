@@ -5,10 +5,11 @@
 mod common;
 
 use hooke::error::HookeError;
-use hooke::fem::{ElementKind, LinearTriangle, MassKind};
+use hooke::fem::{ElementKind, LinearTriangle};
 use hooke::integrate::IntegratorConfig;
 use hooke::material::{IsotropicMaterial, Material, MaterialModel, StressDerivative, Want};
 use hooke::mesh::rectangle_mesh;
+use hooke::model::MassKind;
 use hooke::model::Model;
 use nalgebra::{Matrix3, Vector3};
 

@@ -5,10 +5,10 @@
 mod common;
 
 use common::{bar, parameters, tumbling_rod, uniform_model};
-use hooke::fem::MassKind;
 use hooke::integrate::{Integrator, IntegratorConfig, StepSizeRule, TimeReversibleAdaptive};
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
+use hooke::model::MassKind;
 use hooke::model::{Model, State};
 use hooke::solve::SolverSettings;
 

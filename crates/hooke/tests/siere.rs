@@ -5,14 +5,15 @@
 mod common;
 
 use common::{bar, clamp_left_end, dense, parameters, uniform_model, Lcg};
-use hooke::fem::{MassKind, SpringNetwork};
+use hooke::fem::spring_networks::{chain, straight_rope};
+use hooke::fem::SpringNetwork;
 use hooke::integrate::{
     undamped_modal_phi1, Integrator, MassSpringSemiImplicit, ModeRefresh, SemiImplicitBackwardEuler, Siere,
 };
 use hooke::linalg::{phi1_times, smallest_eigenpairs, EigenSettings};
 use hooke::material::MaterialModel;
-use hooke::mesh::spring_networks::{chain, straight_rope};
 use hooke::mesh::{TetMesh, TetsPerHex};
+use hooke::model::MassKind;
 use hooke::model::{Damping, DampingStiffness, Model, Motion, State};
 use nalgebra::{DMatrix, DVector, Vector3};
 

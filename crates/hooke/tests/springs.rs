@@ -4,10 +4,11 @@
 mod common;
 
 use common::{dense, Lcg};
-use hooke::fem::{MassKind, SpringNetwork};
+use hooke::fem::spring_networks::{chain, cloth, straight_rope, ClothStiffness};
+use hooke::fem::SpringNetwork;
 use hooke::integrate::{Integrator, StaticEquilibrium};
-use hooke::mesh::spring_networks::{chain, cloth, straight_rope, ClothStiffness};
 use hooke::mesh::TetMesh;
+use hooke::model::MassKind;
 use hooke::model::{Model, Motion, Pin};
 use hooke::solve::SolverSettings;
 use nalgebra::{SymmetricEigen, Vector3};

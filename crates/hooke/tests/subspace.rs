@@ -4,9 +4,9 @@
 mod common;
 
 use common::{bar, parameters, uniform_model, Lcg};
-use hooke::fem::MassKind;
 use hooke::material::{IsotropicMaterial, Material, MaterialModel};
 use hooke::mesh::TetsPerHex;
+use hooke::model::MassKind;
 use hooke::model::{Model, Motion, State};
 use hooke::reduced::stretch::{
     evaluate_stretch, general_stretch_evaluation, to_matrix, to_vector, Stretch, OFF_DIAGONAL_WEIGHT,

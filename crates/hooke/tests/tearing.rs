@@ -110,7 +110,7 @@ fn stretched_tetrahedra_tear_and_leave_the_derivatives() {
         common::bar([0.3, 0.1, 0.1], [6, 2, 2], hooke::mesh::TetsPerHex::Six),
         hooke::material::MaterialModel::StableNeoHookean,
         common::parameters(1e5, 0.3),
-        hooke::fem::MassKind::Lumped,
+        hooke::model::MassKind::Lumped,
     );
     // Stretch the right half 1.5× along x; the left half stays at rest.
     let x: Vec<f64> = model

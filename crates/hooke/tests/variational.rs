@@ -4,10 +4,10 @@
 mod common;
 
 use common::{bar, parameters, uniform_model};
-use hooke::fem::MassKind;
 use hooke::integrate::{Integrator, VariationalMidpoint};
 use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
+use hooke::model::MassKind;
 use hooke::model::{Model, State};
 use hooke::solve::SolverSettings;
 use nalgebra::Vector3;

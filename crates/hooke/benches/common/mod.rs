@@ -4,9 +4,9 @@
 // Each benchmark uses some of these.
 #![allow(dead_code)]
 
-use hooke::fem::MassKind;
 use hooke::material::{IsotropicMaterial, MaterialModel, MaterialParameters};
 use hooke::mesh::{box_mesh, BoxMeshOptions, TetsPerHex};
+use hooke::model::MassKind;
 use hooke::model::{Model, Motion, Pin, Selection};
 use nalgebra::Vector3;
 

@@ -32,19 +32,17 @@ pub mod clip;
 pub mod display;
 mod grid;
 mod harmonic;
-mod scene;
 pub mod simplex;
-
-pub use scene::{coarsen_scene, CoarsenedScene};
 
 use crate::error::{HookeError, Result};
 use crate::material::{derivative_matrix, vec_index, ElasticityTensor};
+use crate::mesh::boundary_facets;
 use crate::mesh::Mesh;
 use crate::model::Model;
 use grid::ElementGrid;
 use nalgebra::{DMatrix, Vector3};
 use rayon::prelude::*;
-use simplex::{boundary_facets, voigt_pairs, Simplex};
+use simplex::{voigt_pairs, Simplex};
 
 /// Options of a coarsening.
 #[derive(Clone, Copy, Debug, Default)]

@@ -4,7 +4,7 @@
 //! is neglected, which is exact for pins at rest or moving uniformly.
 
 use crate::error::Result;
-use crate::fem::MassKind;
+use crate::model::MassKind;
 use crate::model::{DofMap, Model};
 use crate::solve::FreeSystem;
 

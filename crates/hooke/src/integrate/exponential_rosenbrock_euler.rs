@@ -15,8 +15,8 @@
 use super::entry::{settings_from, IntegratorEntry};
 use super::{commit_step, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};
-use crate::fem::MassKind;
 use crate::linalg::{phi1v, KrylovSettings};
+use crate::model::MassKind;
 use crate::model::{project_out_of_obstacles, vertex_point, Model, State};
 use crate::solve::{FreeSystem, SolverSettings};
 use std::cell::RefCell;

@@ -13,7 +13,7 @@ use super::implicit::{solve_implicit_step, with_step_halving, ImplicitStep, Step
 use super::{commit_step, history_from_json, history_to_json, Capabilities, Integrator, StepReport, Timed};
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
-use crate::output::{readable, significant};
+use crate::numbers::{readable, significant};
 use crate::solve::{FreeSystem, Inertia, SolverSettings};
 
 /// The Newmark (β, γ) family, each step a minimisation. (¼, ½), the default, is the

@@ -165,7 +165,7 @@ fn parse_bytes(bytes: &[u8]) -> std::result::Result<Msh, ParseFailure> {
     // mshio 0.4 panics instead of failing on some malformed files (for example an
     // empty Nodes section or an unsupported integer size), so a panic counts as a
     // parse failure too.
-    match super::quiet_panic::catch_quietly(|| {
+    match crate::quiet_panic::catch_quietly(|| {
         mshio::parse_msh_bytes(bytes).map_err(|error| describe_error(&error, bytes))
     }) {
         Ok(result) => result,

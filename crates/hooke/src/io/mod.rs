@@ -7,7 +7,6 @@ pub mod gmsh;
 pub mod matrix_market;
 pub mod medit;
 mod obj;
-pub(crate) mod quiet_panic;
 mod stl;
 mod surface;
 mod surface_file;

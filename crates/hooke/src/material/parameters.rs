@@ -1,7 +1,7 @@
 //! User parameters (E, ν, ρ) and the Lamé pair used inside.
 
 use crate::error::{HookeError, Result};
-use crate::output::readable;
+use crate::numbers::readable;
 
 /// Lamé parameters: shear modulus μ and first parameter λ, in Pa.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -328,9 +328,10 @@ impl Shape {
     }
 
     /// Checks the shape's dimensions (positive radii, `max` > `min`, …) and
-    /// reads the surface files it names, relative to `base`; `key` names the
+    /// reads the surface files it names, relative to `base`, with `read`
+    /// (`hooke::io::read_surface` reads .obj, .stl and .ply); `key` names the
     /// shape in errors (such as `bodies[0].mesh.solid.shape`).
-    pub fn prepare(&mut self, base: &std::path::Path, key: &str) -> Result<()> {
+    pub fn prepare(&mut self, base: &std::path::Path, key: &str, read: &SurfaceReader) -> Result<()> {
         let positive = |name: &str, value: f64| {
             if value > 0.0 && value.is_finite() {
                 Ok(())
@@ -389,13 +390,13 @@ impl Shape {
                     return Err(HookeError::scene(key, "needs at least one shape"));
                 }
                 for (i, part) in parts.iter_mut().enumerate() {
-                    part.prepare(base, &format!("{key}[{i}]"))?;
+                    part.prepare(base, &format!("{key}[{i}]"), read)?;
                 }
             }
             Shape::Difference { base: inner, subtract } => {
-                inner.prepare(base, &format!("{key}.base"))?;
+                inner.prepare(base, &format!("{key}.base"), read)?;
                 for (i, part) in subtract.iter_mut().enumerate() {
-                    part.prepare(base, &format!("{key}.subtract[{i}]"))?;
+                    part.prepare(base, &format!("{key}.subtract[{i}]"), read)?;
                 }
             }
             Shape::Repeat {
@@ -410,13 +411,13 @@ impl Shape {
                 if spacing.iter().any(|s| !s.is_finite()) {
                     return Err(HookeError::scene(format!("{key}.spacing"), "must be finite"));
                 }
-                shape.prepare(base, &format!("{key}.shape"))?;
+                shape.prepare(base, &format!("{key}.shape"), read)?;
             }
             // Already read (a shape prepared twice): keep it.
             Shape::Surface { loaded: Some(_), .. } => {}
             Shape::Surface { file, loaded } => {
                 let path = base.join(&*file);
-                let soup = crate::io::read_surface(&path)?;
+                let soup = read(&path)?;
                 if soup.triangles.is_empty() {
                     return Err(HookeError::Mesh {
                         reason: format!("{}: the surface has no triangles", path.display()),
@@ -428,6 +429,9 @@ impl Shape {
         Ok(())
     }
 }
+
+/// Reads a closed surface file into a triangle soup (`hooke::io::read_surface`).
+pub type SurfaceReader = dyn Fn(&std::path::Path) -> Result<TriangleSoup>;
 
 /// Distance from q (relative to the helix's centre) to the helix curve
 /// c(θ) = (R cos θ, R sin θ, pitch θ / 2π), θ ∈ [0, 2π turns].

@@ -1,6 +1,8 @@
-//! Boundary surface: the triangles that belong to exactly one tetrahedron.
+//! Boundary surface: the triangles that belong to exactly one tetrahedron,
+//! and the edges that belong to exactly one triangle.
 
-use super::TetMesh;
+use super::{Mesh, TetMesh};
+use nalgebra::Vector3;
 use std::collections::HashMap;
 
 /// The faces of a positively oriented tet, each listed so that its normal points outward.
@@ -30,4 +32,44 @@ pub fn boundary_faces(mesh: &TetMesh) -> Vec<([usize; 3], usize)> {
         }
     }
     faces
+}
+
+/// The outward boundary facets of a mesh: vertices, unit outward normal,
+/// measure and the element they bound: a tetrahedral mesh's boundary
+/// triangles (see [`boundary_faces`]), a triangle mesh's boundary edges. The
+/// one place that says what the boundary of each element kind is.
+pub fn boundary_facets(mesh: &Mesh) -> Vec<(Vec<usize>, Vector3<f64>, f64, usize)> {
+    match mesh {
+        Mesh::Tetrahedra(tets) => boundary_faces(tets)
+            .into_iter()
+            .map(|(face, element)| {
+                let [a, b, c] = face.map(|v| tets.vertices[v]);
+                let cross = (b - a).cross(&(c - a));
+                let area = 0.5 * cross.norm();
+                (face.to_vec(), cross.normalize(), area, element)
+            })
+            .collect(),
+        Mesh::Triangles(triangles) => {
+            let mut count = std::collections::HashMap::new();
+            for t in &triangles.triangles {
+                for c in 0..3 {
+                    let (a, b) = (t[c], t[(c + 1) % 3]);
+                    *count.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+                }
+            }
+            let mut facets = Vec::new();
+            for (element, t) in triangles.triangles.iter().enumerate() {
+                for c in 0..3 {
+                    let (a, b) = (t[c], t[(c + 1) % 3]);
+                    if count[&(a.min(b), a.max(b))] == 1 {
+                        // Counter-clockwise triangles: the outward normal is the edge turned clockwise.
+                        let edge = triangles.vertices[b] - triangles.vertices[a];
+                        let length = edge.norm();
+                        facets.push((vec![a, b], Vector3::new(edge.y, -edge.x, 0.0) / length, length, element));
+                    }
+                }
+            }
+            facets
+        }
+    }
 }

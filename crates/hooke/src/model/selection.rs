@@ -64,10 +64,11 @@ impl Selection {
         }
     }
 
-    /// Checks a shape's numbers and loads the surface files it names (relative to `base`).
-    pub fn prepare(&mut self, base: &std::path::Path, key: &str) -> Result<()> {
+    /// Checks a shape's numbers and loads the surface files it names (relative
+    /// to `base`) with `read`.
+    pub fn prepare(&mut self, base: &std::path::Path, key: &str, read: &crate::mesh::SurfaceReader) -> Result<()> {
         match self {
-            Selection::Shape(shape) => shape.prepare(base, &format!("{key}.shape")),
+            Selection::Shape(shape) => shape.prepare(base, &format!("{key}.shape"), read),
             _ => Ok(()),
         }
     }

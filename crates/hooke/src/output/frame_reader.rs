@@ -41,7 +41,7 @@ pub fn read_frame(path: &Path) -> Result<FrameData> {
 pub fn parse_frame(path: &Path, bytes: &[u8]) -> Result<FrameData> {
     // vtkio 0.6 panics on some malformed files (a binary array shorter than
     // its header, found by the fuzzer): such a panic is a parse error too.
-    crate::io::quiet_panic::catch_quietly(|| parse_frame_unguarded(path, bytes)).unwrap_or_else(|panic| {
+    crate::quiet_panic::catch_quietly(|| parse_frame_unguarded(path, bytes)).unwrap_or_else(|panic| {
         Err(error(
             path,
             format!("malformed VTK file: the VTK reader failed ({panic})"),

@@ -10,16 +10,15 @@ mod obstacle_shapes;
 mod plot;
 mod render;
 pub(crate) mod run_files;
-mod tidy;
 mod vtk_series;
 mod xml_check;
 
+pub use crate::numbers::{readable, significant, tidy};
 pub use animation::{render_frames, render_run, run_frames, series_frames};
 pub use energies::EnergiesCsvWriter;
 pub use frame_reader::{parse_frame, read_frame, FrameData};
 pub use plot::{plot_convergence, plot_energies, plot_lines};
 pub use render::{render, render_framed, ClipPlane, Framing, Image, RenderField, RenderInput, RenderSettings};
-pub use tidy::{readable, significant, tidy};
 pub use vtk_series::{write_vtu, Frame, VtkSeriesWriter};
 
 /// One row of the energies table.

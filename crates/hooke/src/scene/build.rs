@@ -2,11 +2,11 @@
 
 use super::{MembraneSection, MeshSource, NetworkSection, NetworkShape, Scene};
 use crate::error::{HookeError, Result};
+use crate::fem::spring_networks::{chain, cloth, helix_rope, straight_rope, ClothStiffness, NetworkPart};
 use crate::fem::{Interfaces, Spring, SpringNetwork};
 use crate::integrate::Integrator;
 use crate::io::{read_mesh, read_planar_mesh};
 use crate::mesh::limits::{available_memory, check_memory, model_bytes};
-use crate::mesh::spring_networks::{chain, cloth, helix_rope, straight_rope, ClothStiffness, NetworkPart};
 use crate::mesh::{
     box_mesh, rectangle_mesh, stuff_shape, BoxMeshOptions, DiscontinuousMesh, Mesh, TetMesh, TriangleMesh,
 };

@@ -2,10 +2,10 @@
 //! error that names the key instead of a silently ignored setting.
 
 use crate::error::{HookeError, Result};
-use crate::fem::MassKind;
 use crate::integrate::IntegratorConfig;
 use crate::mesh::limits::{available_memory, check_memory, generated_elements, model_bytes};
 use crate::mesh::{Shape, TetsPerHex};
+use crate::model::MassKind;
 use crate::model::{Damping, Motion, Obstacle, ObstacleShape, Selection};
 use crate::solve::SolverSettings;
 
@@ -1095,9 +1095,12 @@ impl SceneFile {
     /// Checks every shape (in solid meshes and in selections) and loads the
     /// surface files they name, relative to the scene's folder.
     pub fn prepare_shapes(&mut self, base: &std::path::Path) -> Result<()> {
+        let read_surface = crate::io::read_surface;
         for (b, body) in self.bodies.iter_mut().enumerate() {
             if let MeshSource::Solid(section) = &mut body.mesh {
-                section.shape.prepare(base, &format!("bodies[{b}].mesh.solid.shape"))?;
+                section
+                    .shape
+                    .prepare(base, &format!("bodies[{b}].mesh.solid.shape"), &read_surface)?;
                 if !(section.edge_length > 0.0 && section.edge_length.is_finite()) {
                     return Err(HookeError::scene(
                         format!("bodies[{b}].mesh.solid.edge_length"),
@@ -1108,17 +1111,21 @@ impl SceneFile {
             for (r, region) in body.regions.iter_mut().enumerate() {
                 region
                     .select
-                    .prepare(base, &format!("bodies[{b}].regions[{r}].select"))?;
+                    .prepare(base, &format!("bodies[{b}].regions[{r}].select"), &read_surface)?;
             }
         }
         for (p, pin) in self.pins.iter_mut().enumerate() {
-            pin.select.prepare(base, &format!("pins[{p}].select"))?;
+            pin.select.prepare(base, &format!("pins[{p}].select"), &read_surface)?;
         }
         for (f, force) in self.forces.iter_mut().enumerate() {
-            force.select.prepare(base, &format!("forces[{f}].select"))?;
+            force
+                .select
+                .prepare(base, &format!("forces[{f}].select"), &read_surface)?;
         }
         for (c, constraint) in self.constraints.iter_mut().enumerate() {
-            constraint.select.prepare(base, &format!("constraints[{c}].select"))?;
+            constraint
+                .select
+                .prepare(base, &format!("constraints[{c}].select"), &read_surface)?;
         }
         Ok(())
     }

@@ -2,11 +2,13 @@
 //! `Scene::from_file` parses and checks it; `Scene::build` makes the model and integrator.
 
 mod build;
+mod coarsened;
 mod dimension;
 mod format;
 mod materials;
 
 pub use build::BuiltScene;
+pub use coarsened::{coarsen_scene, CoarsenedScene};
 pub use format::{
     BodySection, BoxMeshSection, ConstraintSection, CoordinatesSection, DiscontinuousSection, Discretization,
     EigenFitMethod, EigenFitSection, ForceSection, MaterialSection, MembraneSection, MeshSource, NetworkSection,

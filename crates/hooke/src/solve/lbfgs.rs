@@ -12,10 +12,10 @@
 //! search keeps every step a descent. Terms without a Laplacian (contact,
 //! loads, fibres) act through the gradient alone (§2.13).
 
+use super::entry::{MinimizerCapabilities, MinimizerEntry, SettingKey};
 use super::line_search::{backtrack_with_gradient, feasible_bound};
 use super::minimizer::Tracer;
 use super::newton::{line_search_failed, stalled_over, ROUND_OFF_LEVEL};
-use super::registry::{MinimizerCapabilities, MinimizerEntry, SettingKey};
 use super::settings::MinimizerSettings;
 use super::{Minimizer, MinimizerReport, Objective, QuasiNewtonMatrix, SolverSettings, Stagnation};
 use crate::error::{HookeError, Result};

@@ -6,7 +6,7 @@
 //! Φ decreases at every iteration without a line search; other energies are
 //! refused when the scene is built.
 
-use super::registry::{MinimizerCapabilities, MinimizerEntry};
+use super::entry::{MinimizerCapabilities, MinimizerEntry};
 use super::settings::MinimizerSettings;
 use super::{Lbfgs, Minimizer, SolverSettings};
 use crate::error::Result;

@@ -1,8 +1,8 @@
 //! Newton's method with a backtracking (Armijo) line search.
 
+use super::entry::{MinimizerCapabilities, MinimizerEntry, SettingKey};
 use super::line_search::{backtrack, feasible_bound};
 use super::minimizer::Tracer;
-use super::registry::{MinimizerCapabilities, MinimizerEntry, SettingKey};
 use super::settings::MinimizerSettings;
 use super::{Minimizer, MinimizerReport, Objective, SolverSettings, Stagnation};
 use crate::error::{HookeError, Result};

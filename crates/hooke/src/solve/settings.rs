@@ -209,16 +209,6 @@ impl From<SolverSettings> for toml::Table {
 }
 
 impl SolverSettings {
-    /// The registered minimiser `name` (or alias) with its default settings;
-    /// an error lists the registered names.
-    pub fn named(name: &str) -> Result<SolverSettings> {
-        let entry = super::registry::entry(name).ok_or_else(|| super::registry::unknown(name, "solver.kind"))?;
-        Ok(SolverSettings {
-            kind: entry.name.to_string(),
-            ..SolverSettings::default()
-        })
-    }
-
     /// The minimiser of `settings`' type, with those settings, and the shared
     /// keys at their defaults.
     pub fn with_minimizer<S: MinimizerSettings>(settings: S) -> SolverSettings {
@@ -229,91 +219,12 @@ impl SolverSettings {
         }
     }
 
-    /// Sets one key, shared or the minimiser's own, from its TOML value, and
-    /// checks the result as a scene's `[solver]` table is checked (the key
-    /// must be one the minimiser takes, and the value of its type and range).
-    pub fn set(&mut self, key: &str, value: toml::Value) -> Result<()> {
-        let mut table: toml::Table = self.clone().into();
-        if key == "trace" {
-            return Err(HookeError::scene("solver.trace", "is not a [solver] key"));
-        }
-        table.insert(key.to_string(), value);
-        let trace = self.trace;
-        let mut next = SolverSettings::try_from(table.into_iter().collect::<BTreeMap<_, _>>())
-            .map_err(|reason| HookeError::scene(format!("solver.{key}"), reason))?;
-        next.trace = trace;
-        next.validate("solver")?;
-        *self = next;
-        Ok(())
-    }
-
     /// The minimiser's own keys read as its settings type `S`; an error names
     /// the key (`key` is the table's name in messages).
     pub fn own_settings<S: serde::de::DeserializeOwned>(&self, key: &str) -> Result<S> {
         toml::Value::Table(self.own.clone())
             .try_into()
             .map_err(|e: toml::de::Error| HookeError::scene(key, crate::error::in_plain_words(e.message())))
-    }
-
-    /// Checks the shared keys' ranges and, for a registered minimiser, its own
-    /// keys; `key` names the table in errors. A kind that is no minimiser is
-    /// left to the caller, which knows the other solvers (a scene's
-    /// `mixed_sqp`).
-    pub fn validate(&self, key: &str) -> Result<()> {
-        if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
-            return Err(HookeError::scene(
-                format!("{key}.tolerance"),
-                format!("must lie in (0, 1), got {}", self.tolerance),
-            ));
-        }
-        if self.max_step_halvings > 20 {
-            return Err(HookeError::scene(
-                format!("{key}.max_step_halvings"),
-                format!("at most 20 (a million sub-steps), got {}", self.max_step_halvings),
-            ));
-        }
-        if self.max_iterations == Some(0) {
-            return Err(HookeError::scene(format!("{key}.max_iterations"), "must be at least 1"));
-        }
-        if self.iterations == Some(0) {
-            return Err(HookeError::scene(format!("{key}.iterations"), "must be at least 1"));
-        }
-        if let Some([low, high]) = self.laplacian_stretches {
-            if !(low > 0.0 && low < 1.0 && high > 1.0 && high.is_finite()) {
-                return Err(HookeError::scene(
-                    format!("{key}.laplacian_stretches"),
-                    format!("needs 0 < low < 1 < high, got [{low}, {high}]"),
-                ));
-            }
-        }
-        match super::registry::entry(&self.kind) {
-            Some(entry) => entry.check_keys(self, key),
-            None => Ok(()),
-        }
-    }
-
-    /// The iterations a step may take: the fixed budget, else
-    /// `max_iterations`, else the minimiser's default (50 where the kind is
-    /// no registered minimiser).
-    pub fn iteration_limit(&self) -> usize {
-        self.iterations
-            .or(self.max_iterations)
-            .unwrap_or_else(|| super::registry::entry(&self.kind).map_or(50, |e| e.default_iteration_limit))
-    }
-
-    /// Whether these settings can minimise `model`'s steps (a local/global
-    /// solver needs every energy projective and damping that is a multiple of
-    /// the mass). `key` names the table in errors.
-    pub fn check_model(&self, model: &crate::model::Model, key: &str) -> Result<()> {
-        let entry = super::registry::entry(&self.kind).ok_or_else(|| super::registry::unknown(&self.kind, key))?;
-        entry.check_model(model, key)
-    }
-
-    /// The minimiser these settings describe, built by its registry entry.
-    pub fn minimizer(&self) -> Result<Box<dyn super::Minimizer>> {
-        let entry =
-            super::registry::entry(&self.kind).ok_or_else(|| super::registry::unknown(&self.kind, "solver.kind"))?;
-        (entry.build)(self)
     }
 }
 

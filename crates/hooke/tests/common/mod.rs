@@ -1,9 +1,9 @@
 //! Helpers shared by the verification tests.
 #![allow(dead_code)]
 
-use hooke::fem::MassKind;
 use hooke::material::{IsotropicMaterial, MaterialModel, MaterialParameters};
 use hooke::mesh::{box_mesh, BoxMeshOptions, TetMesh, TetsPerHex};
+use hooke::model::MassKind;
 use hooke::model::{Model, Motion, Pin, Selection, State};
 use nalgebra::{Matrix3, Rotation3, Vector3};
 

@@ -15,11 +15,11 @@
 //! dropped from the coarse scene (the tensors hold the materials, the mesh is
 //! written where it sits); pins, forces and everything else stay as written.
 
-use super::{coarsen, Coarsening, CoarseningSettings};
+use super::Scene;
+use crate::coarsen::{coarsen, Coarsening, CoarseningSettings};
 use crate::error::{HookeError, Result};
 use crate::mesh::Mesh;
 use crate::output::atomic::write_bytes_atomically;
-use crate::scene::Scene;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -219,7 +219,7 @@ pub fn coarsen_scene(
         written.push(path);
     }
     // What `hooke uncoarsen` needs to show a coarse run on the fine mesh.
-    let map = super::display::DisplayMap::new(fine.model.mesh(), &coarse_mesh, &coarsening)?;
+    let map = crate::coarsen::display::DisplayMap::new(fine.model.mesh(), &coarse_mesh, &coarsening)?;
     let json = serde_json::to_string(&map).map_err(|e| HookeError::scene("bodies", format!("display map: {e}")))?;
     write_text(output.join("display.json"), &json, &mut files)?;
     // The check: the lowest frequencies of the three models.

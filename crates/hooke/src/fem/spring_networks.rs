@@ -2,8 +2,8 @@
 //! with stretch, shear and bend springs (Chen 2019 thesis, ch. 4). Rest lengths are the
 //! generated distances; masses come from a line or area density.
 
+use super::Spring;
 use crate::error::{HookeError, Result};
-use crate::fem::Spring;
 use nalgebra::Vector3;
 
 /// A generated network with local vertex indices.
@@ -63,7 +63,7 @@ pub fn chain(points: Vec<Vector3<f64>>, axial_stiffness: f64, line_density: f64)
 
 /// Points of a straight rope from `start` to `end`.
 pub fn straight_rope(start: Vector3<f64>, end: Vector3<f64>, segments: usize) -> Result<Vec<Vector3<f64>>> {
-    super::limits::check_generated("rope", &[segments], 1)?;
+    crate::mesh::limits::check_generated("rope", &[segments], 1)?;
     Ok((0..=segments)
         .map(|i| start + (end - start) * (i as f64 / segments as f64))
         .collect())
@@ -77,7 +77,7 @@ pub fn helix_rope(
     turns: f64,
     segments: usize,
 ) -> Result<Vec<Vector3<f64>>> {
-    super::limits::check_generated("helix", &[segments], 1)?;
+    crate::mesh::limits::check_generated("helix", &[segments], 1)?;
     Ok((0..=segments)
         .map(|i| {
             let angle = 2.0 * std::f64::consts::PI * turns * i as f64 / segments as f64;
@@ -114,7 +114,7 @@ pub fn cloth(
 ) -> Result<NetworkPart> {
     let [nx, ny] = cells;
     // At most 4 stretch, shear and bend springs per cell, plus the vertices.
-    super::limits::check_generated("cloth", &cells, 8)?;
+    crate::mesh::limits::check_generated("cloth", &cells, 8)?;
     if !(size[0] > 0.0 && size[1] > 0.0) {
         return Err(HookeError::Mesh {
             reason: format!("cloth needs positive size and cells, got size {size:?}, cells {cells:?}"),

@@ -3,9 +3,9 @@
 //! component for a tetrahedron, ρA/12 (1 + δᵢⱼ) for a triangle). The consistent
 //! rows sum to the lumped masses, so gravity (M·g) is the same for both.
 
+use super::EnergyTerm;
 use crate::error::{HookeError, Result};
 use crate::linalg::LowerPattern;
-use crate::model::EnergyTerm;
 
 /// Which mass matrix the integrators use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
