@@ -35,9 +35,14 @@ const DEMO_SCENE: &str = include_str!("../../../scenes/twisting_bar.toml");
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// The `--cache` option of the commands that build scenes.
+#[derive(clap::Args, Clone, Default)]
+struct CacheOption {
     /// Where scenes keep precomputations between runs: [eigenfit]'s fine-mesh rest eigenvalues,
     /// [subspace]'s eigenmodes and cubature (default: .hooke-cache beside the scene file).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, value_name = "DIR")]
     cache: Option<PathBuf>,
 }
 
@@ -70,8 +75,13 @@ enum Command {
         /// checkpoint; its scene is the one kept in the checkpoint.
         #[arg(long, value_name = "DIR", conflicts_with_all = ["scene", "output"])]
         resume: Option<PathBuf>,
+        #[command(flatten)]
+        cache: CacheOption,
     },
-    /// Run a scene under several integrators and plot their total energy together.
+    /// Run a scene several ways and compare the runs: integrators (the default), minimisers
+    /// (--solvers), resolutions with EigenFit and DAC (--eigenfit), subspace solvers (--subspace),
+    /// a subspace's modes and cubature (--subspace-grid), 2D discretizations (--discretizations)
+    /// or a coarsening (--coarsening).
     Compare {
         /// The scene file (TOML).
         scene: PathBuf,
@@ -113,7 +123,9 @@ enum Command {
         /// Compare a fine scene with its coarsening instead: DIR is the output of `hooke coarsen`
         /// on this scene; runs the fine scene, DIR/coarse.toml and DIR/coarse_averaged.toml into
         /// fine/, coarsened/ and averaged/, and writes trajectories.csv and trajectories.png (the
-        /// centre of mass's fall) and runs.csv (sizes, times, speed-ups).
+        /// centre of mass's fall), tracked_point.csv and tracked_point.png (one fine vertex's fall),
+        /// extent.csv and extent.png (the body's extent along gravity) and runs.csv (sizes, times,
+        /// speed-ups).
         #[arg(long, value_name = "DIR", conflicts_with_all = ["integrators", "solvers", "eigenfit", "subspace", "subspace_grid", "discretizations"])]
         coarsening: Option<PathBuf>,
         /// With --discretizations: the penalties η_f (Pa/m), comma-separated.
@@ -155,6 +167,8 @@ enum Command {
         /// No progress bar.
         #[arg(short, long)]
         quiet: bool,
+        #[command(flatten)]
+        cache: CacheOption,
     },
     /// Numerical coarsening (Kharevych 2010 thesis, ch. 4): the scene's one heterogeneous body carried onto a
     /// coarse mesh as one anisotropic tensor per coarse element. Writes OUTPUT/coarse.toml (runs as
@@ -184,6 +198,8 @@ enum Command {
         /// How many of the lowest frequencies to compare.
         #[arg(short = 'n', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         modes: u32,
+        #[command(flatten)]
+        cache: CacheOption,
     },
     /// Shows a run of a coarsened scene on its fine mesh (Kharevych 2010 thesis, §4.4.3): every frame of RUN
     /// reconstructed per coarse element from the harmonic displacements, as OUTPUT/fine.pvd.
@@ -214,8 +230,12 @@ enum Command {
         track: bool,
         #[command(flatten)]
         about: AboutState,
+        #[command(flatten)]
+        cache: CacheOption,
     },
-    /// Write the scene's K, M (and Rayleigh D), its load vector f and the list of free DOFs, in Matrix Market format.
+    /// Write the scene's stiffness K.mtx, mass M.mtx (and Rayleigh damping D.mtx), load f.mtx and
+    /// gradient g.mtx over the free DOFs (Matrix Market), its energy E (energy.txt) and the list of
+    /// free DOFs (free_dofs.csv), at its initial state or a frame's.
     Export {
         /// The scene file (TOML).
         scene: PathBuf,
@@ -224,6 +244,8 @@ enum Command {
         output: Option<PathBuf>,
         #[command(flatten)]
         about: AboutState,
+        #[command(flatten)]
+        cache: CacheOption,
     },
     /// List the integrators a scene can name, with their aliases, settings and what they handle.
     Integrators,
@@ -235,6 +257,8 @@ enum Command {
     Check {
         /// The scene file (TOML).
         scene: PathBuf,
+        #[command(flatten)]
+        cache: CacheOption,
     },
     /// Mesh a closed surface (.obj, .stl, .ply) or a shape recipe (.toml) into
     /// tetrahedra by isosurface stuffing, and report the mesh quality.
@@ -253,11 +277,12 @@ enum Command {
     /// folder) into one picture per frame, with one camera and colour range,
     /// time stamps and a colour bar, and with --gif an animation.
     Render {
+        /// What to draw: a mesh file, a frame (.vtu), a scene (.toml) or a run's output folder.
         input: PathBuf,
         /// The PNG to write; for a run, the folder for its pictures.
         #[arg(short, long)]
         output: PathBuf,
-        /// For a run: also write animation.gif.
+        /// For a run: also write animation.gif (an output ending in .gif is the animation alone).
         #[arg(long)]
         gif: bool,
         /// Cut the body open to show its inside: a plane through (px, py, pz); the side its normal
@@ -278,13 +303,17 @@ enum Command {
         /// Named view: iso, front, back, left, right or top (overridden by --azimuth/--elevation).
         #[arg(short, long, default_value = "iso")]
         view: String,
+        /// Camera azimuth in degrees about the vertical (z) axis, from +x toward +y (−90: the front view, from −y).
         #[arg(long, allow_hyphen_values = true)]
         azimuth: Option<f64>,
+        /// Camera elevation in degrees above the horizontal (90: from the top).
         #[arg(long, allow_hyphen_values = true)]
         elevation: Option<f64>,
         /// Image size, WIDTHxHEIGHT.
         #[arg(short, long, default_value = "800x600")]
         size: String,
+        #[command(flatten)]
+        cache: CacheOption,
     },
 }
 
@@ -444,10 +473,11 @@ fn simulate(
     match outcome.failure {
         None => {
             eprintln!(
-                "completed {} steps in {:.2} s ({} iterations: Newton iterations, or force evaluations for explicit methods); results in {}",
+                "completed {} steps in {:.2} s ({} {}); results in {}",
                 summary.statistics.steps,
                 summary.wall_seconds,
                 summary.statistics.total_iterations,
+                summary.iterations_are,
                 settings.output_directory.display()
             );
             Ok(Outcome::Done)
@@ -756,12 +786,30 @@ fn compare_resolutions(scene: &Path, output: Option<&Path>, quiet: bool) -> Resu
         say!("{name:<10} {seconds:>10.2} s");
     }
     if let Some(last) = comparison.rows.last() {
-        say!("errors at t = {} (largest over the fine vertices):", tidy(last.time));
+        let frames = comparison.rows.len() as f64;
+        say!(
+            "errors against the fine run (largest over the fine vertices at each frame; mean over the {} frames, and at t = {}):",
+            comparison.rows.len(),
+            tidy(last.time)
+        );
+        say!(
+            "{:<10} {:>15} {:>15} {:>17} {:>17}",
+            "",
+            "mean position",
+            "final position",
+            "mean velocity",
+            "final velocity"
+        );
         for (v, (position, velocity)) in last.errors.iter().enumerate() {
+            let mean = |part: fn(&(f64, f64)) -> f64| {
+                comparison.rows.iter().map(|row| part(&row.errors[v])).sum::<f64>() / frames
+            };
             say!(
-                "{:<10} position {:.3e} m, velocity {:.3e} m/s",
+                "{:<10} {:>13.3e} m {:>13.3e} m {:>13.3e} m/s {:>13.3e} m/s",
                 hooke::studies::resolution::VARIANTS[v + 1],
+                mean(|e| e.0),
                 position,
+                mean(|e| e.1),
                 velocity
             );
         }
@@ -1224,6 +1272,16 @@ fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), Ho
         }
     };
     settings.validate("--range")?;
+    let gif_file = output
+        .extension()
+        .is_some_and(|extension| extension.eq_ignore_ascii_case("gif"));
+    if input.is_dir() && gif_file {
+        // `-o anim.gif` names the animation itself, with no pictures beside it.
+        let obstacles = run_obstacles(input);
+        let path = hooke::output::render_run_gif(input, output, &settings, &obstacles)?;
+        say!("an animation of {} in {}", input.display(), path.display());
+        return Ok(());
+    }
     if input.is_dir() {
         let obstacles = run_obstacles(input);
         let written = hooke::output::render_run(input, output, &settings, &obstacles, options.gif)?;
@@ -1304,6 +1362,7 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             output,
             quiet,
             resume,
+            ..
         } => match resume {
             Some(directory) => resume_run(directory, *quiet),
             None => run(scene.as_deref(), output.as_deref(), *quiet),
@@ -1405,8 +1464,10 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             about,
             ..
         } => done(modes(scene, *count as usize, output.as_deref(), about)),
-        Command::Export { scene, output, about } => done(export(scene, output.as_deref(), about)),
-        Command::Check { scene } => done(check(scene)),
+        Command::Export {
+            scene, output, about, ..
+        } => done(export(scene, output.as_deref(), about)),
+        Command::Check { scene, .. } => done(check(scene)),
         Command::Uncoarsen {
             run,
             coarsening,
@@ -1420,6 +1481,7 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             fine_normals,
             held_pins,
             modes,
+            ..
         } => done(coarsen(
             scene,
             coarse,
@@ -1447,6 +1509,7 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             elevation,
             size,
             range,
+            ..
         } => done(render(
             input,
             output,
@@ -1483,8 +1546,18 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => error.exit(),
     };
-    if let Some(cache) = &cli.cache {
-        let _ = CACHE.set(cache.clone());
+    let cache = match &cli.command {
+        Command::Run { cache, .. }
+        | Command::Compare { cache, .. }
+        | Command::Coarsen { cache, .. }
+        | Command::Modes { cache, .. }
+        | Command::Export { cache, .. }
+        | Command::Check { cache, .. }
+        | Command::Render { cache, .. } => cache.cache.clone(),
+        _ => None,
+    };
+    if let Some(cache) = cache {
+        let _ = CACHE.set(cache);
     }
     match dispatch(&cli.command) {
         Ok(Outcome::Done) => ExitCode::SUCCESS,

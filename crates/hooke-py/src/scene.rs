@@ -139,6 +139,13 @@ fn run_scene(
 ) -> PyResult<RunResult> {
     let stop = AtomicBool::new(false);
     let mut signal: Option<PyErr> = None;
+    // One line rewritten in place (`\r`) on a terminal; elsewhere (a log, a
+    // pipe, a notebook) a plain line every tenth of the run.
+    let terminal = show_progress
+        && py
+            .import("sys")
+            .and_then(|sys| sys.getattr("stderr")?.call_method0("isatty")?.extract::<bool>())
+            .unwrap_or(false);
     let outcome = py.detach(|| -> hooke::Result<RunOutcome> {
         let mut built = scene.build()?;
         let steps = settings.step_count();
@@ -151,10 +158,15 @@ fn run_scene(
                     stop.store(true, Ordering::SeqCst);
                 }
                 let percent = step * 100 / total.max(1);
-                if show_progress && percent != last_shown {
-                    last_shown = percent;
-                    let end = if step == total { "\n" } else { "" };
-                    let line = format!("\r{name}: step {step}/{steps} ({percent}%){end}");
+                let shown = if terminal { percent } else { percent / 10 * 10 };
+                if show_progress && shown != last_shown {
+                    last_shown = shown;
+                    let line = if terminal {
+                        let end = if step == total { "\n" } else { "" };
+                        format!("\r{name}: step {step}/{steps} ({percent}%){end}")
+                    } else {
+                        format!("{name}: step {step}/{steps} ({percent}%)\n")
+                    };
                     let _ = py
                         .import("sys")
                         .and_then(|sys| sys.getattr("stderr")?.call_method1("write", (line,)).map(|_| ()));

@@ -143,6 +143,19 @@ def test_a_scene_runs_and_returns_its_energies(tmp_path, repository):
     assert np.allclose(table["kinetic"], energies["kinetic"], rtol=1e-12)
 
 
+def test_progress_off_a_terminal_is_plain_lines(tmp_path, repository, capsys):
+    # pytest's captured stderr is not a terminal: the progress must come as
+    # whole lines, a tenth of the run apart, with no carriage returns.
+    scene = hooke.Scene.from_file(repository / "scenes" / "falling_bar.toml")
+    result = scene.run(output_directory=tmp_path / "run")
+    assert result.status == "completed"
+    progress = capsys.readouterr().err
+    assert "\r" not in progress
+    lines = [line for line in progress.splitlines() if ": step " in line]
+    assert 2 <= len(lines) <= 11, progress
+    assert lines[-1].endswith("(100%)"), progress
+
+
 def test_a_scene_steps_from_python(repository):
     scene = hooke.Scene.from_file(repository / "scenes" / "falling_bar.toml")
     simulation = scene.simulation()

@@ -292,19 +292,6 @@ fn two_tet_medit(second_tet: &str) -> String {
 }
 
 #[test]
-fn missing_mesh_file_is_an_io_error_naming_the_path() {
-    let scratch = ScratchDirectory::new("missing-mesh");
-    let text = scene_with_mesh_file("meshes/absent.mesh");
-    let error = build_error(&text, scratch.path());
-    let expected = scratch.path().join("meshes/absent.mesh");
-    match &error {
-        HookeError::Io { path, .. } => assert_eq!(path, &expected, "{error}"),
-        other => panic!("expected HookeError::Io, got {other:?}"),
-    }
-    assert!(error.to_string().contains("absent.mesh"), "{error}");
-}
-
-#[test]
 fn malformed_mesh_file_is_a_parse_error_with_file_and_line() {
     let scratch = ScratchDirectory::new("malformed-mesh");
     // Line 7 has a word where the y coordinate of vertex 2 belongs.
@@ -693,5 +680,110 @@ fn projective_constraint_ranges_are_checked() {
     ] {
         let text = scene_with(material, &replacement);
         assert_scene_error(&build_error(&text, Path::new(".")), &key);
+    }
+}
+
+// ---- type errors in the user's words ------------------------------------------
+
+/// Asserts a parse error at the line of `needle` whose reason is exactly `reason`, with no Rust type name.
+fn assert_type_error(text: &str, needle: &str, reason_expected: &str) {
+    let error = build_error(text, Path::new("."));
+    let message = error.to_string();
+    match &error {
+        HookeError::Parse { line, reason, .. } => {
+            assert_eq!(reason, reason_expected, "{message}");
+            assert_eq!(*line, Some(line_of(text, needle)), "{message}");
+        }
+        other => panic!("expected HookeError::Parse, got {other:?}"),
+    }
+    for rust in ["f64", "usize", "u32", "i64", "bool", "struct ", "sequence"] {
+        assert!(!message.contains(rust), "a Rust type name ({rust}) in: {message}");
+    }
+}
+
+#[test]
+fn a_value_of_the_wrong_type_names_its_key_and_the_kind_expected() {
+    assert_type_error(
+        &scene_with("duration = 0.1", "duration = \"1 s\""),
+        "\"1 s\"",
+        "simulation.duration: expected a number, got the string \"1 s\"",
+    );
+    assert_type_error(
+        &format!("{VALID_SCENE}\n[output]\nvtk_every = 50.5\n"),
+        "50.5",
+        "output.vtk_every: expected a whole number, 0 or more, got the number 50.5",
+    );
+    // A material's table is read by its model's own settings type, after the
+    // scene's structure: the error names the key (the setting within it).
+    let error = build_error(
+        &scene_with("youngs_modulus = 1e5", "youngs_modulus = \"soft\""),
+        Path::new("."),
+    );
+    assert_scene_error(&error, "bodies[0].material.youngs_modulus");
+    assert!(
+        error.to_string().contains("expected a number, got the string \"soft\""),
+        "{error}"
+    );
+    assert!(!error.to_string().contains("f64"), "{error}");
+    assert_type_error(
+        &scene_with("cells = [4, 1, 1]", "cells = [4, 1.5, 1]"),
+        "1.5",
+        "bodies[0].mesh.box.cells[1]: expected a whole number, 0 or more, got the number 1.5",
+    );
+}
+
+#[test]
+fn a_missing_mesh_file_names_its_key_and_the_path_tried() {
+    let scratch = ScratchDirectory::new("missing-mesh");
+    let text = scene_with(
+        "mesh = { box = { size = [1.0, 0.2, 0.2], cells = [4, 1, 1] } }",
+        "mesh = { file = \"meshes/absent.mesh\" }",
+    );
+    let error = build_error(&text, scratch.path());
+    assert_scene_error(&error, "bodies[0].mesh.file");
+    let tried = scratch.path().join("meshes/absent.mesh");
+    assert!(error.to_string().contains(&tried.display().to_string()), "{error}");
+}
+
+#[test]
+fn more_eigenfit_modes_than_the_model_has_are_refused_at_once() {
+    let text = format!(
+        "{VALID_SCENE}\n[integrator]\nkind = \"backward_euler\"\n\n[eigenfit]\nreference = {{ box = {{ size = [1.0, 0.2, 0.2], cells = [8, 2, 2] }} }}\nmodes = 1000000000\n"
+    );
+    let started = std::time::Instant::now();
+    let error = build_error(&text, Path::new("."));
+    assert_scene_error(&error, "eigenfit.modes");
+    assert!(error.to_string().contains("at most"), "{error}");
+    assert!(
+        started.elapsed().as_secs_f64() < 5.0,
+        "the refusal took {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn numbers_no_scene_means_are_refused_with_their_key() {
+    let cases = [
+        (
+            scene_with("cells = [4, 1, 1] }", "cells = [4, 1, 1], origin = [-0.5, -0.5, inf] }"),
+            "bodies[0].mesh.box.origin[2]",
+        ),
+        (
+            scene_with("gravity = [0.0, 0.0, -9.81]", "gravity = [0.0, 0.0, -1e308]"),
+            "gravity[2]",
+        ),
+        (
+            scene_with("youngs_modulus = 1e5", "youngs_modulus = 1e-320"),
+            "bodies[0].material.youngs_modulus",
+        ),
+        (scene_with("duration = 0.1", "duration = nan"), "simulation.duration"),
+        (
+            format!("{VALID_SCENE}\n[damping]\nstiffness_coefficient = 1e308\n"),
+            "damping.stiffness_coefficient",
+        ),
+    ];
+    for (text, key) in cases {
+        let error = build_error(&text, Path::new("."));
+        assert_scene_error(&error, key);
     }
 }

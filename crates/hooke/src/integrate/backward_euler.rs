@@ -101,6 +101,10 @@ impl Integrator for BackwardEuler {
         "backward_euler"
     }
 
+    fn iterations_are(&self) -> &'static str {
+        self.solver.minimizer.iterations_are()
+    }
+
     fn capabilities(&self) -> Capabilities {
         IMPLICIT
     }

@@ -98,6 +98,10 @@ impl Integrator for Bdf2 {
         "bdf2"
     }
 
+    fn iterations_are(&self) -> &'static str {
+        self.solver.minimizer.iterations_are()
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             reduced_coordinates: true,

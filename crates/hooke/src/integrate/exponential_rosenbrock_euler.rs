@@ -107,6 +107,10 @@ impl Integrator for ExponentialRosenbrockEuler {
         "exponential_rosenbrock_euler"
     }
 
+    fn iterations_are(&self) -> &'static str {
+        "Krylov substeps"
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities::COMMON
     }

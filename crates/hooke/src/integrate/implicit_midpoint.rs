@@ -103,6 +103,10 @@ impl Integrator for ImplicitMidpoint {
         "implicit_midpoint"
     }
 
+    fn iterations_are(&self) -> &'static str {
+        self.solver.minimizer.iterations_are()
+    }
+
     fn capabilities(&self) -> Capabilities {
         IMPLICIT
     }

@@ -215,6 +215,18 @@ pub trait Integrator: Send {
     /// The model features it handles.
     fn capabilities(&self) -> Capabilities;
 
+    /// What [`StepReport::iterations`] counts, in words, for a run's closing
+    /// line: by default "force evaluations" for a method that uses gradients
+    /// only and "linear solves" for a linearised one; implicit methods name
+    /// their minimiser's iterations ("Newton iterations").
+    fn iterations_are(&self) -> &'static str {
+        if self.capabilities().gradient_only {
+            "force evaluations"
+        } else {
+            "linear solves"
+        }
+    }
+
     /// Requirements on the model beyond [`Capabilities`] (materials, pins).
     fn requirements(&self, _model: &Model) -> Result<()> {
         Ok(())

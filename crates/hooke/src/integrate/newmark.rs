@@ -92,6 +92,10 @@ impl Integrator for Newmark {
         "newmark"
     }
 
+    fn iterations_are(&self) -> &'static str {
+        self.solver.minimizer.iterations_are()
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities::COMMON
     }

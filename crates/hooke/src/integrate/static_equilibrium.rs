@@ -62,6 +62,10 @@ impl Integrator for StaticEquilibrium {
         "static"
     }
 
+    fn iterations_are(&self) -> &'static str {
+        self.solver.minimizer.iterations_are()
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             // A static solve has no motion to damp.

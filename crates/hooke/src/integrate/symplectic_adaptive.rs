@@ -109,6 +109,10 @@ impl Integrator for SymplecticAdaptive {
         "symplectic_adaptive"
     }
 
+    fn iterations_are(&self) -> &'static str {
+        self.inner.iterations_are()
+    }
+
     fn capabilities(&self) -> Capabilities {
         CONSERVATIVE
     }

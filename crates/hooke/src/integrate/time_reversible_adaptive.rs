@@ -157,6 +157,10 @@ impl Integrator for TimeReversibleAdaptive {
         "time_reversible_adaptive"
     }
 
+    fn iterations_are(&self) -> &'static str {
+        self.inner.iterations_are()
+    }
+
     fn capabilities(&self) -> Capabilities {
         CONSERVATIVE
     }

@@ -289,6 +289,10 @@ impl Integrator for VariationalMidpoint {
         "variational_midpoint"
     }
 
+    fn iterations_are(&self) -> &'static str {
+        self.solver.minimizer.iterations_are()
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             viscoelastic_damping: true,

@@ -74,9 +74,19 @@ pub struct MaterialEntry {
     pub parse: fn(name: &str, table: &toml::Table, context: &MaterialContext) -> Result<MaterialSource>,
 }
 
-/// Deserialises a model's settings from its table; `key` names it in errors.
+/// Deserialises a model's settings from its table; `key` names it in errors,
+/// followed by the setting at fault (`bodies[0].material.youngs_modulus`),
+/// and the reason is in the user's words, not Rust's.
 pub fn settings_from<T: serde::de::DeserializeOwned>(table: &toml::Table, key: &str) -> Result<T> {
-    toml::Value::Table(table.clone())
-        .try_into()
-        .map_err(|e: toml::de::Error| HookeError::scene(key, e.message().to_string()))
+    serde_path_to_error::deserialize(toml::Value::Table(table.clone())).map_err(
+        |e: serde_path_to_error::Error<toml::de::Error>| {
+            let path = e.path().to_string();
+            let key = if path.is_empty() || path == "." {
+                key.to_string()
+            } else {
+                format!("{key}.{path}")
+            };
+            HookeError::scene(key, crate::error::in_plain_words(e.inner().message()))
+        },
+    )
 }

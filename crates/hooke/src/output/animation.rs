@@ -69,6 +69,27 @@ pub fn render_run(
     render_frames(&frames, output, settings, obstacles, gif)
 }
 
+/// Draws every frame of the run in `run_directory` into one looping GIF at
+/// `path` (no pictures beside it).
+pub fn render_run_gif(
+    run_directory: &Path,
+    path: &Path,
+    settings: &RenderSettings,
+    obstacles: &[ObstacleShape],
+) -> Result<PathBuf> {
+    let frames = run_frames(run_directory)?;
+    let mut pictures = Vec::with_capacity(frames.len());
+    draw_frames(&frames, settings, obstacles, |_, image| {
+        pictures.push(image);
+        Ok(())
+    })?;
+    if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| HookeError::io(parent, e))?;
+    }
+    write_gif(path, &pictures)?;
+    Ok(path.to_path_buf())
+}
+
 /// Draws `frames` (time, path) in one framing into `output` as
 /// `render_0000.png`, … in their order (and `animation.gif` when `gif`).
 pub fn render_frames(
@@ -78,6 +99,36 @@ pub fn render_frames(
     obstacles: &[ObstacleShape],
     gif: bool,
 ) -> Result<Vec<PathBuf>> {
+    settings.validate("render")?;
+    crate::output::run_files::create_output_directory(output)?;
+    let mut written = Vec::new();
+    let mut pictures = Vec::new();
+    draw_frames(frames, settings, obstacles, |index, image| {
+        let png = output.join(format!("render_{index:04}.png"));
+        image.write_png(&png)?;
+        written.push(png);
+        if gif {
+            pictures.push(image);
+        }
+        Ok(())
+    })?;
+    if gif {
+        let path = output.join("animation.gif");
+        write_gif(&path, &pictures)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Draws `frames` in one framing (one window and colour range for all, found
+/// in a first pass), each with its time stamp and colour bar, and hands each
+/// picture to `each` with its index.
+fn draw_frames(
+    frames: &[(f64, PathBuf)],
+    settings: &RenderSettings,
+    obstacles: &[ObstacleShape],
+    mut each: impl FnMut(usize, Image) -> Result<()>,
+) -> Result<()> {
     settings.validate("render")?;
     let draw = |path: &Path, framing: &Framing| -> Result<Image> {
         let frame = read_frame(path)?;
@@ -116,28 +167,15 @@ pub fn render_frames(
         RenderField::VolumeRatio => Some(""),
         _ => None,
     };
-    crate::output::run_files::create_output_directory(output)?;
-    let mut written = Vec::new();
-    let mut pictures = Vec::new();
     for (index, (time, path)) in frames.iter().enumerate() {
         let mut image = draw(path, &framing)?;
         let bar = unit
             .zip(framing.field_range)
             .map(|(unit, (low, high))| (low, high, unit));
         image.annotate(&format!("t = {} s", crate::output::readable(*time)), bar)?;
-        let png = output.join(format!("render_{index:04}.png"));
-        image.write_png(&png)?;
-        written.push(png);
-        if gif {
-            pictures.push(image);
-        }
+        each(index, image)?;
     }
-    if gif {
-        let path = output.join("animation.gif");
-        write_gif(&path, &pictures)?;
-        written.push(path);
-    }
-    Ok(written)
+    Ok(())
 }
 
 /// Writes the pictures as a looping GIF (each quantised to its own palette).

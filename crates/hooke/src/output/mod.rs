@@ -14,7 +14,7 @@ mod vtk_series;
 mod xml_check;
 
 pub use crate::numbers::{readable, significant, tidy};
-pub use animation::{render_frames, render_run, run_frames, series_frames};
+pub use animation::{render_frames, render_run, render_run_gif, run_frames, series_frames};
 pub use energies::EnergiesCsvWriter;
 pub use frame_reader::{parse_frame, read_frame, FrameData};
 pub use plot::{plot_convergence, plot_energies, plot_lines};

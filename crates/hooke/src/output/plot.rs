@@ -155,14 +155,31 @@ fn draw_axes(
         .y_label_area_size(90)
         .build_cartesian_2d(time_range, energy_range)
         .map_err(|error| error.to_string())?;
-    chart
-        .configure_mesh()
-        .x_desc(x_label)
+    // An axis of indices (modes, refinements, iteration counts: every x a
+    // whole number) gets whole-number ticks, one per index while they fit.
+    let indices: Vec<f64> = all_points().map(|&(x, _)| x).collect();
+    let index_axis = !indices.is_empty() && indices.iter().all(|x| x.fract() == 0.0 && x.abs() < 1e9);
+    let whole = |x: &f64| {
+        if (x - x.round()).abs() < 1e-9 {
+            format!("{}", x.round() as i64)
+        } else {
+            String::new()
+        }
+    };
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(x_label)
         .y_desc(y_label)
         .label_style((FONT_FAMILY, 14))
-        .axis_desc_style((FONT_FAMILY, 16))
-        .draw()
-        .map_err(|error| error.to_string())?;
+        .axis_desc_style((FONT_FAMILY, 16));
+    if index_axis {
+        let (low, high) = indices
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
+        let count = (high - low) as usize + 1;
+        mesh.x_labels(if count <= 20 { count + 2 } else { 12 })
+            .x_label_formatter(&whole);
+    }
+    mesh.draw().map_err(|error| error.to_string())?;
 
     for curve in curves {
         let style = curve.color.stroke_width(2);

@@ -354,6 +354,10 @@ impl Integrator for FullMixedBackwardEuler {
         "backward_euler"
     }
 
+    fn iterations_are(&self) -> &'static str {
+        "SQP iterations"
+    }
+
     fn capabilities(&self) -> Capabilities {
         FULL_MIXED
     }

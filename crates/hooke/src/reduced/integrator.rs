@@ -131,6 +131,13 @@ impl Integrator for SubspaceBackwardEuler {
         "backward_euler"
     }
 
+    fn iterations_are(&self) -> &'static str {
+        match self.method {
+            ReducedMethod::Newton => "Newton iterations",
+            ReducedMethod::MixedSqp => "SQP iterations",
+        }
+    }
+
     fn capabilities(&self) -> Capabilities {
         SUBSPACE
     }

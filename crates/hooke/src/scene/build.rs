@@ -461,6 +461,21 @@ struct Assembled {
     initial_velocity: Vec<f64>,
 }
 
+/// A file the scene names that is not there: the key that names it and the
+/// path tried (relative paths are the scene file's folder's).
+fn missing_file(error: HookeError, key: &str, tried: &std::path::Path) -> HookeError {
+    match error {
+        HookeError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => HookeError::scene(
+            key,
+            format!(
+                "no file {} (a relative path is read from the scene file's folder)",
+                tried.display()
+            ),
+        ),
+        other => other,
+    }
+}
+
 impl Scene {
     /// The mesh of one body: generated, read from a file (re-oriented where
     /// needed, with a note), or meshed from a shape.
@@ -477,7 +492,8 @@ impl Scene {
             }
             MeshSource::File(path) if self.file.dimension == 2 => {
                 let full = self.base_directory.join(path);
-                let mut part = read_planar_mesh(&full)?;
+                let mut part =
+                    read_planar_mesh(&full).map_err(|e| missing_file(e, &format!("{key}.mesh.file"), &full))?;
                 let removed = part.remove_unused_vertices();
                 if removed > 0 {
                     notes.push(format!(
@@ -500,7 +516,7 @@ impl Scene {
             }
             MeshSource::File(path) => {
                 let full = self.base_directory.join(path);
-                let mut part = read_mesh(&full)?;
+                let mut part = read_mesh(&full).map_err(|e| missing_file(e, &format!("{key}.mesh.file"), &full))?;
                 let removed = part.remove_unused_vertices();
                 if removed > 0 {
                     notes.push(format!(
@@ -708,6 +724,18 @@ impl Scene {
         if section.modes == 0 {
             notes.push("eigenfit.modes = 0: nothing is corrected".to_string());
             return Ok(());
+        }
+        // Cheap facts first: no model has more modes than free DOFs, and the
+        // fine model's eigensolve would spend minutes finding that out.
+        let free = model.dof_map(0.0).free_count();
+        if section.modes > free {
+            return Err(HookeError::scene(
+                "eigenfit.modes",
+                format!(
+                    "at most {free} (the free degrees of freedom of the coarse model, which has no more modes); got {}",
+                    section.modes
+                ),
+            ));
         }
         if section.method == EigenFitMethod::Eigenfit && !EIGENFIT_INTEGRATORS.contains(&integrator) {
             return Err(HookeError::scene(

@@ -5,6 +5,7 @@ mod build;
 mod coarsened;
 mod dimension;
 mod format;
+mod key_at;
 mod materials;
 
 pub use build::BuiltScene;
@@ -49,7 +50,13 @@ impl Scene {
     /// Reads and checks a scene file.
     pub fn from_file(path: &Path) -> Result<Scene> {
         let text = std::fs::read_to_string(path).map_err(|e| HookeError::io(path, e))?;
-        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        // A bare file name's folder is the current one, said as such: an empty
+        // path made absolute is an error, and a checkpoint must keep a real folder
+        // to be resumed from elsewhere.
+        let base = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
         Scene::from_text(&text, &path.display().to_string(), base)
     }
 
@@ -87,14 +94,20 @@ impl Scene {
     /// Parses scene text; `origin` names it in errors.
     pub fn from_text(text: &str, origin: &str, base_directory: PathBuf) -> Result<Scene> {
         let mut file: SceneFile = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                // Count the newlines before the error, so a key at the start of its line gets that line.
-                .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
-            HookeError::parse(origin, line, e.message().to_string())
+            let start = e.span().map(|span| span.start.min(text.len()));
+            // Count the newlines before the error, so a key at the start of its line gets that line.
+            let line = start.map(|start| text[..start].matches('\n').count() + 1);
+            // The reader says where, in Rust's words; say which key, in the user's.
+            let reason = crate::error::in_plain_words(e.message());
+            let reason = match start.and_then(|start| key_at::key_at(text, start)) {
+                Some(key) => format!("{key}: {reason}"),
+                None => reason,
+            };
+            HookeError::parse(origin, line, reason)
         })?;
         let table: toml::Table =
             toml::from_str(text).map_err(|e| HookeError::parse(origin, None, e.message().to_string()))?;
+        check_numbers(&toml::Value::Table(table.clone()), "")?;
         dimension::check(&table)?;
         materials::check_material_keys(&file, text, origin)?;
         check_integrator_keys(&file, text, origin)?;
@@ -173,5 +186,60 @@ impl Scene {
             render: output.render.unwrap_or_default(),
             fine_display: output.fine_display.as_ref().map(|path| self.base_directory.join(path)),
         }
+    }
+}
+
+/// The largest magnitude a scene's number may have. Nothing physical in SI
+/// units comes near it (stiffnesses reach 1e15), and numbers beyond it
+/// overflow in the first products of a step, where the failure would blame
+/// the solver instead of the input.
+const LARGEST_SCENE_NUMBER: f64 = 1e30;
+
+/// Refuses numbers no scene means: infinities, NaN, magnitudes beyond
+/// [`LARGEST_SCENE_NUMBER`], and subnormal numbers (below 2.2e-308, where
+/// precision is lost), naming the key.
+fn check_numbers(value: &toml::Value, key: &str) -> Result<()> {
+    match value {
+        toml::Value::Float(x) => {
+            let x = *x;
+            let reason = if x.is_nan() {
+                Some("is not a number (nan)".to_string())
+            } else if x.is_infinite() {
+                Some("must be finite".to_string())
+            } else if x.abs() > LARGEST_SCENE_NUMBER {
+                Some(format!(
+                    "{x:e} is beyond any physical value (at most {LARGEST_SCENE_NUMBER:e} in magnitude)"
+                ))
+            } else if x != 0.0 && !x.is_normal() {
+                Some(format!(
+                    "{x:e} is too small to compute with (below {:e}); use 0 or a larger value",
+                    f64::MIN_POSITIVE
+                ))
+            } else {
+                None
+            };
+            match reason {
+                Some(reason) => Err(HookeError::scene(key, reason)),
+                None => Ok(()),
+            }
+        }
+        toml::Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                check_numbers(item, &format!("{key}[{i}]"))?;
+            }
+            Ok(())
+        }
+        toml::Value::Table(table) => {
+            for (name, item) in table {
+                let path = if key.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{key}.{name}")
+                };
+                check_numbers(item, &path)?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
     }
 }

@@ -81,6 +81,9 @@ pub struct RunSummary {
     pub name: String,
     /// The integrator's scene-file name.
     pub integrator: String,
+    /// What `statistics.total_iterations` counts, in words ("Newton iterations",
+    /// "L-BFGS iterations", "SQP iterations", "force evaluations", …).
+    pub iterations_are: String,
     /// How the run ended.
     pub status: RunStatus,
     /// The message of the error that stopped the run (None: it completed).

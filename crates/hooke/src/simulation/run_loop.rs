@@ -174,7 +174,7 @@ pub(super) fn run(simulation: Simulation, initial_state: State) -> Result<RunOut
     let (summary, records) = summarise(
         model,
         settings,
-        integrator.name(),
+        &*integrator,
         &state,
         ledger,
         ending,
@@ -290,7 +290,7 @@ impl Checkpoints {
 fn summarise(
     model: &Model,
     settings: &RunSettings,
-    integrator: &str,
+    integrator: &dyn Integrator,
     state: &State,
     ledger: Ledger,
     ending: RunEnding,
@@ -305,7 +305,8 @@ fn summarise(
     } = ledger;
     let summary = RunSummary {
         name: settings.name.clone(),
-        integrator: integrator.to_string(),
+        integrator: integrator.name().to_string(),
+        iterations_are: integrator.iterations_are().to_string(),
         status: match failure {
             None => RunStatus::Completed,
             Some(HookeError::Interrupted { .. }) => RunStatus::Interrupted,

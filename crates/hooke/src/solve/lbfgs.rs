@@ -365,6 +365,14 @@ impl Minimizer for Lbfgs {
         self.name
     }
 
+    fn iterations_are(&self) -> &'static str {
+        if self.name == super::local_global::ENTRY.name {
+            "local/global iterations"
+        } else {
+            "L-BFGS iterations"
+        }
+    }
+
     ///
     /// One function of about 150 lines: the iteration keeps its history, gradients, line search,
     /// stall test and the rounded factor's fallback in one loop whose state they share.

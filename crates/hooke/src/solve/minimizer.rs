@@ -159,4 +159,10 @@ pub trait Minimizer: Send {
     /// Minimises `objective` from `u`, leaving the result in `u`; an error
     /// when it does not converge within its limits.
     fn minimize(&mut self, objective: &dyn Objective, u: &mut [f64]) -> Result<MinimizerReport>;
+
+    /// What its iterations are called where a run reports their count
+    /// ("Newton iterations"); the default says "minimiser iterations".
+    fn iterations_are(&self) -> &'static str {
+        "minimiser iterations"
+    }
 }

@@ -136,6 +136,10 @@ pub(super) fn stalled_over(increments: &[f64], window: usize, factor: f64) -> bo
 }
 
 impl Minimizer for Newton {
+    fn iterations_are(&self) -> &'static str {
+        "Newton iterations"
+    }
+
     fn name(&self) -> &'static str {
         "newton"
     }

@@ -224,8 +224,10 @@ pub fn coarse_scene(scene: &Scene) -> Result<Scene> {
 }
 
 /// Frequencies (Hz) of the `count` lowest modes at rest of the fine mesh, the
-/// coarse mesh and the corrected coarse model (EigenFit: rᵢ λᵢ^coarse, which
-/// is λᵢ^fine; DAC: the first elastic ratio times every λᵢ^coarse), written
+/// coarse mesh and the corrected coarse model as the simulation uses it
+/// (EigenFit: rᵢ λᵢ^coarse, which is λᵢ^fine, for the scene's `modes` = m
+/// lowest, and λᵢ^coarse unchanged above them whatever `count` is; DAC: the
+/// first elastic ratio times every λᵢ^coarse), written
 /// to `frequencies.csv` (mode, fine_hz, coarse_hz, corrected_hz) in `output`.
 pub fn write_frequency_table(scene: &Scene, count: usize, output: &Path) -> Result<Vec<[f64; 3]>> {
     let section = scene
@@ -244,7 +246,8 @@ pub fn write_frequency_table(scene: &Scene, count: usize, output: &Path) -> Resu
         .map(|i| {
             let coarse = fit.coarse_eigenvalues[i];
             let corrected = match section.method {
-                EigenFitMethod::Eigenfit => fit.ratios[i] * coarse,
+                EigenFitMethod::Eigenfit if i < section.modes => fit.ratios[i] * coarse,
+                EigenFitMethod::Eigenfit => coarse,
                 EigenFitMethod::Dac if fit.ratios[i] == 1.0 => coarse,
                 EigenFitMethod::Dac => dac * coarse,
             };
