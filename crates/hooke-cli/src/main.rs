@@ -1563,11 +1563,17 @@ fn main() -> ExitCode {
         Ok(Outcome::Done) => ExitCode::SUCCESS,
         Ok(Outcome::Stopped { status }) => ExitCode::from(status),
         Err(error) => {
-            let user_error = error.is_user_error();
             // Hooke's errors say what and where in their own message, their cause included.
             eprintln!("error: {error}");
-            // Status 2: the input was at fault; 1: a failure inside Hooke (numerics, solver).
-            ExitCode::from(if user_error { 2 } else { 1 })
+            // Status 3: the machine was at fault (a full disk, a read-only folder, no memory);
+            // 2: the input was; 1: a failure inside Hooke (numerics, solver).
+            ExitCode::from(if error.is_environment_error() {
+                3
+            } else if error.is_user_error() {
+                2
+            } else {
+                1
+            })
         }
     }
 }

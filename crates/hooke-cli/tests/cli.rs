@@ -1821,8 +1821,8 @@ fn every_option_of_every_command_is_in_the_readme_or_the_docs() {
                 continue;
             }
             // The README may give the short form: `-o DIR`, `[-n 10]`.
-            let documented =
-                documentation.contains(long) || short.is_some_and(|short| {
+            let documented = documentation.contains(long)
+                || short.is_some_and(|short| {
                     documentation.contains(&format!("{short} ")) || documentation.contains(&format!("{short}]"))
                 });
             if !documented {

@@ -124,17 +124,32 @@ impl HookeError {
         }
     }
 
+    /// Whether the machine, not the input or Hooke, is at fault: a full disk,
+    /// a read-only or over-quota file system, a file too large, no memory.
+    /// The command line exits with status 3 for these.
+    pub fn is_environment_error(&self) -> bool {
+        use std::io::ErrorKind::*;
+        match self {
+            HookeError::Io { source, .. } => matches!(
+                source.kind(),
+                StorageFull | ReadOnlyFilesystem | QuotaExceeded | FileTooLarge | OutOfMemory
+            ),
+            _ => false,
+        }
+    }
+
     /// True when the error comes from what the user gave (a file, a scene, a
     /// parameter) rather than from a numerical failure inside Hooke.
     pub fn is_user_error(&self) -> bool {
-        matches!(
-            self,
-            HookeError::Io { .. }
-                | HookeError::Parse { .. }
-                | HookeError::Mesh { .. }
-                | HookeError::Material { .. }
-                | HookeError::Scene { .. }
-        )
+        !self.is_environment_error()
+            && matches!(
+                self,
+                HookeError::Io { .. }
+                    | HookeError::Parse { .. }
+                    | HookeError::Mesh { .. }
+                    | HookeError::Material { .. }
+                    | HookeError::Scene { .. }
+            )
     }
 }
 
@@ -197,6 +212,22 @@ pub fn in_plain_words(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::in_plain_words;
+
+    #[test]
+    fn a_full_disk_is_the_machines_fault_a_missing_file_the_users() {
+        use super::HookeError;
+        use std::io::{Error, ErrorKind};
+        let full = HookeError::io("out/summary.json", Error::from(ErrorKind::StorageFull));
+        assert!(full.is_environment_error() && !full.is_user_error());
+        let read_only = HookeError::io("out/frame_0001.vtu", Error::from(ErrorKind::ReadOnlyFilesystem));
+        assert!(read_only.is_environment_error());
+        let missing = HookeError::io("scene.toml", Error::from(ErrorKind::NotFound));
+        assert!(!missing.is_environment_error() && missing.is_user_error());
+        let solver = HookeError::Solver {
+            reason: "no convergence".into(),
+        };
+        assert!(!solver.is_environment_error() && !solver.is_user_error());
+    }
 
     #[test]
     fn deserialiser_messages_lose_their_rust_type_names() {

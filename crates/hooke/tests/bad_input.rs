@@ -787,3 +787,29 @@ fn numbers_no_scene_means_are_refused_with_their_key() {
         assert_scene_error(&error, key);
     }
 }
+
+#[test]
+fn a_list_longer_than_its_meaning_is_refused_not_cut() {
+    let text = scene_with("size = [1.0, 0.2, 0.2]", "size = [1.0, 0.2, 0.2, 0.5]");
+    let error = build_error(&text, Path::new("."));
+    assert_scene_error(&error, "bodies[0].mesh.box.size");
+    assert!(error.to_string().contains("has 4 entries, but takes 3"), "{error}");
+    // Mixed junk after the three numbers is refused too (by its type or its length).
+    let text = scene_with("size = [1.0, 0.2, 0.2]", "size = [1.0, 0.2, 0.2, \"abc\", []]");
+    let message = build_error(&text, Path::new(".")).to_string();
+    assert!(message.contains("size"), "{message}");
+    // Every shipped scene is as long as it is read.
+    let scenes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes");
+    for entry in std::fs::read_dir(&scenes).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            if let Err(error) = Scene::from_file(&path) {
+                assert!(
+                    !error.to_string().contains("entries, but takes"),
+                    "{}: {error}",
+                    path.display()
+                );
+            }
+        }
+    }
+}

@@ -50,19 +50,31 @@ pub fn model_bytes(tetrahedra: usize, triangles: usize, springs: usize) -> u64 {
 
 /// The memory this process may still use, if known: Linux's `MemAvailable`,
 /// lowered to what the control group (a container's or a batch job's limit)
-/// leaves.
+/// leaves and to what the process's own address-space limit (`ulimit -v`)
+/// leaves: past that limit an allocation fails, and the process aborts.
 pub fn available_memory() -> Option<u64> {
-    let system = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|text| available_from_meminfo(&text));
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let system = read("/proc/meminfo").and_then(|text| available_from_meminfo(&text));
     let group = cgroup_headroom(
-        std::fs::read_to_string("/sys/fs/cgroup/memory.max").ok().as_deref(),
-        std::fs::read_to_string("/sys/fs/cgroup/memory.current").ok().as_deref(),
+        read("/sys/fs/cgroup/memory.max").as_deref(),
+        read("/sys/fs/cgroup/memory.current").as_deref(),
     );
-    match (system, group) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
+    let process = address_space_headroom(
+        read("/proc/self/limits").as_deref(),
+        read("/proc/self/status").as_deref(),
+    );
+    [system, group, process].into_iter().flatten().min()
+}
+
+/// The soft address-space limit of `/proc/self/limits` less the process's
+/// size (`VmSize` of `/proc/self/status`); None without a limit.
+fn address_space_headroom(limits: Option<&str>, status: Option<&str>) -> Option<u64> {
+    const NAME: &str = "Max address space";
+    let line = limits?.lines().find(|line| line.starts_with(NAME))?;
+    let limit: u64 = line[NAME.len()..].split_whitespace().next()?.parse().ok()?;
+    let size_line = status?.lines().find(|line| line.starts_with("VmSize:"))?;
+    let kilobytes: u64 = size_line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(limit.saturating_sub(kilobytes.saturating_mul(1024)))
 }
 
 /// memory.max − memory.current of a cgroup v2 (None without a limit).
@@ -98,6 +110,19 @@ fn gigabytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_address_space_limit_bounds_what_is_available() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units\nMax stack size            8388608              unlimited            bytes\nMax address space         8192000000           unlimited            bytes\n";
+        let status = "Name:\thooke\nVmPeak:\t  300000 kB\nVmSize:\t  200000 kB\n";
+        assert_eq!(
+            address_space_headroom(Some(limits), Some(status)),
+            Some(8_192_000_000 - 204_800_000)
+        );
+        let unlimited = limits.replace("8192000000          ", "unlimited           ");
+        assert_eq!(address_space_headroom(Some(&unlimited), Some(status)), None);
+        assert_eq!(address_space_headroom(None, Some(status)), None);
+    }
 
     #[test]
     fn counts_are_bounded_without_overflow() {

@@ -49,6 +49,16 @@ impl EnergiesCsvWriter {
                 "not an energies table of this version of Hooke",
             ));
         }
+        // The file bounds what the checkpoint may claim: count before
+        // reserving, so a corrupted count is an error, not an allocation of it.
+        let available = text.lines().count().saturating_sub(1);
+        if rows > available {
+            return Err(HookeError::parse(
+                path,
+                None,
+                format!("holds {available} rows, but the checkpoint counts {rows}"),
+            ));
+        }
         let mut records = Vec::with_capacity(rows);
         let mut kept = format!("{}\n", Self::HEADER);
         for (index, line) in lines.take(rows).enumerate() {
@@ -254,6 +264,9 @@ mod tests {
             .unwrap()
             .starts_with(&format!("{:e},", records[5].time)));
         assert!(EnergiesCsvWriter::resume(&path, 9).is_err());
+        // A corrupted checkpoint's count is refused before anything is reserved for it.
+        let error = EnergiesCsvWriter::resume(&path, 1_000_000_000_000_000).unwrap_err();
+        assert!(error.to_string().contains("holds 5 rows"), "{error}");
         let _ = std::fs::remove_dir_all(&directory);
     }
 

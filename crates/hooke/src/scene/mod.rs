@@ -107,7 +107,14 @@ impl Scene {
         })?;
         let table: toml::Table =
             toml::from_str(text).map_err(|e| HookeError::parse(origin, None, e.message().to_string()))?;
-        check_numbers(&toml::Value::Table(table.clone()), "")?;
+        let raw = toml::Value::Table(table.clone());
+        check_numbers(&raw, "")?;
+        // Fixed-size lists (a vector's three coordinates) read only what they
+        // take: a longer list written would be cut silently. The scene read
+        // back as TOML has each list as long as it was taken.
+        if let Ok(taken) = toml::Value::try_from(&file) {
+            check_lengths(&raw, &taken, "")?;
+        }
         dimension::check(&table)?;
         materials::check_material_keys(&file, text, origin)?;
         check_integrator_keys(&file, text, origin)?;
@@ -237,6 +244,39 @@ fn check_numbers(value: &toml::Value, key: &str) -> Result<()> {
                     format!("{key}.{name}")
                 };
                 check_numbers(item, &path)?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a list in the scene as written (`raw`) longer than the scene
+/// took it (`taken`, the parsed scene written back), naming its key.
+fn check_lengths(raw: &toml::Value, taken: &toml::Value, key: &str) -> Result<()> {
+    match (raw, taken) {
+        (toml::Value::Array(written), toml::Value::Array(read)) => {
+            if written.len() > read.len() {
+                return Err(HookeError::scene(
+                    key,
+                    format!("has {} entries, but takes {}", written.len(), read.len()),
+                ));
+            }
+            for (i, (a, b)) in written.iter().zip(read).enumerate() {
+                check_lengths(a, b, &format!("{key}[{i}]"))?;
+            }
+            Ok(())
+        }
+        (toml::Value::Table(written), toml::Value::Table(read)) => {
+            for (name, value) in written {
+                if let Some(other) = read.get(name) {
+                    let path = if key.is_empty() {
+                        name.clone()
+                    } else {
+                        format!("{key}.{name}")
+                    };
+                    check_lengths(value, other, &path)?;
+                }
             }
             Ok(())
         }

@@ -185,7 +185,9 @@ pub(super) fn run(simulation: Simulation, initial_state: State) -> Result<RunOut
         wall_seconds: summary.wall_seconds + started.elapsed().as_secs_f64(),
         ..summary
     };
-    write_summary(&summary_path, &summary)?;
+    if let Err(error) = write_summary(&summary_path, &summary) {
+        return Err(summary_not_written(error, &summary, directory));
+    }
     Ok(RunOutcome {
         summary,
         state,
@@ -550,4 +552,78 @@ fn check_resumable(
 fn write_summary(path: &Path, summary: &RunSummary) -> Result<()> {
     let text = serde_json::to_string_pretty(summary).map_err(|e| HookeError::io(path, std::io::Error::other(e)))?;
     crate::output::atomic::write_bytes_atomically(path, text.as_bytes())
+}
+
+/// The error of a run whose summary could not be written (a full disk, a
+/// folder made read-only): what stopped where, and what it kept, since the
+/// summary that would have said so is missing. The error keeps its kind, so
+/// a full disk is still the machine's fault.
+fn summary_not_written(error: HookeError, summary: &RunSummary, directory: &Path) -> HookeError {
+    let ending = match &summary.error {
+        None => "completed".to_string(),
+        Some(reason) => format!("stopped ({reason})"),
+    };
+    let account = format!(
+        "the run {ending} after {} of {} steps, at t = {}; the frames and energies.csv rows it wrote before are kept in {}, and a checkpoint if one was written",
+        summary.statistics.steps,
+        summary.steps_planned,
+        tidy(summary.final_time),
+        directory.display()
+    );
+    match error {
+        HookeError::Io { path, source } => HookeError::Io {
+            source: std::io::Error::new(source.kind(), format!("{source}; {account}")),
+            path,
+        },
+        other => HookeError::Solver {
+            reason: format!("{other}; {account}"),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_that_cannot_be_written_says_where_the_run_stopped() {
+        let summary = RunSummary {
+            name: "bar".into(),
+            integrator: "backward_euler".into(),
+            iterations_are: "Newton iterations".into(),
+            status: RunStatus::Failed,
+            error: Some("frame_0004.vtu: No space left on device".into()),
+            steps_planned: 100,
+            final_time: 0.37,
+            time_step: 0.01,
+            vertices: 8,
+            elements: 6,
+            free_dofs_at_start: 24,
+            wall_seconds: 1.0,
+            statistics: StepStatistics {
+                steps: 37,
+                ..StepStatistics::default()
+            },
+            final_energy: None,
+            outputs: Vec::new(),
+            notes: Vec::new(),
+            scene: None,
+        };
+        let error = HookeError::io(
+            "out/summary.json",
+            std::io::Error::from(std::io::ErrorKind::StorageFull),
+        );
+        let error = summary_not_written(error, &summary, Path::new("out"));
+        assert!(error.is_environment_error(), "{error}");
+        let message = error.to_string();
+        for part in [
+            "summary.json",
+            "after 37 of 100 steps",
+            "t = 0.37",
+            "No space left",
+            "kept in out",
+        ] {
+            assert!(message.contains(part), "{part:?} not in: {message}");
+        }
+    }
 }
