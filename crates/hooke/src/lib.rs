@@ -112,6 +112,7 @@
 
 pub mod checkpoint;
 pub mod coarsen;
+pub mod contact;
 pub(crate) mod disk_cache;
 pub(crate) mod divergence;
 pub(crate) mod energy_record;
