@@ -8,9 +8,12 @@
 //! implementation): they avoid the square root's singularity at contact and
 //! have polynomial-over-polynomial closed forms. Each function returns the
 //! squared distance and its gradient with respect to the pair's stacked
-//! coordinates (3 per vertex, in the order of the arguments).
+//! coordinates (3 per vertex, in the order of the arguments); the `*_hessian`
+//! functions add the Hessian, by second-order forward differentiation of the
+//! same closed forms (contact/jet.rs).
 
-use nalgebra::Vector3;
+use super::jet::{self, Jet};
+use nalgebra::{SMatrix, Vector3};
 
 /// Which features of a point–triangle pair are closest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -289,6 +292,109 @@ pub fn edge_edge(a0: &Vector3<f64>, a1: &Vector3<f64>, b0: &Vector3<f64>, b1: &V
     }
 }
 
+/// A squared distance with its gradient and Hessian with respect to the
+/// pair's stacked coordinates (3 per vertex, in the order of the arguments).
+pub type WithHessian<const N: usize> = (f64, [f64; N], SMatrix<f64, N, N>);
+
+fn from_jet<const N: usize>(jet: Jet<N>) -> WithHessian<N> {
+    (jet.value, jet.gradient, jet.hessian)
+}
+
+/// [`point_point`] with its Hessian, 2 [[I, −I], [−I, I]].
+pub fn point_point_hessian(p: &Vector3<f64>, q: &Vector3<f64>) -> WithHessian<6> {
+    let x = jet::variables::<6>(&[*p, *q]);
+    let d = jet::sub(&x[0], &x[1]);
+    from_jet(jet::dot(&d, &d))
+}
+
+/// [`point_line`] with its Hessian.
+pub fn point_line_hessian(p: &Vector3<f64>, a: &Vector3<f64>, b: &Vector3<f64>) -> WithHessian<9> {
+    let x = jet::variables::<9>(&[*p, *a, *b]);
+    let c = jet::cross(&jet::sub(&x[1], &x[0]), &jet::sub(&x[2], &x[0]));
+    let e = jet::sub(&x[2], &x[1]);
+    from_jet(jet::dot(&c, &c) / jet::dot(&e, &e))
+}
+
+/// [`point_plane`] with its Hessian.
+pub fn point_plane_hessian(
+    p: &Vector3<f64>,
+    t0: &Vector3<f64>,
+    t1: &Vector3<f64>,
+    t2: &Vector3<f64>,
+) -> WithHessian<12> {
+    let x = jet::variables::<12>(&[*p, *t0, *t1, *t2]);
+    let n = jet::cross(&jet::sub(&x[2], &x[1]), &jet::sub(&x[3], &x[1]));
+    let s = jet::dot(&jet::sub(&x[0], &x[1]), &n);
+    from_jet(s * s / jet::dot(&n, &n))
+}
+
+/// [`line_line`] with its Hessian.
+pub fn line_line_hessian(
+    a0: &Vector3<f64>,
+    a1: &Vector3<f64>,
+    b0: &Vector3<f64>,
+    b1: &Vector3<f64>,
+) -> WithHessian<12> {
+    let x = jet::variables::<12>(&[*a0, *a1, *b0, *b1]);
+    let n = jet::cross(&jet::sub(&x[1], &x[0]), &jet::sub(&x[3], &x[2]));
+    let s = jet::dot(&jet::sub(&x[0], &x[2]), &n);
+    from_jet(s * s / jet::dot(&n, &n))
+}
+
+/// Scatters a feature's squared distance, gradient and Hessian (over the
+/// pair's vertices `slots`, in the feature's order) into the pair's 12.
+fn scatter<const M: usize>(part: WithHessian<M>, slots: &[usize]) -> WithHessian<12> {
+    let (value, g, h) = part;
+    let mut gradient = [0.0; 12];
+    let mut hessian = SMatrix::<f64, 12, 12>::zeros();
+    for (a, &sa) in slots.iter().enumerate() {
+        for k in 0..3 {
+            gradient[3 * sa + k] += g[3 * a + k];
+            for (b, &sb) in slots.iter().enumerate() {
+                for l in 0..3 {
+                    hessian[(3 * sa + k, 3 * sb + l)] += h[(3 * a + k, 3 * b + l)];
+                }
+            }
+        }
+    }
+    (value, gradient, hessian)
+}
+
+/// [`point_triangle`] with its Hessian (that of the closest features, which
+/// is exact where they stay the closest).
+pub fn point_triangle_hessian(
+    p: &Vector3<f64>,
+    t0: &Vector3<f64>,
+    t1: &Vector3<f64>,
+    t2: &Vector3<f64>,
+) -> WithHessian<12> {
+    let corners = [t0, t1, t2];
+    match point_triangle_kind(p, t0, t1, t2) {
+        PointTriangleKind::Face => point_plane_hessian(p, t0, t1, t2),
+        PointTriangleKind::Vertex(i) => scatter(point_point_hessian(p, corners[i]), &[0, 1 + i]),
+        PointTriangleKind::Edge(i) => {
+            let j = (i + 1) % 3;
+            scatter(point_line_hessian(p, corners[i], corners[j]), &[0, 1 + i, 1 + j])
+        }
+    }
+}
+
+/// [`edge_edge`] with its Hessian (that of the closest features).
+pub fn edge_edge_hessian(
+    a0: &Vector3<f64>,
+    a1: &Vector3<f64>,
+    b0: &Vector3<f64>,
+    b1: &Vector3<f64>,
+) -> WithHessian<12> {
+    let points = [a0, a1, b0, b1];
+    match edge_edge_kind(a0, a1, b0, b1) {
+        EdgeEdgeKind::Lines => line_line_hessian(a0, a1, b0, b1),
+        EdgeEdgeKind::Vertices(i, j) => scatter(point_point_hessian(points[i], points[2 + j]), &[i, 2 + j]),
+        EdgeEdgeKind::FirstVertexSecondEdge(i) => scatter(point_line_hessian(points[i], b0, b1), &[i, 2, 3]),
+        EdgeEdgeKind::FirstEdgeSecondVertex(j) => scatter(point_line_hessian(points[2 + j], a0, a1), &[2 + j, 0, 1]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -446,5 +552,114 @@ mod tests {
             (value - 1.0).abs() < 1e-12 && gradient.iter().all(|g| g.is_finite()),
             "{value}"
         );
+    }
+
+    /// A squared distance with its gradient and Hessian (row-major), flattened.
+    type Flat = (f64, Vec<f64>, Vec<f64>);
+    /// A squared distance with its Hessian, as a function of the points.
+    type WithHessianOf = dyn Fn(&[Vector3<f64>]) -> Flat;
+    /// A squared distance with its gradient alone.
+    type PlainOf = dyn Fn(&[Vector3<f64>]) -> (f64, Vec<f64>);
+
+    #[test]
+    fn hessians_match_differences_of_the_gradients_and_the_gradients_agree() {
+        let h = 1e-6;
+        let check = |name: &str, v: &[Vector3<f64>], with: &WithHessianOf, plain: &PlainOf| {
+            let (value, gradient, hessian) = with(v);
+            let (plain_value, plain_gradient) = plain(v);
+            let n = gradient.len();
+            assert!(
+                (value - plain_value).abs() <= 1e-12 * (1.0 + value.abs()),
+                "{name}: value"
+            );
+            let scale = plain_gradient.iter().fold(1e-8_f64, |m, g| m.max(g.abs()));
+            for i in 0..n {
+                assert!(
+                    (gradient[i] - plain_gradient[i]).abs() <= 1e-10 * scale,
+                    "{name}: gradient {i}"
+                );
+            }
+            let hessian_scale = hessian.iter().fold(1e-8_f64, |m, g| m.max(g.abs()));
+            for j in 0..n {
+                let mut plus = v.to_vec();
+                plus[j / 3][j % 3] += h;
+                let mut minus = v.to_vec();
+                minus[j / 3][j % 3] -= h;
+                let (gp, gm) = (plain(&plus).1, plain(&minus).1);
+                for i in 0..n {
+                    let difference = (gp[i] - gm[i]) / (2.0 * h);
+                    assert!(
+                        (difference - hessian[i * n + j]).abs() <= 1e-5 * hessian_scale,
+                        "{name}: H[{i}][{j}] = {} against {difference}",
+                        hessian[i * n + j]
+                    );
+                    assert!(
+                        (hessian[i * n + j] - hessian[j * n + i]).abs() <= 1e-12 * hessian_scale,
+                        "{name}: symmetric"
+                    );
+                }
+            }
+        };
+        fn flat<const N: usize>(r: WithHessian<N>) -> Flat {
+            (r.0, r.1.to_vec(), r.2.transpose().as_slice().to_vec())
+        }
+        for seed in 0..40 {
+            let v = points(9000 + seed, 4);
+            check(
+                "point_point",
+                &v[..2],
+                &|x| flat(point_point_hessian(&x[0], &x[1])),
+                &|x| {
+                    let r = point_point(&x[0], &x[1]);
+                    (r.0, r.1.to_vec())
+                },
+            );
+            check(
+                "point_line",
+                &v[..3],
+                &|x| flat(point_line_hessian(&x[0], &x[1], &x[2])),
+                &|x| {
+                    let r = point_line(&x[0], &x[1], &x[2]);
+                    (r.0, r.1.to_vec())
+                },
+            );
+            check(
+                "point_plane",
+                &v,
+                &|x| flat(point_plane_hessian(&x[0], &x[1], &x[2], &x[3])),
+                &|x| {
+                    let r = point_plane(&x[0], &x[1], &x[2], &x[3]);
+                    (r.0, r.1.to_vec())
+                },
+            );
+            check(
+                "line_line",
+                &v,
+                &|x| flat(line_line_hessian(&x[0], &x[1], &x[2], &x[3])),
+                &|x| {
+                    let r = line_line(&x[0], &x[1], &x[2], &x[3]);
+                    (r.0, r.1.to_vec())
+                },
+            );
+            // The closest-feature forms agree with their plain gradients wherever they are evaluated.
+            let (value, gradient, _) = point_triangle_hessian(&v[0], &v[1], &v[2], &v[3]);
+            let (plain_value, plain_gradient) = point_triangle(&v[0], &v[1], &v[2], &v[3]);
+            assert!(
+                (value - plain_value).abs() <= 1e-12
+                    && gradient
+                        .iter()
+                        .zip(&plain_gradient)
+                        .all(|(a, b)| (a - b).abs() <= 1e-10 * (1.0 + b.abs()))
+            );
+            let (value, gradient, _) = edge_edge_hessian(&v[0], &v[1], &v[2], &v[3]);
+            let (plain_value, plain_gradient) = edge_edge(&v[0], &v[1], &v[2], &v[3]);
+            assert!(
+                (value - plain_value).abs() <= 1e-12
+                    && gradient
+                        .iter()
+                        .zip(&plain_gradient)
+                        .all(|(a, b)| (a - b).abs() <= 1e-10 * (1.0 + b.abs()))
+            );
+        }
     }
 }

@@ -6,3 +6,4 @@
 //! terms follow.
 
 pub mod distance;
+mod jet;
