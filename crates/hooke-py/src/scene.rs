@@ -243,7 +243,9 @@ impl RunResult {
 impl RunResult {
     /// The energies table (energies.csv) as numpy arrays: time, kinetic,
     /// elastic, gravitational, penalty, total, dissipated (J),
-    /// max_penetration (m), linear_momentum and angular_momentum (k, 3).
+    /// max_penetration (m), linear_momentum and angular_momentum (k, 3); for
+    /// mixed FEM also constraint_gap_largest and constraint_gap_mean (the
+    /// relative gap between the stretch unknowns and the positions' stretches).
     #[getter]
     fn energies<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(py);
@@ -259,6 +261,16 @@ impl RunResult {
         let vectors = |f: fn(&EnergyRecord) -> [f64; 3]| -> Vec<f64> { self.records.iter().flat_map(f).collect() };
         dict.set_item("linear_momentum", to_matrix(py, vectors(|r| r.linear_momentum), 3)?)?;
         dict.set_item("angular_momentum", to_matrix(py, vectors(|r| r.angular_momentum), 3)?)?;
+        if self.records.iter().all(|r| r.constraint_gap.is_some()) && !self.records.is_empty() {
+            let gap = |f: fn(&hooke::output::ConstraintGap) -> f64| -> Vec<f64> {
+                self.records
+                    .iter()
+                    .filter_map(|r| r.constraint_gap.as_ref().map(f))
+                    .collect()
+            };
+            dict.set_item("constraint_gap_largest", PyArray1::from_vec(py, gap(|g| g.largest)))?;
+            dict.set_item("constraint_gap_mean", PyArray1::from_vec(py, gap(|g| g.mean)))?;
+        }
         Ok(dict)
     }
 

@@ -248,6 +248,10 @@ impl PySimulation {
         dict.set_item("linear_momentum", record.linear_momentum.to_vec())?;
         dict.set_item("angular_momentum", record.angular_momentum.to_vec())?;
         dict.set_item("max_penetration", record.max_penetration)?;
+        if let Some(gap) = record.constraint_gap {
+            dict.set_item("constraint_gap_largest", gap.largest)?;
+            dict.set_item("constraint_gap_mean", gap.mean)?;
+        }
         Ok(dict)
     }
 

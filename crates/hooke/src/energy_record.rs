@@ -20,5 +20,6 @@ pub fn energy_record(model: &Model, state: &State) -> EnergyRecord {
         linear_momentum: linear.into(),
         angular_momentum: angular.into(),
         max_penetration: crate::model::max_penetration(model.obstacles(), &state.positions, model.dimension()),
+        constraint_gap: None,
     }
 }

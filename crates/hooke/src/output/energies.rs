@@ -1,6 +1,6 @@
 //! The energies table: one CSV row per output time, flushed as it is written.
 
-use super::EnergyRecord;
+use super::{ConstraintGap, EnergyRecord};
 use crate::error::{HookeError, Result};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -12,6 +12,8 @@ pub struct EnergiesCsvWriter {
     path: PathBuf,
     file: BufWriter<File>,
     rows: usize,
+    /// Whether rows end with the two constraint-gap columns.
+    constraint_gap: bool,
 }
 
 impl EnergiesCsvWriter {
@@ -20,9 +22,18 @@ impl EnergiesCsvWriter {
         linear_momentum_x,linear_momentum_y,linear_momentum_z,\
         angular_momentum_x,angular_momentum_y,angular_momentum_z,max_penetration";
 
+    /// The columns that follow [`Self::HEADER`] in the table of a run by a
+    /// solver with stretch unknowns (mixed FEM; see [`ConstraintGap`]).
+    pub const CONSTRAINT_GAP_COLUMNS: &'static str = "constraint_gap_largest,constraint_gap_mean";
+
     /// Creates (or truncates) the file at `path`, creating missing parent
     /// directories, and writes the header.
     pub fn create(path: &Path) -> Result<Self> {
+        Self::create_with(path, false)
+    }
+
+    /// [`Self::create`], with the constraint-gap columns when `constraint_gap`.
+    pub fn create_with(path: &Path, constraint_gap: bool) -> Result<Self> {
         if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|error| HookeError::io(parent, error))?;
         }
@@ -31,8 +42,9 @@ impl EnergiesCsvWriter {
             path: path.to_path_buf(),
             file: BufWriter::new(file),
             rows: 0,
+            constraint_gap,
         };
-        writer.write_line(Self::HEADER)?;
+        writer.write_line(&header(constraint_gap))?;
         Ok(writer)
     }
 
@@ -42,13 +54,17 @@ impl EnergiesCsvWriter {
     pub fn resume(path: &Path, rows: usize) -> Result<(Self, Vec<EnergyRecord>)> {
         let text = std::fs::read_to_string(path).map_err(|error| HookeError::io(path, error))?;
         let mut lines = text.lines();
-        if lines.next() != Some(Self::HEADER) {
+        let first = lines.next();
+        let Some(constraint_gap) = [false, true]
+            .into_iter()
+            .find(|&gap| first == Some(header(gap).as_str()))
+        else {
             return Err(HookeError::parse(
                 path,
                 Some(1),
                 "not an energies table of this version of Hooke",
             ));
-        }
+        };
         // The file bounds what the checkpoint may claim: count before
         // reserving, so a corrupted count is an error, not an allocation of it.
         let available = text.lines().count().saturating_sub(1);
@@ -60,9 +76,12 @@ impl EnergiesCsvWriter {
             ));
         }
         let mut records = Vec::with_capacity(rows);
-        let mut kept = format!("{}\n", Self::HEADER);
+        let mut kept = format!("{}\n", header(constraint_gap));
         for (index, line) in lines.take(rows).enumerate() {
-            records.push(parse_row(line).ok_or_else(|| HookeError::parse(path, Some(index + 2), "malformed row"))?);
+            records.push(
+                parse_row(line, constraint_gap)
+                    .ok_or_else(|| HookeError::parse(path, Some(index + 2), "malformed row"))?,
+            );
             kept.push_str(line);
             kept.push('\n');
         }
@@ -82,6 +101,7 @@ impl EnergiesCsvWriter {
             path: path.to_path_buf(),
             file: BufWriter::new(file),
             rows,
+            constraint_gap,
         };
         Ok((writer, records))
     }
@@ -117,13 +137,15 @@ impl EnergiesCsvWriter {
             lz,
             record.max_penetration,
         ];
+        let gap = record.constraint_gap.unwrap_or_default();
+        let gap_values = [gap.largest, gap.mean];
+        let values = values.iter().chain(match self.constraint_gap {
+            true => &gap_values[..],
+            false => &[],
+        });
         // `{:e}` is the shortest text that parses back to the same f64, and it
         // stays short for the tiny momenta of a body at rest.
-        let row = values
-            .iter()
-            .map(|value| format!("{value:e}"))
-            .collect::<Vec<_>>()
-            .join(",");
+        let row = values.map(|value| format!("{value:e}")).collect::<Vec<_>>().join(",");
         self.write_line(&row)?;
         self.rows += 1;
         Ok(())
@@ -139,11 +161,32 @@ impl EnergiesCsvWriter {
     }
 }
 
+/// The first line of a table, with or without the constraint-gap columns.
+fn header(constraint_gap: bool) -> String {
+    match constraint_gap {
+        true => format!(
+            "{},{}",
+            EnergiesCsvWriter::HEADER,
+            EnergiesCsvWriter::CONSTRAINT_GAP_COLUMNS
+        ),
+        false => EnergiesCsvWriter::HEADER.to_string(),
+    }
+}
+
 /// A data row back as a record (the inverse of [`EnergiesCsvWriter::append`]).
-fn parse_row(line: &str) -> Option<EnergyRecord> {
+fn parse_row(line: &str, constraint_gap: bool) -> Option<EnergyRecord> {
     let values: Vec<f64> = line.split(',').map(|word| word.parse().ok()).collect::<Option<_>>()?;
+    let (values, gap) = match constraint_gap {
+        true => {
+            let &[ref first @ .., largest, mean] = values.as_slice() else {
+                return None;
+            };
+            (first, Some(ConstraintGap { largest, mean }))
+        }
+        false => (values.as_slice(), None),
+    };
     let &[time, kinetic, elastic, gravitational, penalty, total, dissipated, px, py, pz, lx, ly, lz, max_penetration] =
-        values.as_slice()
+        values
     else {
         return None;
     };
@@ -158,6 +201,7 @@ fn parse_row(line: &str) -> Option<EnergyRecord> {
         linear_momentum: [px, py, pz],
         angular_momentum: [lx, ly, lz],
         max_penetration,
+        constraint_gap: gap,
     })
 }
 
@@ -181,6 +225,7 @@ mod tests {
             linear_momentum: [1.25e-17, -2.0, 3.0],
             angular_momentum: [0.0, f64::MIN_POSITIVE, -7.5e12],
             max_penetration: 1e-3 * time,
+            constraint_gap: None,
         }
     }
 
@@ -267,6 +312,46 @@ mod tests {
         // A corrupted checkpoint's count is refused before anything is reserved for it.
         let error = EnergiesCsvWriter::resume(&path, 1_000_000_000_000_000).unwrap_err();
         assert!(error.to_string().contains("holds 5 rows"), "{error}");
+        let _ = std::fs::remove_dir_all(&directory);
+    }
+
+    /// A mixed solver's table carries the two gap columns, and a resumed one
+    /// reads them back exactly.
+    #[test]
+    fn the_constraint_gap_columns_are_written_and_resumed() {
+        let directory = crate::output::scratch_directory("energies-gap");
+        let path = directory.join("energies.csv");
+        let records: Vec<EnergyRecord> = (0..3)
+            .map(|step| EnergyRecord {
+                constraint_gap: Some(ConstraintGap {
+                    largest: 0.02 * step as f64 + 1.0 / 3.0,
+                    mean: 1e-3 * step as f64,
+                }),
+                ..record(step)
+            })
+            .collect();
+        let mut writer = EnergiesCsvWriter::create_with(&path, true).unwrap();
+        for record in &records {
+            writer.append(record).unwrap();
+        }
+        drop(writer);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let header = text.lines().next().unwrap();
+        assert!(
+            header.ends_with(",max_penetration,constraint_gap_largest,constraint_gap_mean"),
+            "{header}"
+        );
+        assert_eq!(text.lines().nth(1).unwrap().split(',').count(), 16);
+        let (_, kept) = EnergiesCsvWriter::resume(&path, 2).unwrap();
+        assert_eq!(kept[1].constraint_gap, records[1].constraint_gap);
+        assert_eq!(as_row(&kept[1]), as_row(&records[1]));
+        // A table without the columns reads back without a gap.
+        let plain = directory.join("plain.csv");
+        let mut writer = EnergiesCsvWriter::create(&plain).unwrap();
+        writer.append(&records[2]).unwrap();
+        drop(writer);
+        let (_, kept) = EnergiesCsvWriter::resume(&plain, 1).unwrap();
+        assert_eq!(kept[0].constraint_gap, None);
         let _ = std::fs::remove_dir_all(&directory);
     }
 

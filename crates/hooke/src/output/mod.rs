@@ -45,6 +45,24 @@ pub struct EnergyRecord {
     pub angular_momentum: [f64; 3],
     /// Deepest penetration into an obstacle, m.
     pub max_penetration: f64,
+    /// How far a mixed solve's stretch unknowns are from the stretches of its
+    /// positions (None for solvers without stretch unknowns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub constraint_gap: Option<ConstraintGap>,
+}
+
+/// The constraint gap of mixed FEM (Trusty et al. 2023, Subspace Mixed Finite
+/// Elements, Eq. 6): at each cubature point c, the relative distance
+/// ‖S(F_c(u)) − S_c‖ / ‖S(F_c(u))‖ (Frobenius norms) between the stretch of the
+/// deformation and the stretch unknown the solver carries. A converged step
+/// has none; a step cut to a fixed number of iterations keeps some, and the
+/// elastic energy it records is ψ at the unknowns, the energy it minimises.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ConstraintGap {
+    /// The largest gap over the points.
+    pub largest: f64,
+    /// The mean gap, weighted by the points' volumes (cubature weights).
+    pub mean: f64,
 }
 
 /// A fresh, empty directory under the system temp dir for one test, so that

@@ -248,9 +248,19 @@ impl Integrator for SubspaceBackwardEuler {
             Some((time, loads)) if same_time(*time, state.time) => loads.clone(),
             _ => self.reduced.loads(model, state.time)?,
         };
+        // Mixed FEM records the energy it minimises, ψ at its stretch unknowns.
+        let stretches: Vec<Vector6<f64>> = match self.method {
+            ReducedMethod::MixedSqp => history
+                .stretches
+                .iter()
+                .map(|s| Vector6::from_column_slice(s))
+                .collect(),
+            ReducedMethod::Newton => Vec::new(),
+        };
+        let stretches = (self.method == ReducedMethod::MixedSqp).then_some(stretches.as_slice());
         Ok(self
             .reduced
-            .energy_record(&history.u, &history.velocity, &loads, state.time))
+            .energy_record(&history.u, &history.velocity, stretches, &loads, state.time))
     }
 
     fn defer_full_state(&mut self, defer: bool) {

@@ -115,6 +115,23 @@ impl Stretch {
 /// condensed solve needs it) by clamping the 6×6 matrix's eigenvalues.
 pub use crate::material::symmetric::SymmetricEvaluation as StretchEvaluation;
 
+/// The relative gap ‖S̄ − S‖ / ‖S̄‖ (Frobenius norms of the symmetric
+/// matrices) between the stretch `target` of a deformation and a stretch
+/// unknown `z` of mixed FEM.
+pub fn relative_gap(target: &Vector6<f64>, z: &Vector6<f64>) -> f64 {
+    let target = to_matrix(target);
+    (target - to_matrix(z)).norm() / target.norm().max(f64::MIN_POSITIVE)
+}
+
+/// The largest and the volume-weighted mean of per-point (weight, gap) pairs.
+pub fn constraint_gap(points: &[(f64, f64)]) -> crate::output::ConstraintGap {
+    let volume: f64 = points.iter().map(|p| p.0).sum();
+    crate::output::ConstraintGap {
+        largest: points.iter().map(|p| p.1).fold(0.0, f64::max),
+        mean: points.iter().map(|(w, gap)| w * gap).sum::<f64>() / volume.max(f64::MIN_POSITIVE),
+    }
+}
+
 /// The energy density alone at z (+∞ where the material is undefined).
 pub fn stretch_energy(material: &dyn Material, z: &Vector6<f64>) -> f64 {
     let s = to_matrix(z);

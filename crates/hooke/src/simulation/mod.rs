@@ -106,6 +106,10 @@ pub struct RunSummary {
     pub statistics: StepStatistics,
     /// The energies and momenta of the last state recorded (None if there is none).
     pub final_energy: Option<EnergyRecord>,
+    /// For a solver with stretch unknowns (mixed FEM): the largest constraint
+    /// gap over the run's records, and the mean of their volume-weighted means.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub constraint_gap: Option<crate::output::ConstraintGap>,
     /// The files the run wrote: the frame collection, `energies.csv`, the plot, `summary.json`.
     pub outputs: Vec<PathBuf>,
     /// What the user should know about the run: the scene's notes, split steps,

@@ -141,12 +141,11 @@ impl RunObserver for EnergyTable {
         checkpoint.energy_rows = self.writer.as_ref().map_or(0, |w| w.rows_written());
     }
 
-    fn prepare(&mut self) -> Result<()> {
-        self.writer = Some(EnergiesCsvWriter::create(&self.path)?);
-        Ok(())
-    }
-
     fn start(&mut self, run: &RunView) -> Result<()> {
+        // Created at the first record, which says whether the solver has
+        // stretch unknowns whose gap the table carries.
+        let gap = run.record().constraint_gap.is_some();
+        self.writer = Some(EnergiesCsvWriter::create_with(&self.path, gap)?);
         self.append(run)
     }
 
