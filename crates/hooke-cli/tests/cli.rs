@@ -1902,3 +1902,59 @@ fn a_run_started_with_a_bare_scene_name_resumes_from_another_folder() {
     assert!(!stderr.contains("No such file"), "{}", describe(&resumed));
     assert!(resumed.status.success(), "{}", describe(&resumed));
 }
+
+/// A disk that fills up during a run, imitated by a limit on file size
+/// (`ulimit -f`, with SIGXFSZ ignored so that writes fail with EFBIG as on a
+/// full disk): the run stops with the environment's exit code 3, says at which
+/// step and what it kept, writes its summary, and resumes once there is room.
+#[test]
+fn a_disk_that_fills_up_stops_the_run_with_code_3_keeping_what_it_finished() {
+    let scratch = ScratchDirectory::new("disk-full");
+    let scene = scratch.write(
+        "small.toml",
+        r#"name = "small"
+gravity = [0.0, 0.0, -9.81]
+[simulation]
+duration = 1.0
+time_step = 0.01
+[[bodies]]
+mesh = { box = { size = [0.4, 0.1, 0.1], cells = [4, 1, 1] } }
+material = { model = "neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }
+[[pins]]
+select = { plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }
+[output]
+vtk_every = 10
+"#,
+    );
+    let out = scratch.path().join("out");
+    // 16 KiB a file: energies.csv reaches it after about 70 of the 100 rows.
+    let full = Command::new("bash")
+        .arg("-c")
+        .arg(r#"trap "" XFSZ; ulimit -f 16; exec "$0" "$@""#)
+        .arg(env!("CARGO_BIN_EXE_hooke"))
+        .args(["run".as_ref(), scene.as_os_str(), "-o".as_ref(), out.as_os_str()])
+        .output()
+        .expect("bash runs hooke");
+    let stderr = String::from_utf8_lossy(&full.stderr);
+    assert_eq!(full.status.code(), Some(3), "{}", describe(&full));
+    assert!(stderr.contains("File too large"), "{stderr}");
+    assert!(stderr.contains("the run stopped early at t = "), "{stderr}");
+    assert!(stderr.contains("hooke run --resume"), "{stderr}");
+    let summary = read(&out.join("summary.json"));
+    assert_eq!(
+        summary_string(&summary, "status").as_deref(),
+        Some("failed"),
+        "{summary}"
+    );
+    let stopped: f64 = summary_string(&summary, "final_time").unwrap().parse().unwrap();
+    assert!(stopped > 0.1 && stopped < 1.0, "{summary}");
+    // With room again, the run goes on from its checkpoint to the end.
+    let resumed = hooke(&["run".as_ref(), "--resume".as_ref(), out.as_os_str()]);
+    assert!(resumed.status.success(), "{}", describe(&resumed));
+    let table = std::fs::read_to_string(out.join("energies.csv")).unwrap();
+    assert_eq!(table.lines().count(), 1 + 101, "one row for the start and one a step");
+    assert!(
+        table.lines().all(|line| line.split(',').count() == 14),
+        "no torn row is left"
+    );
+}

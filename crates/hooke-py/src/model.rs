@@ -144,6 +144,17 @@ impl PyModel {
                 "elements: element {e} names vertex {v}, but there are {n} vertices"
             )));
         }
+        // A vertex in no element would have no mass: refused here, before the
+        // model's arrays (some hundreds of bytes a vertex) are allocated for it.
+        let mut used = vec![false; n];
+        corners.iter().flatten().for_each(|&v| used[v] = true);
+        if let Some(v) = used.iter().position(|u| !u) {
+            let unused = used.iter().filter(|u| !**u).count();
+            return Err(PyValueError::new_err(format!(
+                "vertices: vertex {v} belongs to no element ({unused} of the {n} vertices do): it would have no mass; \
+                 pass only the vertices the elements use"
+            )));
+        }
         let labels: Vec<i32> = match labels {
             None => vec![0; m],
             Some(labels) => arrays::labels(labels, m)?,

@@ -126,6 +126,35 @@ def test_flat_elements_are_refused_naming_the_element():
         hooke.Model(vertices, np.array([[0, 1, 2, 3]]), RUBBER)
 
 
+def test_vertices_in_no_element_are_refused_before_the_model_is_built():
+    vertices = np.random.default_rng(3).random((1_000_000, 3))
+    with pytest.raises(ValueError, match=r"vertex 4 belongs to no element \(999996 of the 1000000"):
+        hooke.Model(vertices, np.array([[0, 1, 2, 3]]), RUBBER)
+
+
+def test_ten_million_vertices_with_one_element_fail_cleanly_under_a_memory_limit():
+    # Found by an adversarial sweep: about 370 bytes a vertex were allocated
+    # before the "no mass" check, and the interpreter aborted under ulimit -v.
+    # Here the address space is capped 400 MB above what the array itself
+    # takes (the model of 1e7 vertices would need 3.7 GB).
+    code = """
+import resource, numpy as np, hooke
+vertices = np.random.default_rng(0).random((10_000_000, 3))
+size = int(next(l for l in open('/proc/self/status') if l.startswith('VmSize')).split()[1]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (size + 400 * 2**20, resource.RLIM_INFINITY))
+try:
+    hooke.Model(vertices, np.array([[0, 1, 2, 3]]), {"model": "neo_hookean", "youngs_modulus": 1e5, "poisson_ratio": 0.3, "density": 1000.0})
+except ValueError as error:
+    print("refused:", error)
+"""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "refused: vertices: vertex 4 belongs to no element" in done.stdout, done.stdout
+
+
 def test_inside_out_elements_are_reoriented_with_a_warning():
     vertices = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], dtype=float)
     with pytest.warns(UserWarning, match="re-oriented 1"):

@@ -210,3 +210,13 @@ def test_obstacles_damping_and_forces_from_dicts_and_arrays(bar_mesh):
     assert np.allclose(pulled.gradient(vertices)[tip], [0, 0, -0.1])
     with pytest.raises(hooke.SceneError, match="damping"):
         hooke.Model(vertices, tets, RUBBER, damping={"mass_coeficient": 1.0})
+    # Not-a-number, infinite, negative and absurd coefficients are input faults
+    # named by their key, not solver failures later.
+    for key, value, words in [
+        ("mass_coefficient", float("nan"), "finite"),
+        ("stiffness_coefficient", float("inf"), "finite"),
+        ("viscoelastic_coefficient", -1.0, "≥ 0"),
+        ("stiffness_coefficient", 1e308, "beyond any damping"),
+    ]:
+        with pytest.raises(hooke.SceneError, match=f"damping.{key}.*{words}"):
+            hooke.Model(vertices, tets, RUBBER, damping={key: value})

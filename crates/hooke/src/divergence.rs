@@ -20,7 +20,7 @@
 //! methods stay far inside both tests; the midpoint rules' few-percent
 //! nonlinear error (see `implicit_midpoint.rs`) does too.
 
-use crate::model::{Model, Motion, State, TermKind};
+use crate::model::{Model, Motion, State};
 use crate::output::EnergyRecord;
 
 /// Energy created beyond this many times the accountable scale, with no work
@@ -103,11 +103,7 @@ impl DivergenceWatch {
             + motion_energy(record, record.gravitational)
             + pin_kinetic)
             .max(floor);
-        let work_input = model.pins().iter().any(|p| p.motion != Motion::Fixed {})
-            || model
-                .terms()
-                .iter()
-                .any(|t| t.kind() == TermKind::Load || t.varies_in_time());
+        let work_input = model.does_work_on_the_body();
         DivergenceWatch {
             initial_total: record.total,
             initial_gravitational: record.gravitational,

@@ -89,7 +89,7 @@ impl StepStatistics {
         }
         if let Some(time) = self.first_split_at {
             notes.push(format!(
-                "{} of {} steps were split into sub-steps because the solver did not converge at the full step (the first ending at t = {}); their results are those of the smaller steps ([solver] max_step_halvings = 0 makes such a step fail instead)",
+                "{} of {} steps were split into sub-steps because the full step failed (the solver did not converge, or a linearised step inverted an element; the first ending at t = {}); their results are those of the smaller steps (for implicit integrators, [solver] max_step_halvings = 0 makes such a step fail instead)",
                 self.split_steps,
                 self.steps,
                 tidy(time)

@@ -169,7 +169,7 @@ pub(crate) fn with_step_halving(
     settings: &SolverSettings,
     attempt: &mut StepAttempt,
 ) -> Result<(State, StepReport)> {
-    halve(state, dt, settings.max_step_halvings, attempt)
+    split_on_failure(state, dt, settings.max_step_halvings, attempt)
 }
 
 use super::StepReport;
@@ -177,12 +177,19 @@ use super::StepReport;
 /// One try at a step of a given size from a given state.
 pub(crate) type StepAttempt<'a> = dyn FnMut(&State, f64) -> Result<(State, StepReport)> + 'a;
 
-fn halve(state: &State, dt: f64, depth_left: usize, attempt: &mut StepAttempt) -> Result<(State, StepReport)> {
+/// Takes a step of `dt` by `attempt`; on a solver failure, two steps of dt/2,
+/// recursively, at most `depth_left` times deep. Reports are summed.
+pub(crate) fn split_on_failure(
+    state: &State,
+    dt: f64,
+    depth_left: usize,
+    attempt: &mut StepAttempt,
+) -> Result<(State, StepReport)> {
     match attempt(state, dt) {
         Ok(result) => Ok(result),
         Err(HookeError::Solver { .. }) if depth_left > 0 => {
-            let (middle, first) = halve(state, dt / 2.0, depth_left - 1, attempt)?;
-            let (end, second) = halve(&middle, dt / 2.0, depth_left - 1, attempt)?;
+            let (middle, first) = split_on_failure(state, dt / 2.0, depth_left - 1, attempt)?;
+            let (end, second) = split_on_failure(&middle, dt / 2.0, depth_left - 1, attempt)?;
             let mut report = first;
             report.absorb(&second);
             report.halvings += 1;

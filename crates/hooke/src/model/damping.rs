@@ -46,7 +46,35 @@ pub struct Damping {
     pub ether_drag: f64,
 }
 
+/// The largest damping coefficient taken (in its own unit, 1/s or s): a
+/// larger one is an error in the input, not a damping anything could use
+/// (it would only overflow the step's matrix).
+const LARGEST_COEFFICIENT: f64 = 1e30;
+
 impl Damping {
+    /// Refuses a coefficient that is not a number, infinite, negative or
+    /// absurdly large, naming it: such a value would pass as input and fail
+    /// later as a solver error.
+    pub fn check_coefficients(&self) -> Result<()> {
+        let coefficients = [
+            ("mass_coefficient", self.mass_coefficient, "1/s"),
+            ("stiffness_coefficient", self.stiffness_coefficient, "s"),
+            ("viscoelastic_coefficient", self.viscoelastic_coefficient, "s"),
+            ("ether_drag", self.ether_drag, "a fraction"),
+        ];
+        for (key, value, unit) in coefficients {
+            if !(0.0..=LARGEST_COEFFICIENT).contains(&value) {
+                let why = match value.is_finite() {
+                    false => format!("must be a finite number ({unit}), got {value}"),
+                    true if value < 0.0 => format!("must be ≥ 0 ({unit}): negative damping adds energy, got {value}"),
+                    true => format!("{value:e} ({unit}) is beyond any damping (the limit is {LARGEST_COEFFICIENT:e})"),
+                };
+                return Err(HookeError::scene(format!("damping.{key}"), why));
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the Rayleigh part is present.
     pub fn has_rayleigh(&self) -> bool {
         self.mass_coefficient != 0.0 || self.stiffness_coefficient != 0.0
@@ -57,6 +85,9 @@ impl super::Model {
     /// Sets the damping; with the rest stiffness, K(rest) is assembled here once.
     /// Viscoelastic damping needs rotation-invariant materials and elements only.
     pub fn set_damping(&mut self, damping: Option<Damping>) -> Result<()> {
+        if let Some(d) = damping {
+            d.check_coefficients()?;
+        }
         if let Some(c) = damping.map(|d| d.ether_drag) {
             if !(0.0..1.0).contains(&c) {
                 return Err(HookeError::scene(

@@ -556,8 +556,18 @@ impl Model {
         force.iter_mut().for_each(|f| *f = -*f);
     }
 
-    /// Whether some state of the model can be undefined (an element material
-    /// with ψ = +∞ for inverted elements).
+    /// Whether pins that move, loads or terms that vary in time do work on the
+    /// body (when none does, its total energy cannot grow).
+    pub fn does_work_on_the_body(&self) -> bool {
+        self.pins.iter().any(|p| p.motion != Motion::Fixed {})
+            || self
+                .terms
+                .iter()
+                .any(|t| t.kind() == TermKind::Load || t.varies_in_time())
+    }
+
+    /// Whether some term is undefined for some deformations (an inverted
+    /// Neo-Hookean element), so that a state must be checked before it is kept.
     pub fn may_be_undefined(&self) -> bool {
         self.terms.iter().any(|t| !t.capabilities().defined_under_inversion)
     }

@@ -121,11 +121,16 @@ impl EnergyTable {
         }
     }
 
+    /// Writes the records the table lacks: the last one, and after a
+    /// resumption whose last row had not been written, the one before it.
     fn append(&mut self, run: &RunView) -> Result<()> {
-        match self.writer.as_mut() {
-            Some(writer) => writer.append(run.record()),
-            None => Ok(()),
+        let Some(writer) = self.writer.as_mut() else {
+            return Ok(());
+        };
+        for record in run.records.iter().skip(writer.rows_written()) {
+            writer.append(record)?;
         }
+        Ok(())
     }
 }
 

@@ -509,6 +509,14 @@ fn resumed<'a>(
     model.restore_term_histories(&checkpoint.term_histories)?;
     let mut records = Vec::new();
     tell(observers, |o| o.resume(&checkpoint, &mut records))?;
+    // A run stopped by a failed write (a full disk) may have its last step's
+    // state in the checkpoint but not its row: the record is recomputed, and
+    // the table writes it before the next step's.
+    if !records.is_empty() && records.len() == checkpoint.step {
+        let mut record = integrator.energy_record(model, &checkpoint.state)?;
+        record.dissipated = checkpoint.dissipated;
+        records.push(record);
+    }
     let mut notes = checkpoint.notes;
     notes.push(format!(
         "resumed after step {} (t = {}) from {}",
