@@ -4,6 +4,7 @@
 //! `hooke.errors`; long calls release the interpreter's lock and stop on Ctrl-C.
 
 mod arrays;
+mod contact;
 mod errors;
 mod meshes;
 mod model;
@@ -50,6 +51,11 @@ fn materials() -> Vec<&'static str> {
 
 #[pymodule]
 mod _hooke {
+    #[pymodule_export]
+    use super::contact::{
+        barrier_with_derivatives, edge_edge_distance, edge_edge_mollifier, edge_edge_mollifier_threshold,
+        point_triangle_distance,
+    };
     #[pymodule_export]
     use super::integrators;
     #[pymodule_export]

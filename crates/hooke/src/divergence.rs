@@ -128,7 +128,11 @@ impl DivergenceWatch {
                 record.kinetic, record.elastic, record.gravitational
             ));
         }
-        if let Some(gap) = record.constraint_gap.filter(|g| !(g.largest <= CONSTRAINT_GAP_LIMIT)) {
+        // A NaN gap is past the limit too.
+        if let Some(gap) = record
+            .constraint_gap
+            .filter(|g| g.largest.is_nan() || g.largest > CONSTRAINT_GAP_LIMIT)
+        {
             return Some(format!(
                 "the mixed solver's stretch unknowns are {:.0}% away from the stretches of the positions at one point (the limit is {:.0}%): the step is too far from converged for its energy to describe the body; raise [solver] iterations or use a smaller time step",
                 100.0 * gap.largest,

@@ -23,10 +23,12 @@ The pieces:
   TOML format; ``scene.run()`` runs it as ``hooke run`` does;
 - ``mesh_shape``, ``read_mesh``, ``read_surface``, ``write_mesh``,
   ``write_surface``: meshes as arrays;
-- ``hooke.errors``: the exceptions, carrying the file, line, key or element.
+- ``hooke.errors``: the exceptions, carrying the file, line, key or element;
+- ``hooke.contact``: the distances, mollifier and barrier of barrier contact
+  (Li et al. 2020), with their derivatives.
 """
 
-from . import errors
+from . import contact, errors
 from ._hooke import (
     Model,
     RunResult,

@@ -1,0 +1,36 @@
+"""Contact geometry of Incremental Potential Contact (Li et al. 2020).
+
+The pieces Hooke's barrier contact is built from, each with its derivatives
+with respect to the stacked coordinates of the pair (3 per vertex, in the
+order of the arguments):
+
+- ``point_triangle_distance(p, t0, t1, t2)`` and
+  ``edge_edge_distance(ea0, ea1, eb0, eb1)``: the *squared* distance, its
+  gradient (12,) and Hessian (12, 12), through the closest features;
+- ``edge_edge_mollifier(ea0, ea1, eb0, eb1, eps_x)`` and
+  ``edge_edge_mollifier_threshold(...)`` (of the edges at rest): the factor
+  that smooths the edge-edge barrier of nearly parallel edges;
+- ``barrier(d, dhat)``: b(d, d̂) = -(d - d̂)² ln(d/d̂), with its first and
+  second derivatives in d (Hooke applies it to squared distances).
+
+>>> import hooke.contact as contact
+>>> d2, gradient, hessian = contact.point_triangle_distance([0, 0, 1], [0, 0, 0], [1, 0, 0], [0, 1, 0])
+>>> d2
+1.0
+"""
+
+from ._hooke import (
+    barrier_with_derivatives as barrier,
+    edge_edge_distance,
+    edge_edge_mollifier,
+    edge_edge_mollifier_threshold,
+    point_triangle_distance,
+)
+
+__all__ = [
+    "barrier",
+    "edge_edge_distance",
+    "edge_edge_mollifier",
+    "edge_edge_mollifier_threshold",
+    "point_triangle_distance",
+]

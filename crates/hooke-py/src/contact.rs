@@ -1,0 +1,103 @@
+//! Contact geometry for Python (`hooke.contact`): the squared distances of
+//! point–triangle and edge–edge pairs, the edge–edge mollifier and the
+//! barrier of Li et al. 2020, each with its derivatives, as the contact
+//! terms use them; they are compared with the IPC toolkit's (`ipctk`) in the
+//! package's tests.
+
+use crate::arrays::{to_matrix, Floats};
+use hooke::contact::{barrier, distance, mollifier};
+use nalgebra::{SMatrix, Vector3};
+use numpy::PyArray1;
+use pyo3::prelude::*;
+
+type Derivatives<'py> = (f64, Bound<'py, PyAny>, Bound<'py, PyAny>);
+
+fn point(value: &Bound<'_, PyAny>, name: &str) -> PyResult<Vector3<f64>> {
+    let [x, y, z] = Floats::read(value, name)?.fixed_vector(3)?;
+    Ok(Vector3::new(x, y, z))
+}
+
+fn four(values: [(&Bound<'_, PyAny>, &str); 4]) -> PyResult<[Vector3<f64>; 4]> {
+    Ok([
+        point(values[0].0, values[0].1)?,
+        point(values[1].0, values[1].1)?,
+        point(values[2].0, values[2].1)?,
+        point(values[3].0, values[3].1)?,
+    ])
+}
+
+fn out<'py>(
+    py: Python<'py>,
+    (value, gradient, hessian): (f64, [f64; 12], SMatrix<f64, 12, 12>),
+) -> PyResult<Derivatives<'py>> {
+    // Symmetric: row-major and column-major orders are the same matrix.
+    let hessian = to_matrix(py, hessian.as_slice().to_vec(), 12)?;
+    Ok((value, PyArray1::from_vec(py, gradient.to_vec()).into_any(), hessian))
+}
+
+/// The squared distance between point p and triangle (t0, t1, t2), with its
+/// gradient (12,) and Hessian (12, 12) with respect to (p, t0, t1, t2),
+/// through the closest features.
+#[pyfunction]
+pub fn point_triangle_distance<'py>(
+    py: Python<'py>,
+    p: &Bound<'py, PyAny>,
+    t0: &Bound<'py, PyAny>,
+    t1: &Bound<'py, PyAny>,
+    t2: &Bound<'py, PyAny>,
+) -> PyResult<Derivatives<'py>> {
+    let [p, t0, t1, t2] = four([(p, "p"), (t0, "t0"), (t1, "t1"), (t2, "t2")])?;
+    out(py, distance::point_triangle_hessian(&p, &t0, &t1, &t2))
+}
+
+/// The squared distance between edges (ea0, ea1) and (eb0, eb1), with its
+/// gradient (12,) and Hessian (12, 12) with respect to (ea0, ea1, eb0, eb1).
+#[pyfunction]
+pub fn edge_edge_distance<'py>(
+    py: Python<'py>,
+    ea0: &Bound<'py, PyAny>,
+    ea1: &Bound<'py, PyAny>,
+    eb0: &Bound<'py, PyAny>,
+    eb1: &Bound<'py, PyAny>,
+) -> PyResult<Derivatives<'py>> {
+    let [a0, a1, b0, b1] = four([(ea0, "ea0"), (ea1, "ea1"), (eb0, "eb0"), (eb1, "eb1")])?;
+    out(py, distance::edge_edge_hessian(&a0, &a1, &b0, &b1))
+}
+
+/// The edge–edge mollifier m for the threshold `eps_x`, with its gradient
+/// and Hessian with respect to (ea0, ea1, eb0, eb1).
+#[pyfunction]
+pub fn edge_edge_mollifier<'py>(
+    py: Python<'py>,
+    ea0: &Bound<'py, PyAny>,
+    ea1: &Bound<'py, PyAny>,
+    eb0: &Bound<'py, PyAny>,
+    eb1: &Bound<'py, PyAny>,
+    eps_x: f64,
+) -> PyResult<Derivatives<'py>> {
+    let [a0, a1, b0, b1] = four([(ea0, "ea0"), (ea1, "ea1"), (eb0, "eb0"), (eb1, "eb1")])?;
+    out(py, mollifier::mollifier(&a0, &a1, &b0, &b1, eps_x))
+}
+
+/// The mollifier's threshold ε = 10⁻³ ‖ea1 − ea0‖² ‖eb1 − eb0‖² of edges at rest.
+#[pyfunction]
+pub fn edge_edge_mollifier_threshold(
+    ea0: &Bound<'_, PyAny>,
+    ea1: &Bound<'_, PyAny>,
+    eb0: &Bound<'_, PyAny>,
+    eb1: &Bound<'_, PyAny>,
+) -> PyResult<f64> {
+    let [a0, a1, b0, b1] = four([(ea0, "ea0"), (ea1, "ea1"), (eb0, "eb0"), (eb1, "eb1")])?;
+    Ok(mollifier::threshold(&a0, &a1, &b0, &b1))
+}
+
+/// The barrier b(d, d̂) = −(d − d̂)² ln(d/d̂) below d̂ (0 above, ∞ at d ≤ 0),
+/// and its first and second derivatives with respect to d.
+#[pyfunction]
+pub fn barrier_with_derivatives(d: f64, dhat: f64) -> (f64, f64, f64) {
+    (
+        barrier::barrier(d, dhat),
+        barrier::barrier_first_derivative(d, dhat),
+        barrier::barrier_second_derivative(d, dhat),
+    )
+}

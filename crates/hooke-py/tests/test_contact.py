@@ -1,0 +1,89 @@
+"""Contact geometry against the IPC toolkit's Python bindings (ipctk, the
+peer implementation of Li et al. 2020): squared distances with gradients and
+Hessians, the edge-edge mollifier and the barrier, on random configurations
+of every closest-feature kind."""
+
+import numpy as np
+import pytest
+
+import hooke.contact as contact
+
+ipctk = pytest.importorskip("ipctk")
+
+
+def close(ours, theirs, scale):
+    return np.allclose(ours, theirs, rtol=1e-9, atol=1e-12 * scale)
+
+
+def random_pairs(seed, count):
+    rng = np.random.default_rng(seed)
+    return [rng.random((4, 3)) for _ in range(count)]
+
+
+def test_point_triangle_distances_match_ipctk_for_every_feature_kind():
+    kinds = set()
+    for p, t0, t1, t2 in random_pairs(1, 400):
+        # Spread the point around and off the triangle's plane, so that
+        # vertex, edge and face cases all occur.
+        p = 2.0 * p - 0.5
+        d2, gradient, hessian = contact.point_triangle_distance(p, t0, t1, t2)
+        kinds.add(ipctk.point_triangle_distance_type(p, t0, t1, t2))
+        assert d2 == pytest.approx(ipctk.point_triangle_distance(p, t0, t1, t2), rel=1e-12, abs=1e-15)
+        assert close(gradient, ipctk.point_triangle_distance_gradient(p, t0, t1, t2), 1.0)
+        assert close(hessian, ipctk.point_triangle_distance_hessian(p, t0, t1, t2), 1.0)
+    assert len(kinds) == 7, kinds  # three vertices, three edges, the face
+
+
+def test_edge_edge_distances_match_ipctk_away_from_parallel_edges():
+    kinds = set()
+    compared = 0
+    for ea0, ea1, eb0, eb1 in random_pairs(2, 400):
+        eb0, eb1 = 1.6 * eb0 - 0.3, 1.6 * eb1 - 0.3
+        # Near parallel the two libraries may pick different (equally close)
+        # features; the mollifier makes that choice immaterial to the barrier.
+        sine = np.linalg.norm(np.cross(ea1 - ea0, eb1 - eb0)) / (
+            np.linalg.norm(ea1 - ea0) * np.linalg.norm(eb1 - eb0)
+        )
+        if sine < 0.05:
+            continue
+        compared += 1
+        d2, gradient, hessian = contact.edge_edge_distance(ea0, ea1, eb0, eb1)
+        kinds.add(ipctk.edge_edge_distance_type(ea0, ea1, eb0, eb1))
+        assert d2 == pytest.approx(ipctk.edge_edge_distance(ea0, ea1, eb0, eb1), rel=1e-12, abs=1e-15)
+        assert close(gradient, ipctk.edge_edge_distance_gradient(ea0, ea1, eb0, eb1), 1.0)
+        assert close(hessian, ipctk.edge_edge_distance_hessian(ea0, ea1, eb0, eb1), 1.0)
+    assert compared > 350
+    assert len(kinds) >= 8, kinds  # vertex-vertex (4), vertex-edge (4), edge-edge
+
+
+def test_the_mollifier_and_its_threshold_match_ipctk():
+    rng = np.random.default_rng(3)
+    inside = 0
+    for _ in range(200):
+        ea0, ea1 = rng.random(3), rng.random(3)
+        direction = ea1 - ea0
+        # Nearly parallel edges (angles up to a few degrees), both sides of ε.
+        eb0 = rng.random(3)
+        eb1 = eb0 + direction * rng.uniform(0.5, 1.5) + 0.05 * rng.standard_normal(3) * np.linalg.norm(direction)
+        eps_x = contact.edge_edge_mollifier_threshold(ea0, ea1, eb0, eb1)
+        assert eps_x == pytest.approx(ipctk.edge_edge_mollifier_threshold(ea0, ea1, eb0, eb1), rel=1e-14)
+        m, gradient, hessian = contact.edge_edge_mollifier(ea0, ea1, eb0, eb1, eps_x)
+        inside += m < 1.0
+        assert m == pytest.approx(ipctk.edge_edge_mollifier(ea0, ea1, eb0, eb1, eps_x), rel=1e-12, abs=1e-15)
+        scale = max(1.0, np.abs(ipctk.edge_edge_mollifier_gradient(ea0, ea1, eb0, eb1, eps_x)).max())
+        assert close(gradient, ipctk.edge_edge_mollifier_gradient(ea0, ea1, eb0, eb1, eps_x), scale)
+        scale = max(1.0, np.abs(ipctk.edge_edge_mollifier_hessian(ea0, ea1, eb0, eb1, eps_x)).max())
+        assert close(hessian, ipctk.edge_edge_mollifier_hessian(ea0, ea1, eb0, eb1, eps_x), scale)
+    assert 20 < inside < 180, inside
+
+
+def test_the_barrier_and_its_derivatives_match_ipctk():
+    for dhat in [1e-6, 1e-3, 1.0]:
+        for d in np.concatenate([dhat * np.linspace(1e-4, 1.2, 60), [0.0, -1.0, dhat]]):
+            ours = contact.barrier(float(d), dhat)
+            theirs = (
+                ipctk.barrier(d, dhat),
+                ipctk.barrier_first_derivative(d, dhat),
+                ipctk.barrier_second_derivative(d, dhat),
+            )
+            assert ours == pytest.approx(theirs, rel=1e-12, abs=1e-300), (d, dhat)
