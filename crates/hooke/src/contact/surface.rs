@@ -1,0 +1,68 @@
+//! The contact surface of a body: the primitives barrier contact acts
+//! between (Li et al. 2020, §4): its surface vertices, edges and triangles,
+//! named by the model's vertex indices. A tetrahedral mesh contributes its
+//! boundary triangles; a triangle surface (cloth, an obstacle) all of its
+//! triangles.
+
+use crate::mesh::TetMesh;
+
+/// Vertices, edges and triangles of a contact surface, each list sorted, so
+/// that everything built on it is in one order whatever the input's.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContactSurface {
+    /// The vertices of its triangles and edges, ascending.
+    pub vertices: Vec<usize>,
+    /// Its edges [a, b] with a < b, ascending.
+    pub edges: Vec<[usize; 2]>,
+    /// Its triangles, in the given orientation, ascending.
+    pub faces: Vec<[usize; 3]>,
+}
+
+impl ContactSurface {
+    /// The boundary of a tetrahedral mesh (outward triangles).
+    pub fn of_tetrahedra(mesh: &TetMesh) -> ContactSurface {
+        let faces = crate::mesh::boundary_faces(mesh).into_iter().map(|(f, _)| f).collect();
+        ContactSurface::of_triangles(faces)
+    }
+
+    /// The surface of a list of triangles (and their edges and vertices).
+    pub fn of_triangles(mut faces: Vec<[usize; 3]>) -> ContactSurface {
+        faces.sort_unstable();
+        faces.dedup();
+        let mut edges: Vec<[usize; 2]> = faces
+            .iter()
+            .flat_map(|f| [[f[0], f[1]], [f[1], f[2]], [f[2], f[0]]])
+            .map(|[a, b]| [a.min(b), a.max(b)])
+            .collect();
+        edges.sort_unstable();
+        edges.dedup();
+        let mut vertices: Vec<usize> = faces.iter().flatten().copied().collect();
+        vertices.sort_unstable();
+        vertices.dedup();
+        ContactSurface { vertices, edges, faces }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::{box_mesh, BoxMeshOptions};
+
+    #[test]
+    fn a_box_has_the_surface_euler_counts_of_a_sphere() {
+        let mesh = box_mesh(&BoxMeshOptions {
+            origin: nalgebra::Vector3::zeros(),
+            size: nalgebra::Vector3::new(1.0, 0.5, 0.25),
+            cells: [3, 2, 1],
+            tets_per_hex: crate::mesh::TetsPerHex::Six,
+        })
+        .unwrap();
+        let surface = ContactSurface::of_tetrahedra(&mesh);
+        // A closed surface of genus 0: V − E + F = 2, and 3F = 2E.
+        let (v, e, f) = (surface.vertices.len(), surface.edges.len(), surface.faces.len());
+        assert_eq!(v as i64 - e as i64 + f as i64, 2);
+        assert_eq!(3 * f, 2 * e);
+        // Every vertex of a 3 × 2 × 1 box is on its surface.
+        assert_eq!(v, mesh.vertices.len());
+    }
+}
