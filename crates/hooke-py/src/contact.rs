@@ -101,3 +101,33 @@ pub fn barrier_with_derivatives(d: f64, dhat: f64) -> (f64, f64, f64) {
         barrier::barrier_second_derivative(d, dhat),
     )
 }
+
+/// The four points of a pair at the step's start and end, and their displacements.
+fn pair_motion(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<([Vector3<f64>; 4], [Vector3<f64>; 4])> {
+    let read = |value: &Bound<'_, PyAny>, name: &str| -> PyResult<[Vector3<f64>; 4]> {
+        let (points, _) = Floats::read(value, name)?.points()?;
+        let points: [Vector3<f64>; 4] = points.try_into().map_err(|p: Vec<Vector3<f64>>| {
+            pyo3::exceptions::PyValueError::new_err(format!("{name}: expected 4 points, got {}", p.len()))
+        })?;
+        Ok(points)
+    };
+    let (x0, x1) = (read(start, "start")?, read(end, "end")?);
+    Ok((x0, std::array::from_fn(|i| x1[i] - x0[i])))
+}
+
+/// Additive CCD of point x[0] and triangle x[1..4] moving from `start` to
+/// `end` (each (4, 3)): the time in [0, 1] to stop at, or None when they do
+/// not meet within the step.
+#[pyfunction]
+pub fn point_triangle_ccd(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+    let (x, dx) = pair_motion(start, end)?;
+    Ok(hooke::contact::ccd::point_triangle_time(x, dx))
+}
+
+/// Additive CCD of edges (x[0], x[1]) and (x[2], x[3]) moving from `start`
+/// to `end` (each (4, 3)).
+#[pyfunction]
+pub fn edge_edge_ccd(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+    let (x, dx) = pair_motion(start, end)?;
+    Ok(hooke::contact::ccd::edge_edge_time(x, dx))
+}

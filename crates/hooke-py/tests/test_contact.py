@@ -87,3 +87,26 @@ def test_the_barrier_and_its_derivatives_match_ipctk():
                 ipctk.barrier_second_derivative(d, dhat),
             )
             assert ours == pytest.approx(theirs, rel=1e-12, abs=1e-300), (d, dhat)
+
+
+def test_additive_ccd_matches_ipctk_and_never_passes_the_exact_time_of_impact():
+    rng = np.random.default_rng(4)
+    additive = ipctk.AdditiveCCD()
+    # Unscaled, the time it reports is the impact itself (within 1e-6).
+    exact = ipctk.TightInclusionCCD(conservative_rescaling=1.0)
+    hits = 0
+    for case in range(600):
+        start = rng.random((4, 3)) - 0.5
+        end = start + 3.0 * (rng.random((4, 3)) - 0.5)
+        ours_ccd, name = [(contact.point_triangle_ccd, "point_triangle_ccd"), (contact.edge_edge_ccd, "edge_edge_ccd")][case % 2]
+        ours = ours_ccd(start, end)
+        hit, toi = getattr(additive, name)(*start, *end)
+        # The same algorithm: the same answer, to rounding.
+        assert (ours is not None) == hit, (case, ours, toi)
+        if hit:
+            assert ours == pytest.approx(toi, rel=1e-9), case
+        exact_hit, exact_toi = getattr(exact, name)(*start, *end)
+        if exact_hit:
+            hits += 1
+            assert ours is not None and ours <= exact_toi, (case, ours, exact_toi)
+    assert hits > 20, hits

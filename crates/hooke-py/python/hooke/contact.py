@@ -11,7 +11,11 @@ order of the arguments):
   ``edge_edge_mollifier_threshold(...)`` (of the edges at rest): the factor
   that smooths the edge-edge barrier of nearly parallel edges;
 - ``barrier(d, dhat)``: b(d, d̂) = -(d - d̂)² ln(d/d̂), with its first and
-  second derivatives in d (Hooke applies it to squared distances).
+  second derivatives in d (Hooke applies it to squared distances);
+- ``point_triangle_ccd(start, end)`` and ``edge_edge_ccd(start, end)``: the
+  time in [0, 1] at which a pair moving from ``start`` to ``end`` (each four
+  points, (4, 3)) is to stop short of touching (additive CCD, Li et al.
+  2021), or None when it does not meet within the step.
 
 >>> import hooke.contact as contact
 >>> d2, gradient, hessian = contact.point_triangle_distance([0, 0, 1], [0, 0, 0], [1, 0, 0], [0, 1, 0])
@@ -21,16 +25,20 @@ order of the arguments):
 
 from ._hooke import (
     barrier_with_derivatives as barrier,
+    edge_edge_ccd,
     edge_edge_distance,
     edge_edge_mollifier,
     edge_edge_mollifier_threshold,
+    point_triangle_ccd,
     point_triangle_distance,
 )
 
 __all__ = [
     "barrier",
+    "edge_edge_ccd",
     "edge_edge_distance",
     "edge_edge_mollifier",
     "edge_edge_mollifier_threshold",
+    "point_triangle_ccd",
     "point_triangle_distance",
 ]

@@ -3,12 +3,14 @@
 //! ACM TOG 39(4)), under construction: the distances between surface
 //! primitives (`distance`), the barrier of a distance (`barrier`), the
 //! mollifier of nearly parallel edges (`mollifier`), the contact surface of
-//! a body (`surface`) and the candidate pairs of a step (`broad_phase`) come
-//! first; continuous collision detection (feeding
-//! `EnergyTerm::feasible_step`), the barrier and friction terms follow.
+//! a body (`surface`), the candidate pairs of a step (`broad_phase`) and
+//! continuous collision detection with the step bound it gives (`ccd`, for
+//! `EnergyTerm::feasible_step`) come first; the barrier and friction terms
+//! follow.
 
 pub mod barrier;
 pub mod broad_phase;
+pub mod ccd;
 pub mod distance;
 mod jet;
 pub mod mollifier;
