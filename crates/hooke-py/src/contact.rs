@@ -102,11 +102,14 @@ pub fn barrier_with_derivatives(d: f64, dhat: f64) -> (f64, f64, f64) {
     )
 }
 
-/// The four points of a pair at the step's start and end, and their displacements.
-fn pair_motion(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<([Vector3<f64>; 4], [Vector3<f64>; 4])> {
-    let read = |value: &Bound<'_, PyAny>, name: &str| -> PyResult<[Vector3<f64>; 4]> {
+/// The four points of a pair.
+type Four = [Vector3<f64>; 4];
+
+/// The four points of a pair at the step's start, and their displacements to its end.
+fn pair_motion(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<(Four, Four)> {
+    let read = |value: &Bound<'_, PyAny>, name: &str| -> PyResult<Four> {
         let (points, _) = Floats::read(value, name)?.points()?;
-        let points: [Vector3<f64>; 4] = points.try_into().map_err(|p: Vec<Vector3<f64>>| {
+        let points: Four = points.try_into().map_err(|p: Vec<Vector3<f64>>| {
             pyo3::exceptions::PyValueError::new_err(format!("{name}: expected 4 points, got {}", p.len()))
         })?;
         Ok(points)
