@@ -1025,7 +1025,7 @@ fn modes(scene: &Path, count: usize, output: Option<&Path>, about: &AboutState) 
     // With [eigenfit]: the fine, coarse and corrected frequencies, and the coarse mesh's shapes.
     let scene = match scene.file.eigenfit.is_some() {
         true => {
-            let rows = hooke::studies::resolution::write_frequency_table(&scene, count, &directory)?;
+            let table = hooke::studies::resolution::write_frequency_table(&scene, count, &directory)?;
             say!(
                 "{:>5} {:>14} {:>14} {:>14}",
                 "mode",
@@ -1033,10 +1033,22 @@ fn modes(scene: &Path, count: usize, output: Option<&Path>, about: &AboutState) 
                 "coarse [Hz]",
                 "corrected [Hz]"
             );
-            for (i, [fine, coarse, corrected]) in rows.iter().enumerate() {
+            for (i, [fine, coarse, corrected]) in table.rows.iter().enumerate() {
                 say!("{:>5} {:>14.6} {:>14.6} {:>14.6}", i + 1, fine, coarse, corrected);
             }
             say!("(frequencies.csv; the shapes below are the coarse mesh's)");
+            if !table.pairs.is_empty() {
+                say!("pairing of the corrected modes (pairing.csv):");
+                say!("{:>12} {:>10} {:>8} {:>10}", "coarse mode", "fine mode", "MAC", "ratio");
+                for pair in &table.pairs {
+                    let fine = pair.fine.map_or("-".to_string(), |j| (j + 1).to_string());
+                    let mac = match pair.mac.is_nan() {
+                        true => "-".to_string(),
+                        false => format!("{:.3}", pair.mac),
+                    };
+                    say!("{:>12} {:>10} {:>8} {:>10.4}", pair.coarse + 1, fine, mac, pair.ratio);
+                }
+            }
             hooke::studies::resolution::coarse_scene(&scene)?
         }
         false => scene,

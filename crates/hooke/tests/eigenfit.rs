@@ -71,7 +71,11 @@ fn the_corrected_spectrum_is_the_fine_one_in_the_fitted_modes() {
     let reference = generalized_eigenvalues(&k, &m);
 
     let mut corrected = coarse_and_fine(MaterialModel::Linear).0;
-    let fit = EigenFit::new(fine, MODES).unwrap();
+    // Eq. 15 pairs by index (here the coarse mesh's third mode has the shape
+    // of the fine mesh's fifth: by shape it takes that one's eigenvalue).
+    let fit = EigenFit::new(fine, MODES)
+        .unwrap()
+        .with_pairing(hooke::model::eigenfit::Pairing::Index);
     let rest = fit.rest_fit(&corrected, 0.0).unwrap();
     for i in 0..MODES {
         assert!((rest.fine_eigenvalues[i] / reference[i] - 1.0).abs() < 1e-8);
@@ -336,15 +340,38 @@ fn modes_pair_by_shape_where_the_meshes_order_them_differently() {
             .collect();
         (values, notes)
     };
-    let (by_index, notes) = ratios(&text);
+    let (by_index, notes) = ratios(&text.replace("modes = 10", "modes = 10\npairing = \"index\""));
     assert!(notes.contains("5 ~ fine 6") && notes.contains("6 ~ fine 5"), "{notes}");
     assert!((by_index[4] - 0.51).abs() < 0.01, "{by_index:?}");
-    let (by_shape, _) = ratios(&text.replace("modes = 10", "modes = 10\npairing = \"shape\""));
+    // By shape (the default): each mode its own ratio, the axial one about
+    // 1, and the tenth, whose shape is the fine mesh's twelfth, that one's.
+    let (by_shape, notes) = ratios(&text);
     assert!(
         (by_shape[4] - 1.0).abs() < 0.05,
         "the axial mode's own ratio: {by_shape:?}"
     );
     assert_eq!(by_shape[..4], by_index[..4]);
+    assert!(notes.contains("10 ~ fine 12"), "{notes}");
+}
+
+/// Where the coarse and fine meshes order their modes alike, pairing by
+/// shape gives exactly the ratios of pairing by index.
+#[test]
+fn where_the_orders_agree_pairing_by_shape_changes_no_ratio() {
+    let coarse = clamped(MaterialModel::Linear, [8, 2, 2]);
+    let fine = || clamped(MaterialModel::Linear, [16, 4, 4]);
+    let shape = EigenFit::new(fine(), MODES).unwrap().rest_fit(&coarse, 0.0).unwrap();
+    let index = EigenFit::new(fine(), MODES)
+        .unwrap()
+        .with_pairing(hooke::model::eigenfit::Pairing::Index)
+        .rest_fit(&coarse, 0.0)
+        .unwrap();
+    for (i, pair) in shape.shape_pairs.iter().enumerate() {
+        let (j, mac) = pair.expect("every mode pairs");
+        assert_eq!(j, i, "mode {i} pairs with its own index");
+        assert!(mac > 0.9, "mode {i}: MAC {mac}");
+    }
+    assert_eq!(shape.ratios, index.ratios);
 }
 
 /// DAC, the baseline: one Young's-modulus rescale by the first ratio fits

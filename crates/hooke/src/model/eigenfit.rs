@@ -41,6 +41,17 @@ use std::sync::Mutex;
 /// |uᵀ M u_rest| above this matches a mode to a rest mode (EigenFit paper, §3.5: loss tolerance 0.4).
 pub const MATCH_THRESHOLD: f64 = 0.6;
 
+/// The modal assurance criterion (MAC, the squared cosine of two shapes in
+/// the mass inner product) at or above which a coarse mode takes the ratio
+/// of the fine mode it is paired with (the tracking's threshold, 0.6); below
+/// it the pairing is reported and the coarse mode keeps ratio 1.
+pub const DEFAULT_PAIRING_THRESHOLD: f64 = 0.6;
+
+/// Fine modes computed beyond the corrected ones, for the pairing by shape:
+/// a coarse mode near the top of the range whose shape is a higher fine mode
+/// (the coarse mesh stiffens some motions more than others) finds it.
+const EXTRA_FINE_MODES: usize = 3;
+
 /// Rest eigenvalues within this fraction of the largest one found are rigid motions.
 const RIGID_FRACTION: f64 = 1e-8;
 
@@ -62,14 +73,18 @@ pub struct RestFit {
     pub free_dofs: Vec<usize>,
     /// The coarse model's lowest eigenvalues λ = ω² at rest, 1/s².
     pub coarse_eigenvalues: Vec<f64>,
-    /// The fine reference's lowest eigenvalues at rest, 1/s² (empty when the ratios were given).
+    /// The fine reference's lowest eigenvalues at rest, 1/s², a few more than
+    /// the coarse ones (empty when the ratios were given).
     pub fine_eigenvalues: Vec<f64>,
-    /// rᵢ = λⱼ^fine / λᵢ^coarse with j = i, or with j the fine mode of the
-    /// same shape under [`Pairing::Shape`] (1 for rigid modes).
+    /// rᵢ = λⱼ^fine / λᵢ^coarse with j the fine mode paired with coarse mode
+    /// i by shape (by default; j = i under [`Pairing::Index`]); 1 for rigid
+    /// modes and for modes paired below the threshold.
     pub ratios: Vec<f64>,
-    /// For each coarse mode, the fine mode most like it in shape and the
-    /// overlap |cos| (in the coarse mass inner product), above 0.6; empty
-    /// when the ratios were given.
+    /// For each coarse mode, the fine mode the optimal assignment pairs it
+    /// with (the one that maximises the total MAC over all pairs) and their
+    /// MAC, in the coarse mass inner product; None where no fine mode is
+    /// left; empty when the ratios were given or the meshes are not both
+    /// tetrahedral.
     pub shape_pairs: Vec<Option<(usize, f64)>>,
     /// M u_rest,j over all DOFs (zero on pinned ones), for mode matching.
     mass_modes: Vec<Vec<f64>>,
@@ -118,12 +133,14 @@ pub enum Refit {
 #[serde(rename_all = "snake_case")]
 pub enum Pairing {
     /// The i-th with the i-th, as the EigenFit paper does.
-    #[default]
     Index,
-    /// Each coarse mode with the fine mode most like it in shape (overlap
-    /// above 0.6 in the mass inner product; else by index): a coarse mesh
-    /// that orders its modes differently (one stiffened more than the next)
-    /// gets each mode's own ratio.
+    /// By shape: the fine modes sampled at the coarse vertices through the
+    /// fine elements, compared with the coarse modes by the MAC in the coarse
+    /// mass inner product, and paired by the assignment of largest total MAC
+    /// (the Hungarian method). A coarse mesh that orders its modes otherwise
+    /// than the fine one (one motion stiffened more than the next) gets each
+    /// mode's own ratio; a pair below the threshold keeps ratio 1.
+    #[default]
     Shape,
 }
 
@@ -164,6 +181,7 @@ pub struct EigenFit {
     free_matrices: Mutex<Option<std::sync::Arc<FreeMatrices>>>,
     tracking: TrackingSettings,
     pairing: Pairing,
+    pairing_threshold: f64,
     report: Mutex<FitReport>,
 }
 
@@ -203,7 +221,8 @@ impl EigenFit {
                 tolerance: DEFAULT_REFIT_TOLERANCE,
                 max_iterations: 4,
             },
-            pairing: Pairing::Index,
+            pairing: Pairing::Shape,
+            pairing_threshold: DEFAULT_PAIRING_THRESHOLD,
             report: Mutex::new(FitReport::default()),
         }
     }
@@ -229,10 +248,23 @@ impl EigenFit {
         Ok(self)
     }
 
-    /// Pairs coarse and fine modes as `pairing` says (default by index).
+    /// Pairs coarse and fine modes as `pairing` says (default by shape).
     pub fn with_pairing(mut self, pairing: Pairing) -> EigenFit {
         self.pairing = pairing;
         self
+    }
+
+    /// The MAC below which a shape pairing keeps ratio 1 (default
+    /// [`DEFAULT_PAIRING_THRESHOLD`]).
+    pub fn with_pairing_threshold(mut self, threshold: f64) -> Result<EigenFit> {
+        if !(threshold.is_finite() && (0.0..=1.0).contains(&threshold)) {
+            return Err(HookeError::scene(
+                "eigenfit.pairing_threshold",
+                format!("must lie in [0, 1] (a MAC), got {threshold}"),
+            ));
+        }
+        self.pairing_threshold = threshold;
+        Ok(self)
     }
 
     fn checked(modes: usize) -> Result<()> {
@@ -263,18 +295,21 @@ impl EigenFit {
         let (fine_eigenvalues, ratios, pairs) = match (&self.reference, &self.given_ratios) {
             (_, Some(given)) => (Vec::new(), given.clone(), Vec::new()),
             (Some(fine), None) => {
-                let fine = fine_rest_modes(fine, model, time, count, self.cache.as_deref())?;
+                let fine = fine_rest_modes(fine, model, time, count + EXTRA_FINE_MODES, self.cache.as_deref())?;
                 let pairs = shape_pairs(&free, &coarse.free_vectors, &fine.sampled);
                 let scale = coarse.values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
                 let ratios = (0..count)
                     .map(|i| {
                         let rigid = coarse.values[i].abs() <= RIGID_FRACTION * scale;
                         let partner = match (self.pairing, pairs.get(i)) {
-                            (Pairing::Shape, Some(Some((j, _)))) => *j,
-                            _ => i,
+                            (Pairing::Index, _) => Some(i),
+                            // No shapes to compare (not two tetrahedral meshes): by index.
+                            (Pairing::Shape, None) => Some(i),
+                            (Pairing::Shape, Some(Some((j, mac)))) if *mac >= self.pairing_threshold => Some(*j),
+                            (Pairing::Shape, Some(_)) => None,
                         };
                         // A fine model with fewer modes than asked (tiny) leaves the rest at 1.
-                        match fine.values.get(partner) {
+                        match partner.and_then(|j| fine.values.get(j)) {
                             Some(value) if !rigid => value / coarse.values[i],
                             _ => 1.0,
                         }
@@ -517,39 +552,110 @@ fn fine_rest_modes(
     Ok(rest)
 }
 
-/// For each coarse mode (M-orthonormal, over the free DOFs), the fine mode
-/// most like it in shape and |cos| of the angle between them in the coarse
-/// mass inner product, when above [`MATCH_THRESHOLD`].
+/// For each coarse mode (over the free DOFs), the fine mode (`sampled` at
+/// the coarse vertices) the optimal assignment pairs it with, and their MAC
+/// (uᵀMv)² / (uᵀMu vᵀMv) in the coarse mass inner product: the assignment
+/// of coarse to fine modes, one to one, of largest total MAC. A greedy
+/// choice (each coarse mode its most similar fine mode) can give two coarse
+/// modes one fine mode's ratio; the assignment cannot.
 fn shape_pairs(free: &FreeMatrices, coarse_modes: &[Vec<f64>], sampled: &[Vec<f64>]) -> Vec<Option<(usize, f64)>> {
-    let mass_sampled: Vec<(Vec<f64>, f64)> = sampled
-        .iter()
-        .map(|v| {
-            let mut mv = vec![0.0; v.len()];
-            free.pattern.symmetric_multiply(&free.mass, v, &mut mv);
-            let norm = dot(v, &mv).max(0.0).sqrt();
-            (mv, norm)
-        })
-        .collect();
-    coarse_modes
-        .iter()
-        .map(|u| {
-            let norm = {
-                let mut mu = vec![0.0; u.len()];
-                free.pattern.symmetric_multiply(&free.mass, u, &mut mu);
-                dot(u, &mu).max(0.0).sqrt()
-            };
-            mass_sampled
-                .iter()
-                .enumerate()
-                .filter(|(_, (_, n))| *n > 0.0)
-                .map(|(j, (mv, n))| (j, dot(u, mv).abs() / (n * norm)))
-                .fold(None, |best: Option<(usize, f64)>, (j, c)| match best {
-                    Some((_, b)) if b >= c => best,
-                    _ => Some((j, c)),
-                })
-                .filter(|(_, c)| *c > MATCH_THRESHOLD)
-        })
+    let with_mass = |v: &Vec<f64>| {
+        let mut mv = vec![0.0; v.len()];
+        free.pattern.symmetric_multiply(&free.mass, v, &mut mv);
+        let squared = dot(v, &mv).max(0.0);
+        (mv, squared)
+    };
+    let fine: Vec<(Vec<f64>, f64)> = sampled.iter().map(with_mass).collect();
+    let coarse: Vec<f64> = coarse_modes.iter().map(|u| with_mass(u).1).collect();
+    let mac = DMatrix::from_fn(coarse_modes.len(), fine.len(), |i, j| {
+        let (u, u_squared, (mv, v_squared)) = (&coarse_modes[i], coarse[i], &fine[j]);
+        match u_squared * v_squared > 0.0 {
+            true => dot(u, mv).powi(2) / (u_squared * v_squared),
+            false => 0.0,
+        }
+    });
+    best_assignment(&mac)
+        .into_iter()
+        .enumerate()
+        .map(|(i, j)| j.map(|j| (j, mac[(i, j)])))
         .collect()
+}
+
+/// The one-to-one assignment of rows to columns of largest total weight
+/// (the Hungarian method with potentials, O(n²m) for n rows ≤ m columns;
+/// with more rows than columns, the extra rows get None).
+pub fn best_assignment(weights: &DMatrix<f64>) -> Vec<Option<usize>> {
+    let (rows, columns) = weights.shape();
+    if rows > columns {
+        let transposed = best_assignment(&weights.transpose());
+        let mut of_row = vec![None; rows];
+        for (column, row) in transposed.into_iter().enumerate() {
+            if let Some(row) = row {
+                of_row[row] = Some(column);
+            }
+        }
+        return of_row;
+    }
+    // Minimise the cost −w. Index 0 is a sentinel column; rows and columns
+    // are 1-based, as in the classical formulation.
+    let cost = |i: usize, j: usize| -weights[(i - 1, j - 1)];
+    let mut u = vec![0.0; rows + 1];
+    let mut v = vec![0.0; columns + 1];
+    let mut row_of = vec![0usize; columns + 1];
+    let mut way = vec![0usize; columns + 1];
+    for i in 1..=rows {
+        row_of[0] = i;
+        let mut j0 = 0;
+        let mut least = vec![f64::INFINITY; columns + 1];
+        let mut used = vec![false; columns + 1];
+        loop {
+            used[j0] = true;
+            let i0 = row_of[j0];
+            let mut delta = f64::INFINITY;
+            let mut j1 = 0;
+            for j in 1..=columns {
+                if used[j] {
+                    continue;
+                }
+                let reduced = cost(i0, j) - u[i0] - v[j];
+                if reduced < least[j] {
+                    least[j] = reduced;
+                    way[j] = j0;
+                }
+                if least[j] < delta {
+                    delta = least[j];
+                    j1 = j;
+                }
+            }
+            for j in 0..=columns {
+                if used[j] {
+                    u[row_of[j]] += delta;
+                    v[j] -= delta;
+                } else {
+                    least[j] -= delta;
+                }
+            }
+            j0 = j1;
+            if row_of[j0] == 0 {
+                break;
+            }
+        }
+        loop {
+            let j1 = way[j0];
+            row_of[j0] = row_of[j1];
+            j0 = j1;
+            if j0 == 0 {
+                break;
+            }
+        }
+    }
+    let mut column_of = vec![None; rows];
+    for j in 1..=columns {
+        if row_of[j] > 0 {
+            column_of[row_of[j] - 1] = Some(j - 1);
+        }
+    }
+    column_of
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -849,5 +955,63 @@ impl Model {
                 *term = scaled;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The largest total weight over all one-to-one assignments, by trying every permutation.
+    fn brute_force(weights: &DMatrix<f64>) -> f64 {
+        fn best(weights: &DMatrix<f64>, row: usize, used: &mut Vec<bool>) -> f64 {
+            if row == weights.nrows() {
+                return 0.0;
+            }
+            let mut top = f64::NEG_INFINITY;
+            for j in 0..weights.ncols() {
+                if !used[j] {
+                    used[j] = true;
+                    top = top.max(weights[(row, j)] + best(weights, row + 1, used));
+                    used[j] = false;
+                }
+            }
+            top
+        }
+        best(weights, 0, &mut vec![false; weights.ncols()])
+    }
+
+    #[test]
+    fn the_assignment_has_the_largest_total_weight() {
+        let mut state = 3u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for (rows, columns) in [(1, 1), (3, 3), (5, 5), (4, 6), (6, 6), (7, 7)] {
+            for _ in 0..20 {
+                let weights = DMatrix::from_fn(rows, columns, |_, _| next());
+                let assignment = best_assignment(&weights);
+                let mut taken: Vec<usize> = assignment.iter().map(|j| j.expect("every row")).collect();
+                let total: f64 = taken.iter().enumerate().map(|(i, &j)| weights[(i, j)]).sum();
+                assert!((total - brute_force(&weights)).abs() < 1e-12, "{rows}×{columns}");
+                taken.sort_unstable();
+                taken.dedup();
+                assert_eq!(taken.len(), rows, "one to one");
+            }
+        }
+        // More rows than columns: the rows left over get None.
+        let tall = DMatrix::from_row_slice(3, 2, &[0.9, 0.1, 0.8, 0.7, 0.2, 0.3]);
+        assert_eq!(best_assignment(&tall), vec![Some(0), Some(1), None]);
+    }
+
+    #[test]
+    fn the_assignment_does_not_give_two_modes_one_partner() {
+        // Coarse modes 0 and 1 both look most like fine mode 0; greedily both
+        // would take its ratio. The assignment gives mode 1 fine mode 1.
+        let mac = DMatrix::from_row_slice(2, 2, &[0.95, 0.05, 0.70, 0.65]);
+        assert_eq!(best_assignment(&mac), vec![Some(0), Some(1)]);
     }
 }

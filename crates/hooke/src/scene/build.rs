@@ -766,6 +766,9 @@ impl Scene {
                 if let Some(tolerance) = section.tolerance {
                     fit = fit.with_refit_tolerance(tolerance)?;
                 }
+                if let Some(threshold) = section.pairing_threshold {
+                    fit = fit.with_pairing_threshold(threshold)?;
+                }
                 let rest = fit.rest_fit(model, 0.0)?;
                 notes.push(format!(
                     "eigenfit: ratios λ_fine/λ_coarse of the {} lowest modes at rest: {}",
@@ -776,7 +779,10 @@ impl Scene {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ));
-                if let Some(note) = pairing_note(&rest.shape_pairs, section.pairing) {
+                let threshold = section
+                    .pairing_threshold
+                    .unwrap_or(crate::model::eigenfit::DEFAULT_PAIRING_THRESHOLD);
+                if let Some(note) = pairing_note(&rest.shape_pairs, section.pairing, threshold) {
                     notes.push(note);
                 }
                 model.add_term(Box::new(fit))?;
@@ -793,40 +799,60 @@ impl Scene {
     }
 }
 
-/// The first-frame test of the EigenFit paper (§3.5), as a note: which coarse modes are not
-/// most like the fine mode of their own index (their ratios then compare
-/// different motions unless `pairing = "shape"`), and whether fewer than half
-/// resemble any fine mode (EigenFit's premise fails).
-fn pairing_note(pairs: &[Option<(usize, f64)>], pairing: crate::model::eigenfit::Pairing) -> Option<String> {
+/// The first-frame test of the EigenFit paper (§3.5), as a note: which coarse
+/// modes pair by shape with a fine mode of another index, which pair below
+/// the MAC `threshold` (they keep ratio 1 under `pairing = "shape"`), and
+/// whether fewer than half pair at all (EigenFit's premise fails).
+fn pairing_note(
+    pairs: &[Option<(usize, f64)>],
+    pairing: crate::model::eigenfit::Pairing,
+    threshold: f64,
+) -> Option<String> {
+    use crate::model::eigenfit::Pairing;
     if pairs.is_empty() {
         return None;
     }
-    let matched = pairs.iter().filter(|p| p.is_some()).count();
+    let strong = |p: &Option<(usize, f64)>| p.is_some_and(|(_, mac)| mac >= threshold);
+    let matched = pairs.iter().filter(|p| strong(p)).count();
     let crossed: Vec<String> = pairs
         .iter()
         .enumerate()
+        .filter(|(_, p)| strong(p))
         .filter_map(|(i, p)| {
             p.filter(|(j, _)| *j != i)
-                .map(|(j, c)| format!("{} ~ fine {} ({c:.2})", i + 1, j + 1))
+                .map(|(j, mac)| format!("{} ~ fine {} (MAC {mac:.2})", i + 1, j + 1))
+        })
+        .collect();
+    let weak: Vec<String> = pairs
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !strong(p))
+        .map(|(i, p)| match p {
+            Some((j, mac)) => format!("{} ~ fine {} (MAC {mac:.2})", i + 1, j + 1),
+            None => format!("{} (no fine mode left)", i + 1),
         })
         .collect();
     let mut parts = Vec::new();
     if matched * 2 < pairs.len() {
         parts.push(format!(
-            "only {matched} of {} coarse modes resemble a fine mode (overlap > 0.6): the meshes' lowest modes differ, and EigenFit's ratios mean little",
+            "only {matched} of {} coarse modes pair with a fine mode at MAC ≥ {threshold}: the meshes' lowest modes differ, and EigenFit's ratios mean little",
             pairs.len()
         ));
     }
     if !crossed.is_empty() {
         parts.push(match pairing {
-            crate::model::eigenfit::Pairing::Index => format!(
-                "coarse modes pair by shape with other fine modes than their index ({}); their ratios compare different motions: pairing = \"shape\" pairs them by shape",
+            Pairing::Index => format!(
+                "coarse modes pair by shape with other fine modes than their index ({}); by index their ratios compare different motions: pairing = \"shape\" pairs them by shape",
                 crossed.join(", ")
             ),
-            crate::model::eigenfit::Pairing::Shape => {
-                format!("ratios paired by shape where it differs from the index: {}", crossed.join(", "))
-            }
+            Pairing::Shape => format!("ratios paired by shape where it differs from the index: {}", crossed.join(", ")),
         });
+    }
+    if !weak.is_empty() && pairing == Pairing::Shape {
+        parts.push(format!(
+            "below the pairing threshold (MAC {threshold}), these keep ratio 1: {}",
+            weak.join(", ")
+        ));
     }
     (!parts.is_empty()).then(|| format!("eigenfit: {}", parts.join("; ")))
 }

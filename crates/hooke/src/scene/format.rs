@@ -34,9 +34,13 @@ pub struct EigenFitSection {
     /// are accepted (default 1e-6).
     #[serde(default)]
     pub tolerance: Option<f64>,
-    /// How ratios pair coarse and fine modes: "index" (default, as in the EigenFit paper) or "shape".
+    /// How ratios pair coarse and fine modes: "shape" (default: by the MAC
+    /// of their shapes, optimally assigned) or "index" (as in the EigenFit paper).
     #[serde(default)]
     pub pairing: crate::model::eigenfit::Pairing,
+    /// The MAC below which a shape pairing keeps ratio 1 and is reported (default 0.6).
+    #[serde(default)]
+    pub pairing_threshold: Option<f64>,
 }
 
 fn default_eigenfit_modes() -> usize {

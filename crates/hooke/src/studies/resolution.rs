@@ -223,35 +223,95 @@ pub fn coarse_scene(scene: &Scene) -> Result<Scene> {
     variant(scene, "coarse")
 }
 
+/// One pair of the EigenFit correction as the simulation uses it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModePairing {
+    /// The coarse mode, from 0.
+    pub coarse: usize,
+    /// The fine mode its ratio comes from (None: it keeps ratio 1, unpaired).
+    pub fine: Option<usize>,
+    /// The MAC of the two shapes (NaN where the meshes give none to compare).
+    pub mac: f64,
+    /// The ratio λ_fine/λ_coarse it is corrected by.
+    pub ratio: f64,
+}
+
+/// The frequency table of an `[eigenfit]` scene and the pairing its simulation uses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrequencyTable {
+    /// Frequencies (Hz) of each mode: fine, coarse, corrected.
+    pub rows: Vec<[f64; 3]>,
+    /// The scene's `modes` corrected modes with their partners (empty for DAC).
+    pub pairs: Vec<ModePairing>,
+}
+
 /// Frequencies (Hz) of the `count` lowest modes at rest of the fine mesh, the
 /// coarse mesh and the corrected coarse model as the simulation uses it
-/// (EigenFit: rᵢ λᵢ^coarse, which is λᵢ^fine, for the scene's `modes` = m
-/// lowest, and λᵢ^coarse unchanged above them whatever `count` is; DAC: the
-/// first elastic ratio times every λᵢ^coarse), written
-/// to `frequencies.csv` (mode, fine_hz, coarse_hz, corrected_hz) in `output`.
-pub fn write_frequency_table(scene: &Scene, count: usize, output: &Path) -> Result<Vec<[f64; 3]>> {
+/// (EigenFit: rᵢ λᵢ^coarse with the scene's pairing, for the scene's
+/// `modes` = m lowest, and λᵢ^coarse unchanged above them whatever `count`
+/// is; DAC: the first elastic ratio times every λᵢ^coarse), written to
+/// `frequencies.csv` (mode, fine_hz, coarse_hz, corrected_hz) in `output`;
+/// for EigenFit also the pairing, to `pairing.csv` (coarse_mode, fine_mode,
+/// mac, ratio; modes from 1, an empty fine_mode where unpaired).
+pub fn write_frequency_table(scene: &Scene, count: usize, output: &Path) -> Result<FrequencyTable> {
     let section = scene
         .file
         .eigenfit
         .clone()
         .ok_or_else(|| HookeError::scene("eigenfit", "the scene has no [eigenfit] table"))?;
     let coarse = variant(scene, "coarse")?.build()?.model;
-    let fine = variant(scene, "fine")?.build()?.model;
-    let fit = crate::model::EigenFit::new(fine, count)?
+    let fine = || -> Result<crate::model::Model> { Ok(variant(scene, "fine")?.build()?.model) };
+    // The modes side by side, paired by index (DAC's first elastic ratio).
+    let fit = crate::model::EigenFit::new(fine()?, count)?
         .with_cache(scene.cache_folder())
+        .with_pairing(crate::model::eigenfit::Pairing::Index)
         .rest_fit(&coarse, 0.0)?;
+    // The correction as the simulation builds it: its modes, its pairing.
+    let used = match section.method {
+        EigenFitMethod::Eigenfit => {
+            let mut correction = crate::model::EigenFit::new(fine()?, section.modes)?
+                .with_cache(scene.cache_folder())
+                .with_pairing(section.pairing);
+            if let Some(threshold) = section.pairing_threshold {
+                correction = correction.with_pairing_threshold(threshold)?;
+            }
+            Some(correction.rest_fit(&coarse, 0.0)?)
+        }
+        EigenFitMethod::Dac => None,
+    };
     let dac = fit.ratios.iter().find(|r| **r != 1.0).copied().unwrap_or(1.0);
     let hertz = |eigenvalue: f64| eigenvalue.max(0.0).sqrt() / (2.0 * std::f64::consts::PI);
     let rows: Vec<[f64; 3]> = (0..fit.coarse_eigenvalues.len())
         .map(|i| {
             let coarse = fit.coarse_eigenvalues[i];
-            let corrected = match section.method {
-                EigenFitMethod::Eigenfit if i < section.modes => fit.ratios[i] * coarse,
-                EigenFitMethod::Eigenfit => coarse,
-                EigenFitMethod::Dac if fit.ratios[i] == 1.0 => coarse,
-                EigenFitMethod::Dac => dac * coarse,
+            let corrected = match (&used, section.method) {
+                (Some(used), _) => used.ratios.get(i).map_or(coarse, |r| r * coarse),
+                (None, _) if fit.ratios[i] == 1.0 => coarse,
+                (None, _) => dac * coarse,
             };
             [hertz(fit.fine_eigenvalues[i]), hertz(coarse), hertz(corrected)]
+        })
+        .collect();
+    let pairs: Vec<ModePairing> = used
+        .iter()
+        .flat_map(|used| {
+            (0..used.ratios.len()).map(|i| {
+                let pair = used.shape_pairs.get(i).copied().flatten();
+                let by_index = section.pairing == crate::model::eigenfit::Pairing::Index;
+                let threshold = section
+                    .pairing_threshold
+                    .unwrap_or(crate::model::eigenfit::DEFAULT_PAIRING_THRESHOLD);
+                ModePairing {
+                    coarse: i,
+                    fine: match (by_index || used.shape_pairs.is_empty(), pair) {
+                        (true, _) => Some(i),
+                        (false, Some((j, mac))) if mac >= threshold => Some(j),
+                        _ => None,
+                    },
+                    mac: pair.map_or(f64::NAN, |(_, mac)| mac),
+                    ratio: used.ratios[i],
+                }
+            })
         })
         .collect();
     crate::output::run_files::create_output_directory(output)?;
@@ -261,7 +321,16 @@ pub fn write_frequency_table(scene: &Scene, count: usize, output: &Path) -> Resu
     }
     let path = output.join("frequencies.csv");
     std::fs::write(&path, text).map_err(|e| HookeError::io(&path, e))?;
-    Ok(rows)
+    if !pairs.is_empty() {
+        let mut text = String::from("coarse_mode,fine_mode,mac,ratio\n");
+        for pair in &pairs {
+            let fine = pair.fine.map_or(String::new(), |j| (j + 1).to_string());
+            text.push_str(&format!("{},{fine},{:e},{:e}\n", pair.coarse + 1, pair.mac, pair.ratio));
+        }
+        let path = output.join("pairing.csv");
+        std::fs::write(&path, text).map_err(|e| HookeError::io(&path, e))?;
+    }
+    Ok(FrequencyTable { rows, pairs })
 }
 
 /// One step's lowest elastic eigenvalues and how many matched a rest mode.
