@@ -134,3 +134,54 @@ pub fn edge_edge_ccd(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResu
     let (x, dx) = pair_motion(start, end)?;
     Ok(hooke::contact::ccd::edge_edge_time(x, dx))
 }
+
+/// The barrier potential B(x) of the triangle surface `faces` over
+/// `vertices` (n, 3) with activation distance `dhat` (stiffness 1), its
+/// gradient (n, 3) and its Hessian (3n, 3n), exact (not projected); `rest`
+/// (default `vertices`) gives the edge–edge mollifier's thresholds.
+#[pyfunction]
+#[pyo3(signature = (vertices, faces, dhat, rest=None))]
+pub fn barrier_potential<'py>(
+    py: Python<'py>,
+    vertices: &Bound<'py, PyAny>,
+    faces: &Bound<'py, PyAny>,
+    dhat: f64,
+    rest: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(f64, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    use hooke::contact::potential::{active_pairs, energy_and_gradient, pair_term};
+    let flat = |value: &Bound<'py, PyAny>, name: &str| -> PyResult<Vec<f64>> {
+        let (points, _) = Floats::read(value, name)?.points()?;
+        Ok(points.iter().flat_map(|p| [p.x, p.y, p.z]).collect())
+    };
+    let x = flat(vertices, "vertices")?;
+    let rest = match rest {
+        Some(rest) => flat(rest, "rest")?,
+        None => x.clone(),
+    };
+    let n = x.len() / 3;
+    let (corners, k) = crate::arrays::elements(faces, "faces")?;
+    if k != 3 || corners.iter().flatten().any(|&v| v >= n) {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "faces: expected (m, 3) indices of the vertices",
+        ));
+    }
+    let surface =
+        hooke::contact::surface::ContactSurface::of_triangles(corners.iter().map(|c| [c[0], c[1], c[2]]).collect());
+    let pairs = active_pairs(&surface, &rest, &x, dhat);
+    let mut gradient = vec![0.0; x.len()];
+    let energy = energy_and_gradient(&pairs, &x, dhat, &mut gradient);
+    let mut hessian = vec![0.0; x.len() * x.len()];
+    for pair in &pairs {
+        let (_, _, h) = pair_term(pair, &x, dhat);
+        for (a, &va) in pair.vertices.iter().enumerate() {
+            for (b, &vb) in pair.vertices.iter().enumerate() {
+                for k in 0..3 {
+                    for l in 0..3 {
+                        hessian[(3 * va + k) * x.len() + 3 * vb + l] += h[(3 * a + k, 3 * b + l)];
+                    }
+                }
+            }
+        }
+    }
+    Ok((energy, to_matrix(py, gradient, 3)?, to_matrix(py, hessian, 3 * n)?))
+}

@@ -53,7 +53,7 @@ fn materials() -> Vec<&'static str> {
 mod _hooke {
     #[pymodule_export]
     use super::contact::{
-        barrier_with_derivatives, edge_edge_ccd, edge_edge_distance, edge_edge_mollifier,
+        barrier_potential, barrier_with_derivatives, edge_edge_ccd, edge_edge_distance, edge_edge_mollifier,
         edge_edge_mollifier_threshold, point_triangle_ccd, point_triangle_distance,
     };
     #[pymodule_export]

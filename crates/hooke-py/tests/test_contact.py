@@ -110,3 +110,54 @@ def test_additive_ccd_matches_ipctk_and_never_passes_the_exact_time_of_impact():
             hits += 1
             assert ours is not None and ours <= exact_toi, (case, ours, exact_toi)
     assert hits > 20, hits
+
+
+def cube(center, size, rotation):
+    corners = np.array([[x, y, z] for z in (0, 1) for y in (0, 1) for x in (0, 1)], dtype=float) - 0.5
+    faces = np.array(
+        [[0, 2, 1], [1, 2, 3], [4, 5, 6], [5, 7, 6], [0, 1, 4], [1, 5, 4],
+         [2, 6, 3], [3, 6, 7], [0, 4, 2], [2, 4, 6], [1, 3, 5], [3, 7, 5]],
+        dtype=np.int32,
+    )
+    return center + size * corners @ rotation.T, faces
+
+
+def rotation_about(axis, angle):
+    axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    return np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * k @ k
+
+
+def test_the_barrier_potential_of_two_close_cubes_matches_ipctk():
+    rng = np.random.default_rng(5)
+    dhat = 0.08
+    checked = 0
+    for trial in range(12):
+        # A cube, and a second one tilted and brought within d̂ of it
+        # (corner to face, edge to edge), both a little deformed.
+        a, fa = cube(np.zeros(3), 1.0, np.eye(3))
+        turn = rotation_about(rng.standard_normal(3), rng.uniform(0.2, 1.0))
+        b, fb = cube(np.zeros(3), 0.8, turn)
+        lowest = b[:, 2].min()
+        b[:, 2] += 0.5 - lowest + rng.uniform(0.01, 0.06)
+        b[:, :2] += rng.uniform(-0.3, 0.3, 2)
+        rest = np.vstack([a, b])
+        vertices = rest + 0.004 * rng.standard_normal(rest.shape)
+        faces = np.vstack([fa, fb + 8])
+        mesh = ipctk.CollisionMesh(rest, ipctk.edges(faces), faces)
+        collisions = ipctk.NormalCollisions()
+        collisions.build(mesh, vertices, dhat)
+        if len(collisions) == 0:
+            continue
+        checked += 1
+        potential = ipctk.BarrierPotential(dhat, 1.0)
+        energy, gradient, hessian = contact.barrier_potential(vertices, faces, dhat, rest=rest)
+        theirs = potential(collisions, mesh, vertices)
+        assert energy == pytest.approx(theirs, rel=1e-9), trial
+        their_gradient = potential.gradient(collisions, mesh, vertices).reshape(-1, 3)
+        scale = np.abs(their_gradient).max()
+        assert np.allclose(gradient, their_gradient, rtol=1e-8, atol=1e-10 * scale), trial
+        their_hessian = potential.hessian(collisions, mesh, vertices).toarray()
+        scale = np.abs(their_hessian).max()
+        assert np.allclose(hessian, their_hessian, rtol=1e-7, atol=1e-9 * scale), trial
+    assert checked >= 8, checked

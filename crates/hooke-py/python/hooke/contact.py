@@ -15,7 +15,10 @@ order of the arguments):
 - ``point_triangle_ccd(start, end)`` and ``edge_edge_ccd(start, end)``: the
   time in [0, 1] at which a pair moving from ``start`` to ``end`` (each four
   points, (4, 3)) is to stop short of touching (additive CCD, Li et al.
-  2021), or None when it does not meet within the step.
+  2021), or None when it does not meet within the step;
+- ``barrier_potential(vertices, faces, dhat, rest=None)``: the barrier
+  potential of a triangle surface (stiffness 1), its gradient (n, 3) and its
+  Hessian (3n, 3n), over the pairs closer than dhat.
 
 >>> import hooke.contact as contact
 >>> d2, gradient, hessian = contact.point_triangle_distance([0, 0, 1], [0, 0, 0], [1, 0, 0], [0, 1, 0])
@@ -24,6 +27,7 @@ order of the arguments):
 """
 
 from ._hooke import (
+    barrier_potential,
     barrier_with_derivatives as barrier,
     edge_edge_ccd,
     edge_edge_distance,
@@ -35,6 +39,7 @@ from ._hooke import (
 
 __all__ = [
     "barrier",
+    "barrier_potential",
     "edge_edge_ccd",
     "edge_edge_distance",
     "edge_edge_mollifier",

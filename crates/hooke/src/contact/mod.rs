@@ -5,8 +5,9 @@
 //! mollifier of nearly parallel edges (`mollifier`), the contact surface of
 //! a body (`surface`), the candidate pairs of a step (`broad_phase`) and
 //! continuous collision detection with the step bound it gives (`ccd`, for
-//! `EnergyTerm::feasible_step`) come first; the barrier and friction terms
-//! follow.
+//! `EnergyTerm::feasible_step`) and the barrier potential of a surface with
+//! its derivatives (`potential`) come first; the energy term in the model,
+//! its stiffness and friction follow.
 
 pub mod barrier;
 pub mod broad_phase;
@@ -14,4 +15,5 @@ pub mod ccd;
 pub mod distance;
 mod jet;
 pub mod mollifier;
+pub mod potential;
 pub mod surface;

@@ -1,0 +1,204 @@
+//! The barrier potential of a contact surface (Li et al. 2020, §4, Eq. 7):
+//!
+//!   B(x) = Σ_{point–triangle pairs} b(d², d̂²) + Σ_{edge–edge pairs} m · b(d², d̂²),
+//!
+//! over the pairs closer than d̂ (squared distances through the closest
+//! features, contact/distance.rs; m the edge–edge mollifier of nearly
+//! parallel edges, contact/mollifier.rs, with ε from the rest positions). As
+//! in the paper, a pair whose closest features are two points or a point and
+//! an edge counts once for each pair it comes from (the IPC toolkit's
+//! default, non-convergent formulation sums the same terms as weights).
+//!
+//! The stiffness κ multiplies B outside this module. Gradients and Hessians
+//! are with respect to all 3 coordinates of every vertex; the Hessian comes
+//! as one 12×12 block per pair, on the pair's four vertices.
+
+use super::barrier::{barrier, barrier_first_derivative, barrier_second_derivative};
+use super::broad_phase::candidates;
+use super::distance::{edge_edge_hessian, point_triangle_hessian, WithHessian};
+use super::mollifier::{cross_squared_norm, mollifier, threshold};
+use super::surface::ContactSurface;
+use nalgebra::{SMatrix, SVector, Vector3};
+use rayon::prelude::*;
+
+/// A pair within the barrier's reach: its four vertices (point and triangle,
+/// or the two edges' ends) and, for edges, the mollifier's threshold.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ActivePair {
+    /// The model's vertices of the pair, in the order of the distance functions.
+    pub vertices: [usize; 4],
+    /// The edge–edge mollifier's ε (None for a point–triangle pair).
+    pub mollifier_threshold: Option<f64>,
+}
+
+/// One pair's energy, gradient and Hessian on its 12 coordinates.
+pub type PairTerm = WithHessian<12>;
+
+fn point(x: &[f64], v: usize) -> Vector3<f64> {
+    Vector3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2])
+}
+
+/// The pairs of `surface` closer than `dhat` at positions `x` (3 per model
+/// vertex; `rest` gives the mollifier's thresholds), in a fixed order.
+pub fn active_pairs(surface: &ContactSurface, rest: &[f64], x: &[f64], dhat: f64) -> Vec<ActivePair> {
+    let found = candidates(surface, x, x, dhat);
+    let reach = dhat * dhat;
+    let faces = found.vertex_face.par_iter().filter_map(|&(v, f)| {
+        let [a, b, c] = surface.faces[f];
+        let (d2, _) = super::distance::point_triangle(&point(x, v), &point(x, a), &point(x, b), &point(x, c));
+        (d2 < reach).then_some(ActivePair {
+            vertices: [v, a, b, c],
+            mollifier_threshold: None,
+        })
+    });
+    let edges = found.edge_edge.par_iter().filter_map(|&(i, j)| {
+        let ([a, b], [c, d]) = (surface.edges[i], surface.edges[j]);
+        let (d2, _) = super::distance::edge_edge(&point(x, a), &point(x, b), &point(x, c), &point(x, d));
+        (d2 < reach).then(|| ActivePair {
+            vertices: [a, b, c, d],
+            mollifier_threshold: Some(threshold(
+                &point(rest, a),
+                &point(rest, b),
+                &point(rest, c),
+                &point(rest, d),
+            )),
+        })
+    });
+    let mut pairs: Vec<ActivePair> = faces.collect();
+    pairs.extend(edges.collect::<Vec<_>>());
+    pairs
+}
+
+/// The barrier of one pair at `x`: b(d², d̂²), times the mollifier for
+/// edges, with its gradient and Hessian (exact, not projected).
+pub fn pair_term(pair: &ActivePair, x: &[f64], dhat: f64) -> PairTerm {
+    let [p0, p1, p2, p3] = pair.vertices.map(|v| point(x, v));
+    let reach = dhat * dhat;
+    let (d2, g, h) = match pair.mollifier_threshold {
+        None => point_triangle_hessian(&p0, &p1, &p2, &p3),
+        Some(_) => edge_edge_hessian(&p0, &p1, &p2, &p3),
+    };
+    let g = SVector::<f64, 12>::from_column_slice(&g);
+    let (b, b1, b2) = (
+        barrier(d2, reach),
+        barrier_first_derivative(d2, reach),
+        barrier_second_derivative(d2, reach),
+    );
+    let plain_gradient = b1 * g;
+    let plain_hessian = b2 * g * g.transpose() + b1 * h;
+    let Some(epsilon) = pair
+        .mollifier_threshold
+        .filter(|&e| cross_squared_norm(&p0, &p1, &p2, &p3) < e)
+    else {
+        return (b, plain_gradient.into(), plain_hessian);
+    };
+    // m b: ∇ = m ∇b + b ∇m; ∇² = m ∇²b + ∇b ∇mᵀ + ∇m ∇bᵀ + b ∇²m.
+    let (m, gm, hm) = mollifier(&p0, &p1, &p2, &p3, epsilon);
+    let gm = SVector::<f64, 12>::from_column_slice(&gm);
+    let gradient = m * plain_gradient + b * gm;
+    let hessian: SMatrix<f64, 12, 12> =
+        m * plain_hessian + plain_gradient * gm.transpose() + gm * plain_gradient.transpose() + b * hm;
+    (m * b, gradient.into(), hessian)
+}
+
+/// B(x) over `pairs`, and its gradient added into `gradient` (3 per model vertex).
+pub fn energy_and_gradient(pairs: &[ActivePair], x: &[f64], dhat: f64, gradient: &mut [f64]) -> f64 {
+    let terms: Vec<PairTerm> = pairs.par_iter().map(|p| pair_term(p, x, dhat)).collect();
+    let mut energy = 0.0;
+    for (pair, (e, g, _)) in pairs.iter().zip(&terms) {
+        energy += e;
+        for (slot, &v) in pair.vertices.iter().enumerate() {
+            for k in 0..3 {
+                gradient[3 * v + k] += g[3 * slot + k];
+            }
+        }
+    }
+    energy
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two triangles facing each other `gap` apart, and a crossing edge pair.
+    fn facing(gap: f64) -> (ContactSurface, Vec<f64>) {
+        let surface = ContactSurface::of_triangles(vec![[0, 1, 2], [3, 4, 5]]);
+        let x = vec![
+            0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, //
+            0.2, 0.2, gap, 0.2, 0.7, gap, 0.7, 0.2, gap,
+        ];
+        (surface, x)
+    }
+
+    #[test]
+    fn a_point_just_above_a_face_is_one_active_pair_with_the_barrier_of_its_height() {
+        let dhat = 0.1;
+        let (surface, x) = facing(0.05);
+        let pairs = active_pairs(&surface, &x, &x, dhat);
+        // The upper triangle's three vertices over the lower face; no edge pair
+        // comes within d̂ except through those vertices' edges, which lie in
+        // parallel planes 0.05 apart.
+        let point_face: Vec<_> = pairs.iter().filter(|p| p.mollifier_threshold.is_none()).collect();
+        assert_eq!(point_face.len(), 3, "{pairs:?}");
+        let (energy, _, _) = pair_term(point_face[0], &x, dhat);
+        assert!((energy - barrier(0.05 * 0.05, dhat * dhat)).abs() < 1e-15);
+        // Out of reach: nothing.
+        let (surface, x) = facing(0.2);
+        assert!(active_pairs(&surface, &x, &x, dhat).is_empty());
+    }
+
+    #[test]
+    fn gradients_and_hessians_match_central_differences_with_and_without_the_mollifier() {
+        let dhat = 0.3;
+        // A point over a face, and two edges: crossing, then nearly parallel.
+        let cases: Vec<(ActivePair, Vec<f64>)> = vec![
+            (
+                ActivePair {
+                    vertices: [0, 1, 2, 3],
+                    mollifier_threshold: None,
+                },
+                vec![0.3, 0.2, 0.12, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+            ),
+            (
+                ActivePair {
+                    vertices: [0, 1, 2, 3],
+                    mollifier_threshold: Some(1e-3),
+                },
+                vec![0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.5, -0.5, 0.15, 0.5, 0.5, 0.15],
+            ),
+            (
+                ActivePair {
+                    vertices: [0, 1, 2, 3],
+                    mollifier_threshold: Some(1e-3),
+                },
+                vec![0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.1, 0.01, 0.15, 0.9, 0.025, 0.15],
+            ),
+        ];
+        for (case, (pair, x)) in cases.iter().enumerate() {
+            let (_, gradient, hessian) = pair_term(pair, x, dhat);
+            let h = 1e-7;
+            for i in 0..12 {
+                let shifted = |s: f64| {
+                    let mut y = x.clone();
+                    y[i] += s;
+                    pair_term(pair, &y, dhat)
+                };
+                let (plus, minus) = (shifted(h), shifted(-h));
+                let g = (plus.0 - minus.0) / (2.0 * h);
+                assert!(
+                    (g - gradient[i]).abs() < 1e-5 * (1.0 + gradient[i].abs()),
+                    "case {case}, ∂{i}: {g} vs {}",
+                    gradient[i]
+                );
+                for j in 0..12 {
+                    let column = (plus.1[j] - minus.1[j]) / (2.0 * h);
+                    assert!(
+                        (column - hessian[(i, j)]).abs() < 1e-4 * (1.0 + hessian[(i, j)].abs()),
+                        "case {case}, H[{i},{j}]: {column} vs {}",
+                        hessian[(i, j)]
+                    );
+                }
+            }
+        }
+    }
+}
