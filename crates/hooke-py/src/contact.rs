@@ -137,18 +137,20 @@ pub fn edge_edge_ccd(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResu
 
 /// The barrier potential B(x) of the triangle surface `faces` over
 /// `vertices` (n, 3) with activation distance `dhat` (stiffness 1), its
-/// gradient (n, 3) and its Hessian (3n, 3n), exact (not projected); `rest`
-/// (default `vertices`) gives the edge–edge mollifier's thresholds.
+/// gradient (n, 3) and its Hessian (3n, 3n), exact or, with `project`, with
+/// each pair's part projected to positive semi-definite; `rest` (default
+/// `vertices`) gives the edge–edge mollifier's thresholds.
 #[pyfunction]
-#[pyo3(signature = (vertices, faces, dhat, rest=None))]
+#[pyo3(signature = (vertices, faces, dhat, rest=None, project=false))]
 pub fn barrier_potential<'py>(
     py: Python<'py>,
     vertices: &Bound<'py, PyAny>,
     faces: &Bound<'py, PyAny>,
     dhat: f64,
     rest: Option<&Bound<'py, PyAny>>,
+    project: bool,
 ) -> PyResult<(f64, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    use hooke::contact::potential::{active_pairs, energy_and_gradient, pair_term};
+    use hooke::contact::potential::{active_pairs, clamp_to_psd, energy_and_gradient, pair_term};
     let flat = |value: &Bound<'py, PyAny>, name: &str| -> PyResult<Vec<f64>> {
         let (points, _) = Floats::read(value, name)?.points()?;
         Ok(points.iter().flat_map(|p| [p.x, p.y, p.z]).collect())
@@ -173,6 +175,7 @@ pub fn barrier_potential<'py>(
     let mut hessian = vec![0.0; x.len() * x.len()];
     for pair in &pairs {
         let (_, _, h) = pair_term(pair, &x, dhat);
+        let h = if project { clamp_to_psd(h) } else { h };
         for (a, &va) in pair.vertices.iter().enumerate() {
             for (b, &vb) in pair.vertices.iter().enumerate() {
                 for k in 0..3 {

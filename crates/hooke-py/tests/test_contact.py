@@ -160,4 +160,10 @@ def test_the_barrier_potential_of_two_close_cubes_matches_ipctk():
         their_hessian = potential.hessian(collisions, mesh, vertices).toarray()
         scale = np.abs(their_hessian).max()
         assert np.allclose(hessian, their_hessian, rtol=1e-7, atol=1e-9 * scale), trial
+        # Each pair's part projected to positive semi-definite, as Newton takes it.
+        _, _, projected = contact.barrier_potential(vertices, faces, dhat, rest=rest, project=True)
+        clamp = ipctk.PSDProjectionMethod.CLAMP
+        their_projected = potential.hessian(collisions, mesh, vertices, project_hessian_to_psd=clamp).toarray()
+        assert np.allclose(projected, their_projected, rtol=1e-7, atol=1e-9 * scale), trial
+        assert np.linalg.eigvalsh(projected).min() > -1e-9 * scale
     assert checked >= 8, checked

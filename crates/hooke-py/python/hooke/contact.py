@@ -16,9 +16,10 @@ order of the arguments):
   time in [0, 1] at which a pair moving from ``start`` to ``end`` (each four
   points, (4, 3)) is to stop short of touching (additive CCD, Li et al.
   2021), or None when it does not meet within the step;
-- ``barrier_potential(vertices, faces, dhat, rest=None)``: the barrier
-  potential of a triangle surface (stiffness 1), its gradient (n, 3) and its
-  Hessian (3n, 3n), over the pairs closer than dhat.
+- ``barrier_potential(vertices, faces, dhat, rest=None, project=False)``:
+  the barrier potential of a triangle surface (stiffness 1), its gradient
+  (n, 3) and its Hessian (3n, 3n), over the pairs closer than dhat; with
+  ``project``, each pair's Hessian projected to positive semi-definite.
 
 >>> import hooke.contact as contact
 >>> d2, gradient, hessian = contact.point_triangle_distance([0, 0, 1], [0, 0, 0], [1, 0, 0], [0, 1, 0])

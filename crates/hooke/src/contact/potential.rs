@@ -101,6 +101,15 @@ pub fn pair_term(pair: &ActivePair, x: &[f64], dhat: f64) -> PairTerm {
     (m * b, gradient.into(), hessian)
 }
 
+/// The positive semi-definite part of a pair's Hessian (its eigenvalues
+/// clamped at zero), as Newton's method needs it (Li et al. 2020, §4.4: each
+/// pair's Hessian projected on its own).
+pub fn clamp_to_psd(hessian: SMatrix<f64, 12, 12>) -> SMatrix<f64, 12, 12> {
+    let eigen = hessian.symmetric_eigen();
+    let kept = SMatrix::<f64, 12, 12>::from_diagonal(&eigen.eigenvalues.map(|l| l.max(0.0)));
+    eigen.eigenvectors * kept * eigen.eigenvectors.transpose()
+}
+
 /// B(x) over `pairs`, and its gradient added into `gradient` (3 per model vertex).
 pub fn energy_and_gradient(pairs: &[ActivePair], x: &[f64], dhat: f64, gradient: &mut [f64]) -> f64 {
     let terms: Vec<PairTerm> = pairs.par_iter().map(|p| pair_term(p, x, dhat)).collect();
@@ -145,6 +154,24 @@ mod tests {
         // Out of reach: nothing.
         let (surface, x) = facing(0.2);
         assert!(active_pairs(&surface, &x, &x, dhat).is_empty());
+    }
+
+    #[test]
+    fn the_projected_hessian_is_semidefinite_and_keeps_a_semidefinite_one() {
+        let pair = ActivePair {
+            vertices: [0, 1, 2, 3],
+            mollifier_threshold: Some(1e-3),
+        };
+        let x = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.1, 0.01, 0.15, 0.9, 0.025, 0.15];
+        let (_, _, hessian) = pair_term(&pair, &x, 0.3);
+        assert!(
+            hessian.symmetric_eigen().eigenvalues.min() < 0.0,
+            "this pair's Hessian is indefinite"
+        );
+        let projected = clamp_to_psd(hessian);
+        assert!(projected.symmetric_eigen().eigenvalues.min() > -1e-9 * hessian.norm());
+        let again = clamp_to_psd(projected);
+        assert!((again - projected).norm() <= 1e-12 * projected.norm());
     }
 
     #[test]
