@@ -150,6 +150,21 @@ impl FullMixedBackwardEuler {
         Ok((value, gradient))
     }
 
+    /// The stretch unknowns at `state`: the last step's, or, with no step
+    /// to it (the start, a state set from outside), the stretches of its positions.
+    fn stretch_unknowns(&self, state: &State) -> Vec<Vector6<f64>> {
+        match self.history.as_ref().filter(|h| same_time(h.time, state.time)) {
+            Some(history) => history
+                .stretches
+                .iter()
+                .map(|s| Vector6::from_column_slice(s))
+                .collect(),
+            None => (0..self.tets.len())
+                .map(|e| self.stretch(e, &state.positions).vector())
+                .collect(),
+        }
+    }
+
     /// ℒ(x, z; μ).
     #[allow(clippy::too_many_arguments)]
     fn lagrangian(
@@ -366,16 +381,7 @@ impl Integrator for FullMixedBackwardEuler {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        let mut z: Vec<Vector6<f64>> = match self.history.as_ref().filter(|h| same_time(h.time, state.time)) {
-            Some(history) => history
-                .stretches
-                .iter()
-                .map(|s| Vector6::from_column_slice(s))
-                .collect(),
-            None => (0..self.tets.len())
-                .map(|e| self.stretch(e, &state.positions).vector())
-                .collect(),
-        };
+        let mut z = self.stretch_unknowns(state);
         let settings = self.settings.clone();
         let limit = settings.iterations.unwrap_or(settings.max_iterations.unwrap_or(50));
         let threshold = settings.tolerance * self.length_scale;
@@ -438,17 +444,7 @@ impl Integrator for FullMixedBackwardEuler {
     /// the constraint gap between zₑ and the stretch of the positions.
     fn energy_record(&self, model: &Model, state: &State) -> Result<crate::output::EnergyRecord> {
         let mut record = crate::energy_record::energy_record(model, state);
-        let z: Vec<Vector6<f64>> = match self.history.as_ref().filter(|h| same_time(h.time, state.time)) {
-            Some(history) => history
-                .stretches
-                .iter()
-                .map(|s| Vector6::from_column_slice(s))
-                .collect(),
-            // No step yet: the unknowns start at the stretches of the positions.
-            None => (0..self.tets.len())
-                .map(|e| self.stretch(e, &state.positions).vector())
-                .collect(),
-        };
+        let z = self.stretch_unknowns(state);
         let per_element: Vec<(f64, (f64, f64))> = (0..self.tets.len())
             .into_par_iter()
             .map(|e| {
