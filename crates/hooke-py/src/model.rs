@@ -187,8 +187,10 @@ impl PyModel {
                 .map(|(i, o)| {
                     let key = format!("obstacles[{i}]");
                     let obstacle: Obstacle = toml_into(to_toml(&o?, &key)?, &key)?;
-                    if !(obstacle.stiffness.is_finite() && obstacle.stiffness >= 0.0) {
-                        return Err(PyValueError::new_err(format!("{key}.stiffness: must be ≥ 0 (1/s²)")));
+                    if !obstacle.stiffness.is_some_and(|k| k.is_finite() && k >= 0.0) {
+                        return Err(PyValueError::new_err(format!(
+                            "{key}.stiffness: the penalty stiffness must be given, ≥ 0 (1/s²)"
+                        )));
                     }
                     Ok(obstacle)
                 })

@@ -21,5 +21,12 @@ pub fn energy_record(model: &Model, state: &State) -> EnergyRecord {
         angular_momentum: angular.into(),
         max_penetration: crate::model::max_penetration(model.obstacles(), &state.positions, model.dimension()),
         constraint_gap: None,
+        contact: model.barrier_contact().map(|contact| {
+            let report = contact.report(&state.positions);
+            crate::output::ContactRecord {
+                smallest_distance: report.smallest_distance,
+                active_pairs: report.active_pairs,
+            }
+        }),
     }
 }

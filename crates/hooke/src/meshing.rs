@@ -146,6 +146,7 @@ pub fn write_mesh(path: &Path, mesh: &TetMesh) -> Result<()> {
                     edges: &[],
                     materials: &[],
                     continuous_displacement: &[],
+                    contact_force: &[],
                 },
             )
         }

@@ -231,6 +231,7 @@ pub fn write_modes(model: &Model, state: &State, modes: &Modes, directory: &Path
             edges: &edges,
             materials: &materials,
             continuous_displacement: &[],
+            contact_force: &[],
         })?;
     }
     Ok(vec![csv, writer.finish()?])

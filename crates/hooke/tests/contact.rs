@@ -42,7 +42,7 @@ fn ball(centre: Vector3<f64>) -> Model {
 fn obstacle(shape: ObstacleShape, project: bool) -> Obstacle {
     Obstacle {
         shape,
-        stiffness: 1e5,
+        stiffness: Some(1e5),
         project,
     }
 }

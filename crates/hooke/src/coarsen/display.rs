@@ -348,6 +348,7 @@ pub fn show_run_on_fine_mesh(run: &std::path::Path, map: &DisplayMap, output: &s
             edges: &[],
             materials: &[],
             continuous_displacement: &[],
+            contact_force: &[],
         })?;
     }
     writer.finish()?;

@@ -87,6 +87,17 @@ pub fn edge_edge_time(x: [Vector3<f64>; 4], displacements: [Vector3<f64>; 4]) ->
 /// stopping time over the broad phase's candidates of the whole step, 1 when
 /// there is none.
 pub fn step_bound(surface: &ContactSurface, x: &[f64], dx: &[f64]) -> f64 {
+    step_bound_where(surface, x, dx, |_| true)
+}
+
+/// [`step_bound`] over the candidate pairs whose four vertices `counts`
+/// (a scene without self-contact leaves out the pairs within one body).
+pub fn step_bound_where(
+    surface: &ContactSurface,
+    x: &[f64],
+    dx: &[f64],
+    counts: impl Fn(&[usize; 4]) -> bool + Sync,
+) -> f64 {
     let end: Vec<f64> = x.iter().zip(dx).map(|(a, b)| a + b).collect();
     let pairs = candidates(surface, x, &end, 0.0);
     let at = |v: usize| Vector3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2]);
@@ -94,12 +105,20 @@ pub fn step_bound(surface: &ContactSurface, x: &[f64], dx: &[f64]) -> f64 {
     let gather = |vertices: [usize; 4]| (vertices.map(at), vertices.map(by));
     let faces = pairs.vertex_face.par_iter().filter_map(|&(v, f)| {
         let [a, b, c] = surface.faces[f];
-        let (points, moves) = gather([v, a, b, c]);
+        let vertices = [v, a, b, c];
+        if !counts(&vertices) {
+            return None;
+        }
+        let (points, moves) = gather(vertices);
         point_triangle_time(points, moves)
     });
     let edges = pairs.edge_edge.par_iter().filter_map(|&(i, j)| {
         let ([a, b], [c, d]) = (surface.edges[i], surface.edges[j]);
-        let (points, moves) = gather([a, b, c, d]);
+        let vertices = [a, b, c, d];
+        if !counts(&vertices) {
+            return None;
+        }
+        let (points, moves) = gather(vertices);
         edge_edge_time(points, moves)
     });
     faces.chain(edges).reduce(|| 1.0, f64::min).min(1.0)

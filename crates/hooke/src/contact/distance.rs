@@ -77,17 +77,22 @@ pub fn point_triangle_kind(
     best.1
 }
 
+/// Below this sin² of the angle between two edges they count as parallel
+/// (the IPC toolkit's threshold).
+pub const PARALLEL_SIN_SQUARED: f64 = 2.5e-16;
+
 /// The closest features of edges (a0, a1) and (b0, b1). Nearly parallel edges
-/// (the cross product of their directions below 1e-20 of the product of
-/// their squared lengths) are treated through their endpoints, where the
-/// line–line distance is ill-conditioned.
+/// (sin² of their angle below [`PARALLEL_SIN_SQUARED`]) are treated through
+/// their endpoints, where the line–line distance is ill-conditioned: exactly
+/// parallel edges of a flat face (a grid's diagonals) give uu·vv − (u·v)² a
+/// rounding residue, so the test uses |u × v|², which is 0 for them.
 pub fn edge_edge_kind(a0: &Vector3<f64>, a1: &Vector3<f64>, b0: &Vector3<f64>, b1: &Vector3<f64>) -> EdgeEdgeKind {
     let u = a1 - a0;
     let v = b1 - b0;
     let w = a0 - b0;
     let (uu, uv, vv, uw, vw) = (u.dot(&u), u.dot(&v), v.dot(&v), u.dot(&w), v.dot(&w));
-    let denominator = uu * vv - uv * uv;
-    if denominator > 1e-20 * uu * vv {
+    let denominator = u.cross(&v).norm_squared();
+    if denominator >= PARALLEL_SIN_SQUARED * uu * vv && denominator > 0.0 {
         let s = (uv * vw - vv * uw) / denominator;
         let t = (uu * vw - uv * uw) / denominator;
         if (0.0..=1.0).contains(&s) && (0.0..=1.0).contains(&t) {
@@ -398,6 +403,21 @@ pub fn edge_edge_hessian(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parallel_diagonals_of_a_grid_are_a_cell_apart_not_touching() {
+        // Two diagonals of neighbouring cells of a 3 × 3 grid on a face of a
+        // unit box at z = 0.299019: exactly parallel, 0.0667 / √2 apart. The
+        // rounding residue of uu·vv − (u·v)² once classed them as crossing lines.
+        let (third, z) = (0.2 / 3.0, 0.299019);
+        let a0 = Vector3::new(0.05 + third, 0.03, z);
+        let a1 = Vector3::new(0.05 + 2.0 * third, 0.03 + third, z);
+        let b0 = Vector3::new(0.05 + third, 0.03 + third, z);
+        let b1 = Vector3::new(0.05 + 2.0 * third, 0.03 + 2.0 * third, z);
+        assert_ne!(edge_edge_kind(&a0, &a1, &b0, &b1), EdgeEdgeKind::Lines);
+        let (d2, _) = edge_edge(&a0, &a1, &b0, &b1);
+        assert!((d2.sqrt() - third / 2f64.sqrt()).abs() < 1e-12, "{}", d2.sqrt());
+    }
 
     /// A small deterministic generator of points in the unit cube.
     fn points(seed: u64, count: usize) -> Vec<Vector3<f64>> {

@@ -13,7 +13,13 @@ pub mod barrier;
 pub mod broad_phase;
 pub mod ccd;
 pub mod distance;
+pub mod intersection;
 mod jet;
 pub mod mollifier;
 pub mod potential;
+pub mod stiffness;
 pub mod surface;
+pub mod term;
+
+pub use surface::ContactSurface;
+pub use term::{BarrierContact, BarrierStiffness, ContactPlane, ContactReport};

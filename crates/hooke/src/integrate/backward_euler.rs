@@ -40,6 +40,7 @@ impl BackwardEuler {
 pub(crate) const IMPLICIT: Capabilities = Capabilities {
     viscoelastic_damping: true,
     reduced_coordinates: true,
+    barrier_contact: true,
     ..Capabilities::COMMON
 };
 

@@ -105,6 +105,7 @@ impl Integrator for Bdf2 {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             reduced_coordinates: true,
+            barrier_contact: true,
             ..Capabilities::COMMON
         }
     }

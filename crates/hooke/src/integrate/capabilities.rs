@@ -30,6 +30,10 @@ pub struct Capabilities {
     pub low_rank_terms: bool,
     /// It uses gradients only (explicit methods), so terms without a Hessian are fine.
     pub gradient_only: bool,
+    /// Barrier contact (`[contact]`): every step minimises over the free DOFs
+    /// with a minimiser that respects the feasible step bound and adds the
+    /// contact pairs' Hessian blocks.
+    pub barrier_contact: bool,
 }
 
 /// The refusal of viscoelastic damping by an integrator that does not apply it.
@@ -55,6 +59,7 @@ impl std::fmt::Display for Capabilities {
             (self.reduced_coordinates, "reduced coordinates"),
             (self.low_rank_terms, "low-rank stiffness terms"),
             (self.gradient_only, "terms without a Hessian"),
+            (self.barrier_contact, "barrier contact"),
         ];
         let names: Vec<&str> = features.iter().filter(|(on, _)| *on).map(|(_, name)| *name).collect();
         f.write_str(&names.join(", "))
@@ -75,6 +80,7 @@ impl Capabilities {
         reduced_coordinates: false,
         low_rank_terms: true,
         gradient_only: false,
+        barrier_contact: false,
     };
 
     /// Refuses a model that needs what `integrator` lacks; the error names the scene key.
@@ -154,6 +160,20 @@ impl Capabilities {
         if !self.gradient_only {
             if let Some(term) = model.terms().iter().find(|t| !t.capabilities().hessian) {
                 return refuse("integrator.kind", &format!("{}, which has no Hessian", term.name()));
+            }
+        }
+        if let Some(term) = model.terms().iter().find(|t| t.changes_couplings()) {
+            if !self.barrier_contact {
+                return Err(HookeError::scene(
+                    "contact",
+                    format!(
+                        "{integrator} does not handle {}; use backward_euler, implicit_midpoint, bdf2, newmark or static, whose minimisers keep every step free of intersection",
+                        term.name()
+                    ),
+                ));
+            }
+            if model.subspace().is_some() {
+                return refuse("coordinates", "reduced coordinates together with barrier contact");
             }
         }
         if !self.reduced_coordinates && model.subspace().is_some() {

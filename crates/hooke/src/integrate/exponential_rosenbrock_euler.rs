@@ -304,7 +304,7 @@ fn add_resting_contact_stiffness(model: &Model, x: &[f64], values: &mut [f64]) {
             if !(0.0..=1e-9).contains(&proximity.distance) {
                 continue;
             }
-            let k = obstacle.stiffness * model.mass().lumped()[v];
+            let k = obstacle.stiffness.unwrap_or(0.0) * model.mass().lumped()[v];
             let n = proximity.normal;
             for a in 0..d {
                 for b in 0..=a {

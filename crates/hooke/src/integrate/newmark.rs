@@ -97,7 +97,10 @@ impl Integrator for Newmark {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities::COMMON
+        Capabilities {
+            barrier_contact: true,
+            ..Capabilities::COMMON
+        }
     }
 
     /// With 2β < γ the method is only conditionally stable (Hughes, The Finite

@@ -71,6 +71,7 @@ impl Integrator for StaticEquilibrium {
             // A static solve has no motion to damp.
             viscoelastic_damping: true,
             reduced_coordinates: true,
+            barrier_contact: true,
             ..Capabilities::COMMON
         }
     }

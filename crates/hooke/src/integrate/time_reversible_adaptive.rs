@@ -81,6 +81,7 @@ pub(crate) const CONSERVATIVE: Capabilities = Capabilities {
     reduced_coordinates: false,
     low_rank_terms: true,
     gradient_only: false,
+    barrier_contact: false,
 };
 
 #[derive(serde::Deserialize)]

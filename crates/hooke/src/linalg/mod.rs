@@ -1,5 +1,6 @@
 //! Sparse symmetric matrices and their factorisation, and small dense decompositions.
 
+mod blocks;
 mod cholesky;
 mod conjugate_gradient;
 mod eigen;
@@ -15,6 +16,7 @@ mod sparse;
 mod supernodal_solve;
 mod system;
 
+pub use blocks::VertexBlocks;
 pub use cholesky::{FactorizationOutcome, SparseCholesky};
 pub use conjugate_gradient::{conjugate_gradient, CgSolution, IncompleteCholesky, Jacobi, Preconditioner};
 pub use eigen::{

@@ -61,8 +61,11 @@ pub enum ObstacleShape {
 pub struct Obstacle {
     /// The obstacle's solid.
     pub shape: ObstacleShape,
-    /// κ, 1/s²: penalty stiffness per unit mass.
-    pub stiffness: f64,
+    /// κ, 1/s²: penalty stiffness per unit mass; required for penalty
+    /// contact, refused with barrier contact (`[contact]`), where the
+    /// obstacle takes part in the barrier instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stiffness: Option<f64>,
     /// Explicit integrators move penetrating vertices onto the surface and remove
     /// their inward normal velocity.
     #[serde(default)]
@@ -192,7 +195,7 @@ impl Obstacle {
         if proximity.distance >= 0.0 {
             return None;
         }
-        let k = self.stiffness * mass;
+        let k = self.stiffness.unwrap_or(0.0) * mass;
         let d = proximity.distance;
         let n = proximity.normal;
         let mut hessian = n * n.transpose() * k;

@@ -163,9 +163,10 @@ impl Model {
         self.set_damping(self.damping)
     }
 
-    /// Replaces the terms of one kind by `replacement` (gravity, contact).
-    fn replace_terms(&mut self, kind: TermKind, replacement: Option<Box<dyn EnergyTerm>>) {
-        self.terms.retain(|t| t.kind() != kind);
+    /// Replaces the terms that are `replaced` by `replacement` (gravity, the
+    /// contact penalty).
+    fn replace_terms(&mut self, replaced: impl Fn(&dyn EnergyTerm) -> bool, replacement: Option<Box<dyn EnergyTerm>>) {
+        self.terms.retain(|t| !replaced(t.as_ref()));
         if let Some(mut term) = replacement {
             term.bind(&self.pattern, self.dimension());
             self.terms.push(term);
@@ -344,7 +345,9 @@ impl Model {
 
     /// E(x, t), its gradient and its Hessian (written into `gradient` and
     /// `values`, on [`Self::pattern`]); low-rank parts of terms are pushed onto
-    /// `low_rank`. `project` asks every term for a PSD Hessian.
+    /// `low_rank`. `project` asks every term for a PSD Hessian. Couplings
+    /// that change with x (contact pairs) are not on the pattern: they come
+    /// from [`Self::changing_blocks`].
     ///
     /// The energy, gradient and Hessian of a bent bar, each checked against
     /// central differences of the one before:
@@ -420,6 +423,28 @@ impl Model {
             energy += term.hessian(x, time, project, gradient, &mut target, overwrite && i == 0)?;
         }
         Ok(energy)
+    }
+
+    /// The model's barrier contact, if it has one.
+    pub fn barrier_contact(&self) -> Option<&crate::contact::BarrierContact> {
+        self.terms.iter().find_map(|t| t.as_barrier_contact())
+    }
+
+    /// Whether a term couples vertices that change with the positions
+    /// (barrier contact): the Hessian is then [`Self::hessian`]'s plus
+    /// [`Self::changing_blocks`].
+    pub fn changes_couplings(&self) -> bool {
+        self.terms.iter().any(|t| t.changes_couplings())
+    }
+
+    /// The Hessian blocks of the couplings present at x (contact pairs), which
+    /// [`Self::hessian`] leaves out because the pattern has no room for them.
+    pub fn changing_blocks(&self, x: &[f64], time: f64, project: bool) -> Result<crate::linalg::VertexBlocks> {
+        let mut blocks = crate::linalg::VertexBlocks::new(self.dimension());
+        for term in self.terms.iter().filter(|t| t.changes_couplings()) {
+            term.add_changing_blocks(x, time, project, &mut blocks)?;
+        }
+        Ok(blocks)
     }
 
     /// The weighted Laplacian L of every term at `time`, on [`Self::pattern`]
@@ -639,7 +664,7 @@ impl Model {
                 datum,
             })
         });
-        self.replace_terms(TermKind::Gravity, term);
+        self.replace_terms(|t| t.kind() == TermKind::Gravity, term);
     }
 
     /// Measures gravitational energy from `positions` (a run's initial state),
@@ -673,15 +698,29 @@ impl Model {
         self.terms.push(Box::new(load));
     }
 
-    /// Adds an obstacle; the contact term then covers it. In 2D a box spans all z.
+    /// Adds an obstacle; the penalty contact term then covers it when it
+    /// has a penalty stiffness (without one it is barrier contact's, which
+    /// holds it as its own, and is listed here for drawing). In 2D a box spans all z.
     pub fn add_obstacle(&mut self, mut obstacle: Obstacle) {
         if let (2, ObstacleShape::Box { min, max }) = (self.dimension(), &mut obstacle.shape) {
             min[2] = f64::NEG_INFINITY;
             max[2] = f64::INFINITY;
         }
         self.obstacles.push(obstacle);
-        let term = ContactPenalty::new(self.obstacles.clone(), self.mass.lumped().to_vec(), self.dimension());
-        self.replace_terms(TermKind::Contact, Some(Box::new(term)));
+        let penalised: Vec<Obstacle> = self
+            .obstacles
+            .iter()
+            .filter(|o| o.stiffness.is_some())
+            .cloned()
+            .collect();
+        let term = (!penalised.is_empty()).then(|| {
+            Box::new(ContactPenalty::new(
+                penalised,
+                self.mass.lumped().to_vec(),
+                self.dimension(),
+            )) as Box<dyn EnergyTerm>
+        });
+        self.replace_terms(|t| t.kind() == TermKind::Contact && !t.bounds_steps(), term);
     }
 
     /// The rigid obstacles, in the order they were added.

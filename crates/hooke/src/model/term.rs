@@ -4,7 +4,7 @@
 //! terms; implicit steps add inertia and damping to it.
 
 use crate::error::Result;
-use crate::linalg::{LowRank, LowerPattern};
+use crate::linalg::{LowRank, LowerPattern, VertexBlocks};
 use crate::material::laplacian_weight::StretchSamples;
 use crate::material::MaterialRef;
 use nalgebra::Matrix3;
@@ -253,6 +253,22 @@ pub trait EnergyTerm: Send + Sync {
         Ok(1.0)
     }
 
+    /// Whether the term couples vertices that change with x (the pairs of
+    /// barrier contact): [`EnergyTerm::hessian`] then adds only what lies on
+    /// the model's pattern, and the couplings come from
+    /// [`EnergyTerm::add_changing_blocks`], which an implicit step adds to
+    /// its system, extending the pattern where they need it.
+    fn changes_couplings(&self) -> bool {
+        false
+    }
+
+    /// Adds the Hessian blocks of the couplings present at x (projected to
+    /// PSD with `project`), asked only of terms that
+    /// [`change their couplings`](EnergyTerm::changes_couplings).
+    fn add_changing_blocks(&self, _x: &[f64], _time: f64, _project: bool, _blocks: &mut VertexBlocks) -> Result<()> {
+        Ok(())
+    }
+
     /// Edges the outputs draw for this term beside the mesh's elements (springs).
     fn drawn_edges(&self) -> Vec<[usize; 2]> {
         Vec::new()
@@ -301,6 +317,11 @@ pub trait EnergyTerm: Send + Sync {
 
     /// The term as elements with materials, if it is one.
     fn as_elasticity(&self) -> Option<&dyn ElasticityTerm> {
+        None
+    }
+
+    /// The term as barrier contact, if it is (for its records and forces).
+    fn as_barrier_contact(&self) -> Option<&crate::contact::BarrierContact> {
         None
     }
 }

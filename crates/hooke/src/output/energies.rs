@@ -1,6 +1,6 @@
 //! The energies table: one CSV row per output time, flushed as it is written.
 
-use super::{ConstraintGap, EnergyRecord};
+use super::{ConstraintGap, ContactRecord, EnergyRecord};
 use crate::error::{HookeError, Result};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -12,8 +12,37 @@ pub struct EnergiesCsvWriter {
     path: PathBuf,
     file: BufWriter<File>,
     rows: usize,
-    /// Whether rows end with the two constraint-gap columns.
-    constraint_gap: bool,
+    /// The column groups after the common ones.
+    columns: OptionalColumns,
+}
+
+/// The column groups a table may carry after [`EnergiesCsvWriter::HEADER`],
+/// in this order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OptionalColumns {
+    /// [`EnergiesCsvWriter::CONSTRAINT_GAP_COLUMNS`] (mixed FEM).
+    pub constraint_gap: bool,
+    /// [`EnergiesCsvWriter::CONTACT_COLUMNS`] (barrier contact).
+    pub contact: bool,
+}
+
+impl OptionalColumns {
+    /// The groups a record fills.
+    pub fn of(record: &EnergyRecord) -> OptionalColumns {
+        OptionalColumns {
+            constraint_gap: record.constraint_gap.is_some(),
+            contact: record.contact.is_some(),
+        }
+    }
+
+    fn all() -> impl Iterator<Item = OptionalColumns> {
+        [false, true].into_iter().flat_map(|constraint_gap| {
+            [false, true].map(|contact| OptionalColumns {
+                constraint_gap,
+                contact,
+            })
+        })
+    }
 }
 
 impl EnergiesCsvWriter {
@@ -26,14 +55,18 @@ impl EnergiesCsvWriter {
     /// solver with stretch unknowns (mixed FEM; see [`ConstraintGap`]).
     pub const CONSTRAINT_GAP_COLUMNS: &'static str = "constraint_gap_largest,constraint_gap_mean";
 
+    /// The columns of a run with barrier contact (see [`ContactRecord`]),
+    /// after the constraint gap's when both are there.
+    pub const CONTACT_COLUMNS: &'static str = "contact_distance_smallest,contact_pairs";
+
     /// Creates (or truncates) the file at `path`, creating missing parent
     /// directories, and writes the header.
     pub fn create(path: &Path) -> Result<Self> {
-        Self::create_with(path, false)
+        Self::create_with(path, OptionalColumns::default())
     }
 
-    /// [`Self::create`], with the constraint-gap columns when `constraint_gap`.
-    pub fn create_with(path: &Path, constraint_gap: bool) -> Result<Self> {
+    /// [`Self::create`], with the optional column groups `columns`.
+    pub fn create_with(path: &Path, columns: OptionalColumns) -> Result<Self> {
         if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|error| HookeError::io(parent, error))?;
         }
@@ -42,9 +75,9 @@ impl EnergiesCsvWriter {
             path: path.to_path_buf(),
             file: BufWriter::new(file),
             rows: 0,
-            constraint_gap,
+            columns,
         };
-        writer.write_line(&header(constraint_gap))?;
+        writer.write_line(&header(columns))?;
         Ok(writer)
     }
 
@@ -55,10 +88,7 @@ impl EnergiesCsvWriter {
         let text = std::fs::read_to_string(path).map_err(|error| HookeError::io(path, error))?;
         let mut lines = text.lines();
         let first = lines.next();
-        let Some(constraint_gap) = [false, true]
-            .into_iter()
-            .find(|&gap| first == Some(header(gap).as_str()))
-        else {
+        let Some(columns) = OptionalColumns::all().find(|&c| first == Some(header(c).as_str())) else {
             return Err(HookeError::parse(
                 path,
                 Some(1),
@@ -76,11 +106,10 @@ impl EnergiesCsvWriter {
             ));
         }
         let mut records = Vec::with_capacity(rows);
-        let mut kept = format!("{}\n", header(constraint_gap));
+        let mut kept = format!("{}\n", header(columns));
         for (index, line) in lines.take(rows).enumerate() {
             records.push(
-                parse_row(line, constraint_gap)
-                    .ok_or_else(|| HookeError::parse(path, Some(index + 2), "malformed row"))?,
+                parse_row(line, columns).ok_or_else(|| HookeError::parse(path, Some(index + 2), "malformed row"))?,
             );
             kept.push_str(line);
             kept.push('\n');
@@ -101,7 +130,7 @@ impl EnergiesCsvWriter {
             path: path.to_path_buf(),
             file: BufWriter::new(file),
             rows,
-            constraint_gap,
+            columns,
         };
         Ok((writer, records))
     }
@@ -139,10 +168,16 @@ impl EnergiesCsvWriter {
         ];
         let gap = record.constraint_gap.unwrap_or_default();
         let gap_values = [gap.largest, gap.mean];
-        let values = values.iter().chain(match self.constraint_gap {
-            true => &gap_values[..],
-            false => &[],
-        });
+        let contact = record.contact.unwrap_or_default();
+        let contact_values = [contact.smallest_distance, contact.active_pairs as f64];
+        let values = values
+            .iter()
+            .chain(if self.columns.constraint_gap {
+                &gap_values[..]
+            } else {
+                &[]
+            })
+            .chain(if self.columns.contact { &contact_values[..] } else { &[] });
         // `{:e}` is the shortest text that parses back to the same f64, and it
         // stays short for the tiny momenta of a body at rest.
         let row = values.map(|value| format!("{value:e}")).collect::<Vec<_>>().join(",");
@@ -161,29 +196,49 @@ impl EnergiesCsvWriter {
     }
 }
 
-/// The first line of a table, with or without the constraint-gap columns.
-fn header(constraint_gap: bool) -> String {
-    match constraint_gap {
-        true => format!(
-            "{},{}",
-            EnergiesCsvWriter::HEADER,
-            EnergiesCsvWriter::CONSTRAINT_GAP_COLUMNS
-        ),
-        false => EnergiesCsvWriter::HEADER.to_string(),
+/// The first line of a table with the optional column groups `columns`.
+fn header(columns: OptionalColumns) -> String {
+    let mut header = EnergiesCsvWriter::HEADER.to_string();
+    for (on, group) in [
+        (columns.constraint_gap, EnergiesCsvWriter::CONSTRAINT_GAP_COLUMNS),
+        (columns.contact, EnergiesCsvWriter::CONTACT_COLUMNS),
+    ] {
+        if on {
+            header.push(',');
+            header.push_str(group);
+        }
     }
+    header
 }
 
 /// A data row back as a record (the inverse of [`EnergiesCsvWriter::append`]).
-fn parse_row(line: &str, constraint_gap: bool) -> Option<EnergyRecord> {
+fn parse_row(line: &str, columns: OptionalColumns) -> Option<EnergyRecord> {
     let values: Vec<f64> = line.split(',').map(|word| word.parse().ok()).collect::<Option<_>>()?;
-    let (values, gap) = match constraint_gap {
+    let values = values.as_slice();
+    let (values, contact) = match columns.contact {
         true => {
-            let &[ref first @ .., largest, mean] = values.as_slice() else {
+            let &[ref first @ .., smallest_distance, pairs] = values else {
+                return None;
+            };
+            let active_pairs = (pairs >= 0.0 && pairs.fract() == 0.0).then_some(pairs as usize)?;
+            (
+                first,
+                Some(ContactRecord {
+                    smallest_distance,
+                    active_pairs,
+                }),
+            )
+        }
+        false => (values, None),
+    };
+    let (values, gap) = match columns.constraint_gap {
+        true => {
+            let &[ref first @ .., largest, mean] = values else {
                 return None;
             };
             (first, Some(ConstraintGap { largest, mean }))
         }
-        false => (values.as_slice(), None),
+        false => (values, None),
     };
     let &[time, kinetic, elastic, gravitational, penalty, total, dissipated, px, py, pz, lx, ly, lz, max_penetration] =
         values
@@ -202,6 +257,7 @@ fn parse_row(line: &str, constraint_gap: bool) -> Option<EnergyRecord> {
         angular_momentum: [lx, ly, lz],
         max_penetration,
         constraint_gap: gap,
+        contact,
     })
 }
 
@@ -226,6 +282,7 @@ mod tests {
             angular_momentum: [0.0, f64::MIN_POSITIVE, -7.5e12],
             max_penetration: 1e-3 * time,
             constraint_gap: None,
+            contact: None,
         }
     }
 
@@ -330,7 +387,11 @@ mod tests {
                 ..record(step)
             })
             .collect();
-        let mut writer = EnergiesCsvWriter::create_with(&path, true).unwrap();
+        let columns = OptionalColumns {
+            constraint_gap: true,
+            contact: false,
+        };
+        let mut writer = EnergiesCsvWriter::create_with(&path, columns).unwrap();
         for record in &records {
             writer.append(record).unwrap();
         }
@@ -352,6 +413,43 @@ mod tests {
         drop(writer);
         let (_, kept) = EnergiesCsvWriter::resume(&plain, 1).unwrap();
         assert_eq!(kept[0].constraint_gap, None);
+        let _ = std::fs::remove_dir_all(&directory);
+    }
+
+    /// A contact run's table carries the smallest distance and the pair
+    /// count after the gap columns; no pair within reach is an infinite distance.
+    #[test]
+    fn the_contact_columns_are_written_and_resumed_after_the_gap_columns() {
+        let directory = crate::output::scratch_directory("energies-contact");
+        let path = directory.join("energies.csv");
+        let records: Vec<EnergyRecord> = (0..3)
+            .map(|step| EnergyRecord {
+                constraint_gap: Some(ConstraintGap {
+                    largest: 0.5,
+                    mean: 0.25,
+                }),
+                contact: Some(ContactRecord {
+                    smallest_distance: if step == 0 { f64::INFINITY } else { 1e-4 / step as f64 },
+                    active_pairs: 7 * step,
+                }),
+                ..record(step)
+            })
+            .collect();
+        let columns = OptionalColumns::of(&records[0]);
+        let mut writer = EnergiesCsvWriter::create_with(&path, columns).unwrap();
+        for record in &records {
+            writer.append(record).unwrap();
+        }
+        drop(writer);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.lines().next().unwrap().ends_with(
+            ",max_penetration,constraint_gap_largest,constraint_gap_mean,contact_distance_smallest,contact_pairs"
+        ));
+        let (_, kept) = EnergiesCsvWriter::resume(&path, 3).unwrap();
+        for (kept, written) in kept.iter().zip(&records) {
+            assert_eq!(kept.contact, written.contact);
+            assert_eq!(kept.constraint_gap, written.constraint_gap);
+        }
         let _ = std::fs::remove_dir_all(&directory);
     }
 

@@ -15,7 +15,7 @@ mod xml_check;
 
 pub use crate::numbers::{readable, significant, tidy};
 pub use animation::{render_frames, render_run, render_run_gif, run_frames, series_frames};
-pub use energies::EnergiesCsvWriter;
+pub use energies::{EnergiesCsvWriter, OptionalColumns};
 pub use frame_reader::{parse_frame, read_frame, FrameData};
 pub use plot::{plot_convergence, plot_energies, plot_lines};
 pub use render::{render, render_framed, ClipPlane, Framing, Image, RenderField, RenderInput, RenderSettings};
@@ -49,6 +49,20 @@ pub struct EnergyRecord {
     /// positions (None for solvers without stretch unknowns).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub constraint_gap: Option<ConstraintGap>,
+    /// The closest approach and the pairs of barrier contact (None without `[contact]`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub contact: Option<ContactRecord>,
+}
+
+/// Barrier contact at one state (Li et al. 2020): its energy is the
+/// record's `penalty` (the contact energy column, in the total).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ContactRecord {
+    /// The smallest distance between two surface primitives (or a vertex
+    /// and a plane) within d̂, m; ∞ when no pair is that close.
+    pub smallest_distance: f64,
+    /// The pairs within d̂ (point–triangle, edge–edge and vertex–plane).
+    pub active_pairs: usize,
 }
 
 /// The constraint gap of mixed FEM (Trusty et al. 2023, Subspace Mixed Finite

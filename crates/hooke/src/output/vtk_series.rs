@@ -34,6 +34,9 @@ pub struct Frame<'a> {
     /// Discontinuous Galerkin bodies: the mean displacement of the copies of
     /// each vertex, at every copy, m; empty to leave the field out.
     pub continuous_displacement: &'a [Vector3<f64>],
+    /// Barrier contact: the force the contact puts on each vertex, N; empty
+    /// to leave the field out.
+    pub contact_force: &'a [Vector3<f64>],
 }
 
 /// Writes the frames of one run as `<base>_0000.vtu`, `<base>_0001.vtu`, ...
@@ -297,6 +300,10 @@ fn frame_to_vtk(frame: &Frame) -> Vtk {
             .collect();
         point.push(Attribute::vectors("continuous_displacement").with_data(values));
     }
+    if !frame.contact_force.is_empty() {
+        let values: Vec<f64> = frame.contact_force.iter().flat_map(|f| [f.x, f.y, f.z]).collect();
+        point.push(Attribute::vectors("contact_force").with_data(values));
+    }
     let data = Attributes { point, cell };
 
     Vtk {
@@ -386,6 +393,7 @@ mod tests {
                 // Material numbers are optional: written in the second frame only.
                 materials: if index == 1 { &[3] } else { &[] },
                 continuous_displacement: &[],
+                contact_force: &[],
             };
             frame_paths.push(writer.write_frame(&frame).expect("write frame"));
         }
@@ -471,6 +479,7 @@ mod tests {
             edges: &[],
             materials: &[],
             continuous_displacement: &[],
+            contact_force: &[],
         };
         let cases = [
             frame(&short, &velocities, &[0.0]),
@@ -497,6 +506,7 @@ mod tests {
             edges: &[],
             materials: &[],
             continuous_displacement: &[],
+            contact_force: &[],
         };
         assert!(writer.write_frame(&frame).is_err());
 
@@ -521,6 +531,7 @@ mod tests {
             edges: &[],
             materials: &[],
             continuous_displacement: &[],
+            contact_force: &[],
         };
         assert!(writer.write_frame(&frame).is_err());
         // An empty series still has a valid, empty index.

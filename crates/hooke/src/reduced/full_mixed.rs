@@ -73,6 +73,7 @@ const FULL_MIXED: Capabilities = Capabilities {
     reduced_coordinates: false,
     low_rank_terms: false,
     gradient_only: false,
+    barrier_contact: false,
 };
 
 const ARMIJO: f64 = 1e-4;

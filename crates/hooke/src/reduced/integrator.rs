@@ -65,6 +65,7 @@ const SUBSPACE: Capabilities = Capabilities {
     reduced_coordinates: false,
     low_rank_terms: false,
     gradient_only: false,
+    barrier_contact: false,
 };
 
 impl SubspaceBackwardEuler {

@@ -78,6 +78,7 @@ impl ReducedModel {
             angular_momentum: angular,
             max_penetration: 0.0,
             constraint_gap,
+            contact: None,
         }
     }
 

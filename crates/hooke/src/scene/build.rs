@@ -35,10 +35,17 @@ impl Scene {
         let mut notes = Vec::new();
         let assembled = self.assemble_bodies(&mut notes)?;
         let initial_velocity = assembled.initial_velocity.clone();
+        let bodies = assembled.bodies.clone();
         let mut model = self.model_of(assembled)?;
         self.hold_and_load(&mut model, &mut notes)?;
+        if let Some(contact) = &self.file.contact {
+            super::contact::add_contact(&self.file, contact, &mut model, &bodies, &mut notes)?;
+        }
         let integrator = self.integrator_for(&mut model, &mut notes)?;
         let initial_state = self.initial_state(&mut model, initial_velocity)?;
+        if let Some(contact) = &self.file.contact {
+            super::contact::check_start(&self.file, contact, &model, &bodies, &initial_state.positions)?;
+        }
         notes.extend(
             integrator
                 .notes(&model, &initial_state, self.file.simulation.time_step)?
@@ -68,6 +75,7 @@ impl Scene {
         // Which vertex of a continuous mesh each vertex is (a copy of): for outputs.
         let mut groups: Vec<usize> = Vec::new();
         let mut group_count = 0;
+        let mut bodies = Vec::new();
         for (b, body) in file.bodies.iter().enumerate() {
             let key = format!("bodies[{b}]");
             let mut part = self.body_mesh(&body.mesh, &key, notes)?;
@@ -107,6 +115,7 @@ impl Scene {
             }
             materials.extend(self.materials[b].assign(part.element_count(), &masks)?);
             let vertices = part.vertices();
+            bodies.extend(std::iter::repeat_n(b, vertices.len()));
             let centroid = vertices.iter().sum::<Vector3<f64>>() / vertices.len().max(1) as f64;
             let spin = Vector3::from(body.angular_velocity);
             for p in vertices {
@@ -153,6 +162,7 @@ impl Scene {
             membranes,
             joined,
             groups,
+            bodies,
             initial_velocity,
         })
     }
@@ -458,6 +468,8 @@ struct Assembled {
     joined: Vec<(usize, super::DiscontinuousSection, Vec<crate::mesh::Interface>)>,
     /// Which vertex of a continuous mesh each vertex is a copy of.
     groups: Vec<usize>,
+    /// The body (its index in `[[bodies]]`) of each body vertex.
+    bodies: Vec<usize>,
     initial_velocity: Vec<f64>,
 }
 

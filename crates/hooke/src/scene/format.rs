@@ -67,6 +67,79 @@ pub struct TearingSection {
     pub stretch: f64,
 }
 
+/// `[contact]`: barrier contact (Li et al. 2020, "Incremental Potential Contact").
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContactSection {
+    /// d̂, m: the barrier acts below this distance (default 10⁻³ × the
+    /// diagonal of the bodies' bounding box).
+    pub distance: Option<f64>,
+    /// κ: `"adaptive"` (default) or a number, J/m⁴.
+    #[serde(default)]
+    pub stiffness: ContactStiffness,
+    /// The Coulomb coefficient μ (default 0).
+    #[serde(default)]
+    pub friction: f64,
+    /// ε_v, m/s: slip below this speed is smoothed (default 10⁻³).
+    pub friction_velocity: Option<f64>,
+    /// A body against its own surface (default true).
+    #[serde(default = "yes")]
+    pub self_contact: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `contact.stiffness`: `"adaptive"` or a number.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum ContactStiffness {
+    /// The paper's rule.
+    #[default]
+    Adaptive,
+    /// A fixed κ, J/m⁴.
+    Fixed(f64),
+}
+
+impl serde::Serialize for ContactStiffness {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            ContactStiffness::Adaptive => serializer.serialize_str("adaptive"),
+            ContactStiffness::Fixed(k) => serializer.serialize_f64(*k),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ContactStiffness {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct Word;
+        impl serde::de::Visitor<'_> for Word {
+            type Value = ContactStiffness;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"adaptive\" or a number (J/m⁴)")
+            }
+            fn visit_str<E: serde::de::Error>(self, word: &str) -> std::result::Result<ContactStiffness, E> {
+                match word {
+                    "adaptive" => Ok(ContactStiffness::Adaptive),
+                    other => Err(E::custom(format!(
+                        "κ is \"adaptive\" or a number (J/m⁴), not \"{other}\""
+                    ))),
+                }
+            }
+            fn visit_f64<E: serde::de::Error>(self, k: f64) -> std::result::Result<ContactStiffness, E> {
+                Ok(ContactStiffness::Fixed(k))
+            }
+            fn visit_i64<E: serde::de::Error>(self, k: i64) -> std::result::Result<ContactStiffness, E> {
+                Ok(ContactStiffness::Fixed(k as f64))
+            }
+            fn visit_u64<E: serde::de::Error>(self, k: u64) -> std::result::Result<ContactStiffness, E> {
+                Ok(ContactStiffness::Fixed(k as f64))
+            }
+        }
+        deserializer.deserialize_any(Word)
+    }
+}
+
 /// A scene file as written: its top-level keys and tables (docs/scene-format.md
 /// describes each).
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
@@ -116,9 +189,13 @@ pub struct SceneFile {
     pub tearing: Option<TearingSection>,
     /// The same motion at every resolution: EigenFit or DAC against a finer mesh (Chen et al. 2019 (EigenFit)).
     pub eigenfit: Option<EigenFitSection>,
-    /// Rigid obstacles the bodies collide with (penalty contact).
+    /// Rigid obstacles the bodies collide with (penalty contact, or barrier
+    /// contact with `[contact]`).
     #[serde(default)]
     pub obstacles: Vec<Obstacle>,
+    /// `[contact]`: intersection-free barrier contact among the bodies, each
+    /// body with itself, and the obstacles (Li et al. 2020).
+    pub contact: Option<ContactSection>,
     /// `[integrator]`: the time integration method and its own keys (default `backward_euler`).
     #[serde(default)]
     pub integrator: IntegratorConfig,
@@ -673,6 +750,7 @@ impl SceneFile {
         self.validate_pins()?;
         self.validate_damping()?;
         self.validate_obstacles()?;
+        self.validate_contact()?;
         self.validate_reductions()?;
         // Building checks the integrator's own settings.
         self.integrator.build(&self.integrator_solver()).map(|_| ())
@@ -960,10 +1038,74 @@ impl SceneFile {
         Ok(())
     }
 
+    /// `[contact]`: lengths and coefficients, and what is not built yet.
+    fn validate_contact(&self) -> Result<()> {
+        let Some(contact) = &self.contact else {
+            return Ok(());
+        };
+        if let Some(d) = contact.distance {
+            positive("contact.distance", d)?;
+        }
+        if let ContactStiffness::Fixed(k) = contact.stiffness {
+            positive("contact.stiffness", k)?;
+        }
+        if let Some(v) = contact.friction_velocity {
+            positive("contact.friction_velocity", v)?;
+        }
+        if !(contact.friction.is_finite() && contact.friction >= 0.0) {
+            return Err(HookeError::scene(
+                "contact.friction",
+                format!("μ must be a finite number ≥ 0, got {}", contact.friction),
+            ));
+        }
+        if contact.friction > 0.0 {
+            return Err(HookeError::scene(
+                "contact.friction",
+                "friction in barrier contact is not built yet (issue 39); leave it at 0 for frictionless contact",
+            ));
+        }
+        if self.dimension != 3 {
+            return Err(HookeError::scene(
+                "contact",
+                "barrier contact is 3D so far; 2D point–edge contact is not built yet",
+            ));
+        }
+        Ok(())
+    }
+
     /// `[[obstacles]]`: stiffness and shape.
     fn validate_obstacles(&self) -> Result<()> {
         for (o, obstacle) in self.obstacles.iter().enumerate() {
-            positive(&format!("obstacles[{o}].stiffness"), obstacle.stiffness)?;
+            let key = format!("obstacles[{o}].stiffness");
+            match (&self.contact, obstacle.stiffness) {
+                (None, Some(k)) => positive(&key, k)?,
+                (None, None) => {
+                    return Err(HookeError::scene(
+                        key,
+                        "a penalty obstacle needs its stiffness per unit mass (1/s²); or add [contact] for barrier contact, which needs none",
+                    ))
+                }
+                (Some(_), Some(_)) => {
+                    return Err(HookeError::scene(
+                        key,
+                        "with [contact] every obstacle takes part in the barrier and has no penalty stiffness; remove it",
+                    ))
+                }
+                (Some(_), None) => {
+                    if !matches!(obstacle.shape, ObstacleShape::Plane { .. }) {
+                        return Err(HookeError::scene(
+                            format!("obstacles[{o}].shape"),
+                            "barrier contact takes plane obstacles so far; spheres, boxes and tori are penalty obstacles (remove [contact]), or mesh them",
+                        ));
+                    }
+                    if obstacle.project {
+                        return Err(HookeError::scene(
+                            format!("obstacles[{o}].project"),
+                            "projection out of an obstacle is for explicit integrators with penalty contact; barrier contact never lets a vertex in",
+                        ));
+                    }
+                }
+            }
             let key = format!("obstacles[{o}].shape");
             match &obstacle.shape {
                 ObstacleShape::Plane { point, normal } => {

@@ -3,6 +3,7 @@
 
 mod build;
 mod coarsened;
+mod contact;
 mod dimension;
 mod format;
 mod key_at;
@@ -11,9 +12,10 @@ mod materials;
 pub use build::BuiltScene;
 pub use coarsened::{coarsen_scene, CoarsenedScene};
 pub use format::{
-    BodySection, BoxMeshSection, ConstraintSection, CoordinatesSection, DiscontinuousSection, Discretization,
-    EigenFitMethod, EigenFitSection, ForceSection, MaterialSection, MembraneSection, MeshSource, NetworkSection,
-    NetworkShape, OutputSection, PinSection, RegionSection, SceneFile, SimulationSection, SubspaceSection,
+    BodySection, BoxMeshSection, ConstraintSection, ContactSection, ContactStiffness, CoordinatesSection,
+    DiscontinuousSection, Discretization, EigenFitMethod, EigenFitSection, ForceSection, MaterialSection,
+    MembraneSection, MeshSource, NetworkSection, NetworkShape, OutputSection, PinSection, RegionSection, SceneFile,
+    SimulationSection, SubspaceSection,
 };
 pub use materials::BodyMaterials;
 

@@ -170,6 +170,10 @@ pub fn write_state(writer: &mut VtkSeriesWriter, model: &Model, state: &State) -
         }
         None => Vec::new(),
     };
+    let contact_force = match model.barrier_contact() {
+        Some(contact) => as_points(model, &contact.forces(&state.positions)),
+        None => Vec::new(),
+    };
     writer.write_frame(&Frame {
         time: state.time,
         mesh: model.mesh(),
@@ -179,6 +183,7 @@ pub fn write_state(writer: &mut VtkSeriesWriter, model: &Model, state: &State) -
         edges: &model.spring_edges(),
         materials: &model.material_numbers(),
         continuous_displacement: &continuous,
+        contact_force: &contact_force,
     })
 }
 

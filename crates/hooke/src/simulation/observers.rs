@@ -149,8 +149,8 @@ impl RunObserver for EnergyTable {
     fn start(&mut self, run: &RunView) -> Result<()> {
         // Created at the first record, which says whether the solver has
         // stretch unknowns whose gap the table carries.
-        let gap = run.record().constraint_gap.is_some();
-        self.writer = Some(EnergiesCsvWriter::create_with(&self.path, gap)?);
+        let columns = crate::output::OptionalColumns::of(run.record());
+        self.writer = Some(EnergiesCsvWriter::create_with(&self.path, columns)?);
         self.append(run)
     }
 

@@ -317,6 +317,28 @@ impl IncrementalPotential<'_> {
     }
 }
 
+impl IncrementalPotential<'_> {
+    /// Adds the Hessian blocks of the couplings present at x (contact pairs)
+    /// to the free system, whose pattern grows to hold them.
+    fn add_changing_blocks(&self, x: &[f64], hessian: &mut SystemMatrix) -> Result<()> {
+        let blocks = self.model.changing_blocks(x, self.time, self.project_hessian)?;
+        if blocks.is_empty() {
+            return Ok(());
+        }
+        match (&self.coordinates, hessian) {
+            (Coordinates::Free { dofs, .. }, SystemMatrix::Sparse { pattern, values, .. }) => {
+                let (extended, summed) = blocks.add_to(pattern, values, &dofs.free_index);
+                *pattern = extended;
+                *values = summed;
+                Ok(())
+            }
+            _ => Err(crate::error::HookeError::Solver {
+                reason: "couplings that change with the positions (contact) need the free DOFs as unknowns, not reduced coordinates".into(),
+            }),
+        }
+    }
+}
+
 /// The per-vertex matrix S whose I ⊗ S approximates Σ wᵢ Aᵢ on the free DOFs
 /// (full-pattern matrices over `d` coordinates per vertex): Sᵢⱼ is the mean of
 /// the diagonal of block (i, j), a partial trace, which keeps a PSD matrix
@@ -418,7 +440,18 @@ impl Objective for IncrementalPotential<'_> {
         let parts = parts.expect("asked for the Hessian");
         gradient.copy_from_slice(&self.reduce(&full));
         let terms = self.weighted(&parts);
+        if let (Coordinates::Free { restriction, .. }, SystemMatrix::Sparse { pattern, .. }) =
+            (&self.coordinates, &*hessian)
+        {
+            // The last iteration's pattern held its contact pairs; start from the fixed one.
+            if !Arc::ptr_eq(pattern, &restriction.pattern) {
+                *hessian = self.hessian_matrix();
+            }
+        }
         self.load(&terms, &parts.low_rank, hessian);
+        if self.model.changes_couplings() {
+            self.add_changing_blocks(&x, hessian)?;
+        }
         Ok(value)
     }
 

@@ -1,0 +1,458 @@
+//! Barrier contact as one term of the model's potential (Li et al. 2020, §4):
+//!
+//!   E_c(x) = κ ( Σ_pairs m_k b(d_k², d̂²) + Σ_(vertex, plane) b(d², d̂²) ),
+//!
+//! over the surface's point–triangle and edge–edge pairs closer than d̂
+//! (contact/potential.rs) and each surface vertex near a fixed plane. The
+//! term bounds every minimiser's steps by continuous collision detection
+//! (contact/ccd.rs), so a run that starts apart never intersects; its
+//! couplings change with x, so its Hessian comes as one block per pair
+//! ([`EnergyTerm::add_changing_blocks`]), each projected to PSD on its own
+//! (§4.4) when the solver projects.
+//!
+//! κ is fixed, or adaptive (contact/stiffness.rs): balanced against the
+//! rest of the potential at each step's start, and doubled when the smallest
+//! distance keeps shrinking while tiny. (The toolkit's users apply the
+//! doubling after each Newton iteration; Hooke's terms see steps, so it is
+//! applied from step to step.) The adaptive state is the term's history,
+//! kept by checkpoints.
+
+use super::barrier::{barrier, barrier_first_derivative, barrier_second_derivative};
+use super::potential::{active_pairs, clamp_to_psd, energy_and_gradient, pair_term, ActivePair};
+use super::surface::ContactSurface;
+use crate::error::{HookeError, Result};
+use crate::linalg::VertexBlocks;
+use crate::model::{EnergyTerm, HessianTarget, Model, State, TermCapabilities, TermKind};
+use nalgebra::{Matrix3, Vector3};
+use std::sync::Mutex;
+
+/// A fixed half-space the surface stays out of: (x − point)·normal ≥ 0 is outside.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactPlane {
+    /// A point of the plane, m.
+    pub point: Vector3<f64>,
+    /// Its unit normal, out of the obstacle.
+    pub normal: Vector3<f64>,
+}
+
+impl ContactPlane {
+    /// The plane through `point` with normal along `normal` (any length but zero).
+    pub fn new(point: Vector3<f64>, normal: Vector3<f64>) -> ContactPlane {
+        ContactPlane {
+            point,
+            normal: normal.normalize(),
+        }
+    }
+
+    fn distance(&self, p: &Vector3<f64>) -> f64 {
+        (p - self.point).dot(&self.normal)
+    }
+}
+
+/// How κ is chosen.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BarrierStiffness {
+    /// A fixed κ, J/m⁴ (the barrier b is in m⁴).
+    Fixed(f64),
+    /// The paper's rule (contact/stiffness.rs).
+    Adaptive,
+}
+
+/// The adaptive rule's state between steps.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Adaptive {
+    /// κ now (None until a step starts with a pair within reach).
+    stiffness: Option<f64>,
+    /// Its ceiling, 100 × the floor.
+    ceiling: f64,
+    /// The smallest squared distance at the last step's start (None: no
+    /// pair was within reach; JSON has no infinity).
+    previous_distance: Option<f64>,
+}
+
+/// The contact of a model's surface with itself and with fixed planes.
+pub struct BarrierContact {
+    surface: ContactSurface,
+    rest: Vec<f64>,
+    planes: Vec<ContactPlane>,
+    dhat: f64,
+    rule: BarrierStiffness,
+    adaptive: Mutex<Adaptive>,
+    diagonal: f64,
+    /// The body of each vertex, when pairs within one body do not count.
+    bodies: Option<Vec<usize>>,
+}
+
+/// What the contact looks like at one configuration: for outputs and checks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactReport {
+    /// The smallest distance between two primitives or a vertex and a plane
+    /// within d̂ (∞ when none is).
+    pub smallest_distance: f64,
+    /// The pairs (and vertex–plane pairs) within d̂.
+    pub active_pairs: usize,
+}
+
+fn point(x: &[f64], v: usize) -> Vector3<f64> {
+    Vector3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2])
+}
+
+impl BarrierContact {
+    /// Barrier contact on `surface` (model vertices, positions at rest
+    /// `rest`, 3 per vertex) and `planes`, acting below `dhat`.
+    pub fn new(
+        surface: ContactSurface,
+        rest: Vec<f64>,
+        planes: Vec<ContactPlane>,
+        dhat: f64,
+        rule: BarrierStiffness,
+    ) -> Result<BarrierContact> {
+        if !(dhat.is_finite() && dhat > 0.0) {
+            return Err(HookeError::scene(
+                "contact.distance",
+                format!("d̂ must be a positive length in metres, not {dhat}"),
+            ));
+        }
+        if let BarrierStiffness::Fixed(kappa) = rule {
+            if !(kappa.is_finite() && kappa > 0.0) {
+                return Err(HookeError::scene(
+                    "contact.stiffness",
+                    format!("κ must be positive and finite, or \"adaptive\", not {kappa}"),
+                ));
+            }
+        }
+        let diagonal = bounding_diagonal(&rest, &surface.vertices);
+        Ok(BarrierContact {
+            surface,
+            rest,
+            planes,
+            dhat,
+            rule,
+            adaptive: Mutex::new(Adaptive {
+                stiffness: None,
+                ceiling: f64::INFINITY,
+                previous_distance: None,
+            }),
+            diagonal,
+            bodies: None,
+        })
+    }
+
+    /// Leaves out the pairs within one body (no self-contact): `bodies` gives
+    /// each model vertex's body.
+    pub fn without_self_contact(mut self, bodies: Vec<usize>) -> BarrierContact {
+        self.bodies = Some(bodies);
+        self
+    }
+
+    /// Whether a pair on these vertices counts.
+    fn counts(&self, vertices: &[usize; 4]) -> bool {
+        match &self.bodies {
+            None => true,
+            Some(body) => vertices.iter().any(|&v| body[v] != body[vertices[0]]),
+        }
+    }
+
+    /// The pairs within d̂ at x that count.
+    fn pairs(&self, x: &[f64]) -> Vec<ActivePair> {
+        let mut pairs = active_pairs(&self.surface, &self.rest, x, self.dhat);
+        if self.bodies.is_some() {
+            pairs.retain(|p| self.counts(&p.vertices));
+        }
+        pairs
+    }
+
+    /// The contact surface.
+    pub fn surface(&self) -> &ContactSurface {
+        &self.surface
+    }
+
+    /// d̂, m.
+    pub fn activation_distance(&self) -> f64 {
+        self.dhat
+    }
+
+    /// κ now (None: adaptive and not yet set, so the barrier is not yet on).
+    pub fn stiffness(&self) -> Option<f64> {
+        match self.rule {
+            BarrierStiffness::Fixed(kappa) => Some(kappa),
+            BarrierStiffness::Adaptive => self.adaptive.lock().expect("not poisoned").stiffness,
+        }
+    }
+
+    /// κ for evaluation: 0 before the adaptive rule's first step (the
+    /// initial state's record), where no step can cross anything.
+    fn kappa(&self) -> f64 {
+        self.stiffness().unwrap_or(0.0)
+    }
+
+    fn plane_pairs(&self, x: &[f64]) -> Vec<(usize, usize, f64)> {
+        let mut found = Vec::new();
+        for (p, plane) in self.planes.iter().enumerate() {
+            for &v in &self.surface.vertices {
+                let d = plane.distance(&point(x, v));
+                if d < self.dhat {
+                    found.push((v, p, d));
+                }
+            }
+        }
+        found
+    }
+
+    /// The smallest distance within d̂ and the number of pairs there.
+    pub fn report(&self, x: &[f64]) -> ContactReport {
+        let pairs = self.pairs(x);
+        let planes = self.plane_pairs(x);
+        let mut smallest = planes.iter().fold(f64::INFINITY, |m, &(_, _, d)| m.min(d));
+        for pair in &pairs {
+            smallest = smallest.min(pair_distance(pair, x));
+        }
+        ContactReport {
+            smallest_distance: smallest,
+            active_pairs: pairs.len() + planes.len(),
+        }
+    }
+
+    /// The force of the contact on each vertex, −∂E_c/∂x (3 per vertex), N.
+    pub fn forces(&self, x: &[f64]) -> Vec<f64> {
+        let mut gradient = vec![0.0; x.len()];
+        let kappa = self.kappa();
+        if kappa > 0.0 {
+            self.barrier_sum(x, Some(&mut gradient));
+        }
+        gradient.iter().map(|g| -kappa * g).collect()
+    }
+
+    /// Σ b over every pair within reach (κ not applied), added gradient.
+    fn barrier_sum(&self, x: &[f64], gradient: Option<&mut [f64]>) -> f64 {
+        let pairs = self.pairs(x);
+        let reach = self.dhat * self.dhat;
+        let mut scratch;
+        let gradient = match gradient {
+            Some(g) => g,
+            None => {
+                scratch = vec![0.0; x.len()];
+                &mut scratch[..]
+            }
+        };
+        let mut sum = energy_and_gradient(&pairs, x, self.dhat, gradient);
+        for (v, p, d) in self.plane_pairs(x) {
+            if d <= 0.0 {
+                return f64::INFINITY;
+            }
+            let d2 = d * d;
+            sum += barrier(d2, reach);
+            // ∂b/∂x = b′(d²) 2d n.
+            let force = barrier_first_derivative(d2, reach) * 2.0 * d * self.planes[p].normal;
+            for k in 0..3 {
+                gradient[3 * v + k] += force[k];
+            }
+        }
+        sum
+    }
+}
+
+/// The distance of a pair from its squared distance.
+fn pair_distance(pair: &ActivePair, x: &[f64]) -> f64 {
+    let [a, b, c, d] = pair.vertices.map(|v| point(x, v));
+    let d2 = match pair.mollifier_threshold {
+        None => super::distance::point_triangle(&a, &b, &c, &d).0,
+        Some(_) => super::distance::edge_edge(&a, &b, &c, &d).0,
+    };
+    d2.sqrt()
+}
+
+/// The diagonal of the box around `vertices`.
+fn bounding_diagonal(x: &[f64], vertices: &[usize]) -> f64 {
+    let mut lo = Vector3::repeat(f64::INFINITY);
+    let mut hi = Vector3::repeat(f64::NEG_INFINITY);
+    for &v in vertices {
+        let p = point(x, v);
+        lo = lo.inf(&p);
+        hi = hi.sup(&p);
+    }
+    if vertices.is_empty() {
+        return 0.0;
+    }
+    (hi - lo).norm()
+}
+
+impl EnergyTerm for BarrierContact {
+    fn name(&self) -> String {
+        format!(
+            "barrier contact of {} surface triangles and {} planes",
+            self.surface.faces.len(),
+            self.planes.len()
+        )
+    }
+
+    fn kind(&self) -> TermKind {
+        TermKind::Contact
+    }
+
+    fn capabilities(&self) -> TermCapabilities {
+        TermCapabilities {
+            planar: false,
+            ..TermCapabilities::SMOOTH
+        }
+    }
+
+    fn energy(&self, x: &[f64], _time: f64) -> f64 {
+        let kappa = self.kappa();
+        if kappa == 0.0 {
+            return 0.0;
+        }
+        kappa * self.barrier_sum(x, None)
+    }
+
+    fn gradient(&self, x: &[f64], _time: f64, gradient: &mut [f64], overwrite: bool) -> Result<f64> {
+        if overwrite {
+            gradient.fill(0.0);
+        }
+        let kappa = self.kappa();
+        if kappa == 0.0 {
+            return Ok(0.0);
+        }
+        let mut own = vec![0.0; x.len()];
+        let sum = self.barrier_sum(x, Some(&mut own));
+        gradient.iter_mut().zip(&own).for_each(|(g, o)| *g += kappa * o);
+        Ok(kappa * sum)
+    }
+
+    fn hessian(
+        &self,
+        x: &[f64],
+        time: f64,
+        _project: bool,
+        gradient: &mut [f64],
+        hessian: &mut HessianTarget,
+        overwrite: bool,
+    ) -> Result<f64> {
+        // Every coupling of this term is a changing one: see add_changing_blocks.
+        if overwrite {
+            hessian.values.fill(0.0);
+        }
+        self.gradient(x, time, gradient, overwrite)
+    }
+
+    fn changes_couplings(&self) -> bool {
+        true
+    }
+
+    fn add_changing_blocks(&self, x: &[f64], _time: f64, project: bool, blocks: &mut VertexBlocks) -> Result<()> {
+        let kappa = self.kappa();
+        if kappa == 0.0 {
+            return Ok(());
+        }
+        use rayon::prelude::*;
+        let pairs = self.pairs(x);
+        let hessians: Vec<_> = pairs
+            .par_iter()
+            .map(|pair| {
+                let (_, _, h) = pair_term(pair, x, self.dhat);
+                match project {
+                    true => clamp_to_psd(h),
+                    false => h,
+                }
+            })
+            .collect();
+        for (pair, h) in pairs.iter().zip(&hessians) {
+            blocks.push(&pair.vertices, kappa, h.as_slice());
+        }
+        let reach = self.dhat * self.dhat;
+        for (v, p, d) in self.plane_pairs(x) {
+            let d2 = d * d;
+            // ∂²b/∂x² = (4 d² b″ + 2 b′) n nᵀ: a rank-one block whose weight may be negative.
+            let mut weight =
+                4.0 * d2 * barrier_second_derivative(d2, reach) + 2.0 * barrier_first_derivative(d2, reach);
+            if project {
+                weight = weight.max(0.0);
+            }
+            let n = self.planes[p].normal;
+            let block: Matrix3<f64> = weight * n * n.transpose();
+            blocks.push(&[v], kappa, block.as_slice());
+        }
+        Ok(())
+    }
+
+    fn bounds_steps(&self) -> bool {
+        true
+    }
+
+    fn as_barrier_contact(&self) -> Option<&BarrierContact> {
+        Some(self)
+    }
+
+    fn feasible_step(&self, x: &[f64], displacement: &[f64]) -> Result<f64> {
+        let mut bound = super::ccd::step_bound_where(&self.surface, x, displacement, |v| self.counts(v));
+        // A vertex moving toward a plane covers at most 90% of its distance,
+        // as additive CCD leaves a tenth of each pair's gap.
+        for plane in &self.planes {
+            for &v in &self.surface.vertices {
+                let approach = -plane.normal.dot(&point(displacement, v));
+                if approach > 0.0 {
+                    bound = bound.min(0.9 * plane.distance(&point(x, v)).max(0.0) / approach);
+                }
+            }
+        }
+        Ok(bound.clamp(0.0, 1.0))
+    }
+
+    fn begin_step(&self, model: &Model, state: &State, time: f64) -> Result<()> {
+        if self.rule != BarrierStiffness::Adaptive {
+            return Ok(());
+        }
+        let x = &state.positions;
+        let squared = self.report(x).smallest_distance.powi(2);
+        // The balance of ∇B against ∇Φ at the step's start, as the IPC toolkit's
+        // users recompute it before each step's solve.
+        let h = (time - state.time).max(f64::MIN_POSITIVE);
+        let masses = model.mass().lumped();
+        let mass = masses.iter().sum::<f64>() / masses.len().max(1) as f64 / (h * h);
+        let mut energy_gradient = vec![0.0; x.len()];
+        model.gradient(x, time, &mut energy_gradient)?;
+        for (v, m) in masses.iter().enumerate() {
+            for k in 0..3 {
+                // Inertia: ∂/∂x ‖x − x̃‖²_M / 2h² at x = xₙ is −M vₙ / h.
+                energy_gradient[3 * v + k] -= m * state.velocities[3 * v + k] / h;
+            }
+        }
+        let mut barrier_gradient = vec![0.0; x.len()];
+        self.barrier_sum(x, Some(&mut barrier_gradient));
+        let (balanced, ceiling) =
+            super::stiffness::initial(self.diagonal, self.dhat, mass, &energy_gradient, &barrier_gradient);
+        let mut adaptive = self.adaptive.lock().expect("not poisoned");
+        // The doubling rule, from one step's start to the next: when the
+        // smallest distance keeps shrinking while tiny, twice the last κ if
+        // that is more than the balance.
+        let doubled = adaptive.stiffness.and_then(|kappa| {
+            let previous = adaptive.previous_distance.unwrap_or(f64::INFINITY);
+            let next = super::stiffness::updated(previous, squared, kappa, ceiling, self.diagonal);
+            (next > kappa).then_some(next)
+        });
+        adaptive.stiffness = Some(doubled.map_or(balanced, |d| d.max(balanced)));
+        adaptive.ceiling = ceiling;
+        adaptive.previous_distance = squared.is_finite().then_some(squared);
+        Ok(())
+    }
+
+    fn history(&self) -> serde_json::Value {
+        match self.rule {
+            BarrierStiffness::Fixed(_) => serde_json::Value::Null,
+            BarrierStiffness::Adaptive => {
+                serde_json::to_value(*self.adaptive.lock().expect("not poisoned")).unwrap_or(serde_json::Value::Null)
+            }
+        }
+    }
+
+    fn restore_history(&self, history: &serde_json::Value) -> Result<()> {
+        if history.is_null() {
+            return Ok(());
+        }
+        let restored: Adaptive = serde_json::from_value(history.clone()).map_err(|e| HookeError::Solver {
+            reason: format!("the checkpoint's barrier stiffness cannot be read: {e}"),
+        })?;
+        *self.adaptive.lock().expect("not poisoned") = restored;
+        Ok(())
+    }
+}

@@ -1,0 +1,360 @@
+//! Barrier contact (Li et al. 2020, "Incremental Potential Contact") in
+//! whole runs: bodies on a plane and on each other, a projectile that must
+//! not tunnel, the derivatives the Newton steps use, and the scenes refused.
+
+use hooke::contact::{intersection, BarrierContact, BarrierStiffness, ContactSurface};
+use hooke::model::EnergyTerm;
+use hooke::scene::Scene;
+use std::path::PathBuf;
+
+fn scene(text: &str) -> Scene {
+    Scene::from_text(text, "<test>", PathBuf::from(".")).expect("a valid scene")
+}
+
+fn refusal(text: &str) -> String {
+    match Scene::from_text(text, "<test>", PathBuf::from(".")).and_then(|s| s.build()) {
+        Ok(_) => panic!("the scene was accepted"),
+        Err(error) => error.to_string(),
+    }
+}
+
+/// A soft cube (2000 kg/m³ × 8 dm³) whose bottom is `lift` above the floor z = 0.
+fn cube(origin: [f64; 3], youngs_modulus: f64) -> String {
+    format!(
+        r#"
+[[bodies]]
+mesh = {{ box = {{ size = [0.2, 0.2, 0.2], cells = [3, 3, 3], origin = [{}, {}, {}] }} }}
+material = {{ model = "stable_neo_hookean", youngs_modulus = {youngs_modulus:e}, poisson_ratio = 0.4, density = 1000.0 }}
+"#,
+        origin[0], origin[1], origin[2]
+    )
+}
+
+const FLOOR: &str = r#"
+[[obstacles]]
+shape = { plane = { point = [0.0, 0.0, 0.0], normal = [0.0, 0.0, 1.0] } }
+"#;
+
+fn header(duration: f64, time_step: f64) -> String {
+    format!("gravity = [0.0, 0.0, -9.81]\n[simulation]\nduration = {duration}\ntime_step = {time_step}\n")
+}
+
+fn lowest(x: &[f64], vertices: std::ops::Range<usize>) -> f64 {
+    vertices.map(|v| x[3 * v + 2]).fold(f64::INFINITY, f64::min)
+}
+
+fn highest(x: &[f64], vertices: std::ops::Range<usize>) -> f64 {
+    vertices.map(|v| x[3 * v + 2]).fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// Steps a built scene `steps` times, checking after each that no surface
+/// edge crosses a triangle (an independent test, not the barrier's own
+/// distances), that no vertex is below the floor, and that the closest pair
+/// is apart; returns the states.
+fn run_checked(text: &str, steps: usize) -> (hooke::scene::BuiltScene, Vec<hooke::model::State>) {
+    let mut built = scene(text).build().expect("builds");
+    let surface = ContactSurface::of_tetrahedra(built.model.mesh().tetrahedra().expect("3D"));
+    let dt = scene(text).file.simulation.time_step;
+    let mut state = built.initial_state.clone();
+    let mut states = Vec::new();
+    for step in 1..=steps {
+        built.integrator.step(&built.model, &mut state, dt).expect("a step");
+        let x = &state.positions;
+        if let Some(crossing) = intersection::first_crossing(&surface, x) {
+            panic!("step {step}: {crossing:?}");
+        }
+        assert!(lowest(x, 0..x.len() / 3) > 0.0, "step {step}: below the floor");
+        let report = built.model.barrier_contact().expect("contact").report(x);
+        assert!(report.smallest_distance > 0.0, "step {step}: {report:?}");
+        states.push(state.clone());
+    }
+    (built, states)
+}
+
+#[test]
+fn a_cube_on_the_floor_comes_to_rest_with_the_barrier_carrying_its_weight() {
+    let text = format!("{}{}{FLOOR}[contact]\n", header(1.0, 0.01), cube([0.0, 0.0, 0.01], 1e5));
+    let (built, states) = run_checked(&text, 100);
+    let last = states.last().unwrap();
+    let contact = built.model.barrier_contact().unwrap();
+    let force = contact.forces(&last.positions);
+    let lifted: f64 = force.chunks(3).map(|f| f[2]).sum();
+    let weight = 8.0 * 9.81;
+    // Backward Euler damps the landing out; at rest the floor holds the weight.
+    assert!((lifted - weight).abs() < 0.01 * weight, "{lifted} N against {weight} N");
+    let speed = last.velocities.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(speed < 1e-2, "still moving at {speed} m/s");
+    let report = contact.report(&last.positions);
+    let dhat = contact.activation_distance();
+    assert!(
+        report.smallest_distance < dhat && report.active_pairs >= 16,
+        "{report:?}"
+    );
+}
+
+#[test]
+fn a_cube_dropped_on_another_rests_on_it_and_the_surfaces_never_cross() {
+    // Same stiffness, stacked with a 9 cm fall: the upper one lands on the
+    // lower one, which rests on the floor.
+    let text = format!(
+        "{}{}{}{FLOOR}[contact]\n",
+        header(0.6, 0.01),
+        cube([0.0, 0.0, 0.001], 1e6),
+        cube([0.0, 0.0, 0.3], 1e6)
+    );
+    let (built, states) = run_checked(&text, 60);
+    let x = &states.last().unwrap().positions;
+    let (lower, upper) = (0..64, 64..128);
+    let gap = lowest(x, upper.clone()) - highest(x, lower);
+    let dhat = built.model.barrier_contact().unwrap().activation_distance();
+    assert!(
+        gap > 0.0 && gap < dhat,
+        "the upper cube rests {gap} m above the lower one (d̂ = {dhat})"
+    );
+    let speed = states
+        .last()
+        .unwrap()
+        .velocities
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(speed < 0.05, "{speed}");
+    assert!(highest(x, upper) < 0.41, "it landed");
+}
+
+#[test]
+fn a_fast_projectile_stops_at_a_thin_wall_in_one_step_instead_of_tunnelling() {
+    // A 2 cm cube at 60 m/s toward a 1 cm wall 10 cm away: one step of
+    // 10 ms would carry it 60 cm, through the wall. CCD bounds every
+    // Newton step, so it stops in front.
+    let text = format!(
+        r#"{}
+[[bodies]]
+mesh = {{ box = {{ size = [0.02, 0.02, 0.02], cells = [1, 1, 1], origin = [0.0, 0.09, 0.09] }} }}
+material = {{ model = "stable_neo_hookean", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 1000.0 }}
+velocity = [60.0, 0.0, 0.0]
+[[bodies]]
+mesh = {{ box = {{ size = [0.01, 0.2, 0.2], cells = [1, 4, 4], origin = [0.12, 0.0, 0.0] }} }}
+material = {{ model = "stable_neo_hookean", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 1000.0 }}
+[[pins]]
+select = {{ box = {{ min = [0.1, -1.0, -1.0], max = [1.0, 1.0, 1.0] }} }}
+[contact]
+distance = 1e-3
+"#,
+        "[simulation]\nduration = 0.01\ntime_step = 0.01\n"
+    );
+    let mut built = scene(&text).build().expect("builds");
+    let mut state = built.initial_state.clone();
+    built.integrator.step(&built.model, &mut state, 0.01).expect("a step");
+    let x = &state.positions;
+    let front = (0..8).map(|v| x[3 * v]).fold(f64::NEG_INFINITY, f64::max);
+    assert!(
+        front < 0.12,
+        "the projectile's front is at x = {front}, past the wall's face at 0.12"
+    );
+    let surface = ContactSurface::of_tetrahedra(built.model.mesh().tetrahedra().unwrap());
+    assert!(intersection::first_crossing(&surface, x).is_none());
+}
+
+/// Two cubes 0.4 d̂ apart, one turned, so that point–triangle and
+/// edge–edge pairs are active.
+fn close_cubes(dhat: f64) -> (BarrierContact, Vec<f64>) {
+    let built = scene(&format!(
+        "{}{}{}",
+        header(0.01, 0.01),
+        cube([0.0, 0.0, 0.0], 1e5),
+        cube([0.05, 0.03, 0.3], 1e5)
+    ))
+    .build()
+    .unwrap();
+    let mut x = built.initial_state.positions.clone();
+    // Turn the upper cube about z by 0.3 rad and lower it to 0.4 d̂ above the lower one.
+    let (c, s) = (0.3f64.cos(), 0.3f64.sin());
+    for v in 64..128 {
+        let (px, py) = (x[3 * v] - 0.15, x[3 * v + 1] - 0.13);
+        x[3 * v] = 0.15 + c * px - s * py;
+        x[3 * v + 1] = 0.13 + s * px + c * py;
+        x[3 * v + 2] -= 0.3 - 0.2 - 0.4 * dhat;
+    }
+    let surface = ContactSurface::of_tetrahedra(built.model.mesh().tetrahedra().unwrap());
+    let contact = BarrierContact::new(
+        surface,
+        built.model.rest_positions(),
+        Vec::new(),
+        dhat,
+        BarrierStiffness::Fixed(1e4),
+    )
+    .unwrap();
+    (contact, x)
+}
+
+#[test]
+fn the_energy_gradient_and_pair_blocks_match_central_differences() {
+    let dhat = 0.01;
+    let (contact, x) = close_cubes(dhat);
+    let report = contact.report(&x);
+    assert!(report.active_pairs > 10, "{report:?}");
+    let n = x.len();
+    let mut gradient = vec![0.0; n];
+    let energy = contact.gradient(&x, 0.0, &mut gradient, true).unwrap();
+    assert!(energy > 0.0 && (energy - contact.energy(&x, 0.0)).abs() < 1e-12 * energy);
+    let mut blocks = hooke::linalg::VertexBlocks::new(3);
+    contact.add_changing_blocks(&x, 0.0, false, &mut blocks).unwrap();
+    // The dense Hessian of the blocks.
+    let mut hessian = nalgebra::DMatrix::<f64>::zeros(n, n);
+    let mut offset = 0;
+    for b in 0..blocks.len() {
+        let vertices = &blocks.vertices[blocks.starts[b]..blocks.starts[b + 1]];
+        let k = 3 * vertices.len();
+        for column in 0..k {
+            for row in 0..k {
+                let (i, j) = (3 * vertices[row / 3] + row % 3, 3 * vertices[column / 3] + column % 3);
+                hessian[(i, j)] += blocks.values[offset + column * k + row];
+            }
+        }
+        offset += k * k;
+    }
+    let h = 1e-7 * dhat;
+    // The coordinates of the lower cube's top and the upper cube's bottom that move most.
+    let moved: Vec<usize> = (0..n)
+        .filter(|&i| gradient[i].abs() > 1e-3 * gradient.iter().fold(0.0f64, |m, g| m.max(g.abs())))
+        .collect();
+    assert!(moved.len() > 20);
+    for &i in moved.iter().step_by(7) {
+        let shifted = |by: f64| {
+            let mut y = x.clone();
+            y[i] += by;
+            y
+        };
+        let difference = (contact.energy(&shifted(h), 0.0) - contact.energy(&shifted(-h), 0.0)) / (2.0 * h);
+        assert!(
+            (gradient[i] - difference).abs() < 1e-5 * gradient[i].abs(),
+            "∂E/∂x[{i}]: {} against {difference}",
+            gradient[i]
+        );
+        let (mut plus, mut minus) = (vec![0.0; n], vec![0.0; n]);
+        contact.gradient(&shifted(h), 0.0, &mut plus, true).unwrap();
+        contact.gradient(&shifted(-h), 0.0, &mut minus, true).unwrap();
+        let scale = hessian.column(i).amax();
+        for j in 0..n {
+            let difference = (plus[j] - minus[j]) / (2.0 * h);
+            assert!(
+                (hessian[(j, i)] - difference).abs() < 1e-4 * scale,
+                "H[{j}, {i}]: {} against {difference}",
+                hessian[(j, i)]
+            );
+        }
+    }
+    // Projected blocks are positive semi-definite.
+    let mut projected = hooke::linalg::VertexBlocks::new(3);
+    contact.add_changing_blocks(&x, 0.0, true, &mut projected).unwrap();
+    let mut offset = 0;
+    for b in 0..projected.len() {
+        let k = 3 * (projected.starts[b + 1] - projected.starts[b]);
+        let block = nalgebra::DMatrix::from_column_slice(k, k, &projected.values[offset..offset + k * k]);
+        let smallest = block.symmetric_eigenvalues().min();
+        assert!(smallest > -1e-9 * block.amax(), "block {b}: {smallest}");
+        offset += k * k;
+    }
+}
+
+#[test]
+fn the_adaptive_stiffness_is_kept_by_the_history_and_taken_back() {
+    let text = format!(
+        "{}{}{FLOOR}[contact]\n",
+        header(0.05, 0.01),
+        cube([0.0, 0.0, 0.0004], 1e5)
+    );
+    let built = scene(&text).build().unwrap();
+    let contact = built.model.barrier_contact().unwrap();
+    assert_eq!(contact.stiffness(), None, "set at the first step");
+    contact.begin_step(&built.model, &built.initial_state, 0.01).unwrap();
+    let kappa = contact.stiffness().expect("set");
+    assert!(kappa.is_finite() && kappa > 0.0);
+    let history = contact.history();
+    let fresh = scene(&text).build().unwrap();
+    fresh
+        .model
+        .barrier_contact()
+        .unwrap()
+        .restore_history(&history)
+        .unwrap();
+    assert_eq!(fresh.model.barrier_contact().unwrap().stiffness(), Some(kappa));
+    // JSON has no infinity: a history written before any pair is near reads back too.
+    let text = serde_json::to_string(&history).unwrap();
+    let read: serde_json::Value = serde_json::from_str(&text).unwrap();
+    fresh.model.barrier_contact().unwrap().restore_history(&read).unwrap();
+}
+
+#[test]
+fn scenes_barrier_contact_cannot_run_are_refused_naming_the_key() {
+    let base = |extra: &str, tail: &str| {
+        format!(
+            "{}{}{extra}[contact]\n{tail}",
+            header(0.1, 0.01),
+            cube([0.0, 0.0, 0.01], 1e5)
+        )
+    };
+    let cases = [
+        // Two bodies overlapping at the start.
+        (
+            format!("{}{}{}[contact]\n", header(0.1, 0.01), cube([0.0, 0.0, 0.0], 1e5), cube([0.1, 0.1, 0.1], 1e5)),
+            "intersect at the start",
+        ),
+        // Apart, but closer than d̂.
+        (
+            format!(
+                "{}{}{}[contact]\ndistance = 0.01\n",
+                header(0.1, 0.01),
+                cube([0.0, 0.0, 0.0], 1e5),
+                cube([0.0, 0.0, 0.205], 1e5)
+            ),
+            "closer than d̂",
+        ),
+        (base(FLOOR, "distance = 0.05\n"), "obstacles[0]"),
+        (base("[integrator]\nkind = \"symplectic_euler\"\n", ""), "contact"),
+        (base("", "friction = 0.5\n"), "contact.friction"),
+        (
+            base(
+                "[[obstacles]]\nshape = { plane = { point = [0.0, 0.0, 0.0], normal = [0.0, 0.0, 1.0] } }\nstiffness = 1e5\n",
+                "",
+            ),
+            "obstacles[0].stiffness",
+        ),
+        (
+            base("[[obstacles]]\nshape = { sphere = { center = [0.0, 0.0, -1.0], radius = 0.5 } }\n", ""),
+            "obstacles[0].shape",
+        ),
+        (base("", "stiffness = \"soft\"\n"), "adaptive"),
+        (base("", "stiffness = -1.0\n"), "contact.stiffness"),
+    ];
+    for (text, expected) in cases {
+        let message = refusal(&text);
+        assert!(message.contains(expected), "{message}\nshould name {expected}");
+    }
+    // Without [contact], an obstacle needs its penalty stiffness.
+    let text = format!("{}{}{FLOOR}", header(0.1, 0.01), cube([0.0, 0.0, 0.01], 1e5));
+    assert!(refusal(&text).contains("obstacles[0].stiffness"));
+}
+
+#[test]
+fn without_self_contact_pairs_within_one_body_do_not_count() {
+    let dhat = 0.01;
+    let (contact, x) = close_cubes(dhat);
+    let pairs = contact.report(&x).active_pairs;
+    assert!(pairs > 10);
+    // Counted as two bodies, every pair is between them; counted as one, none counts.
+    for (bodies, expected) in [
+        (
+            (0..x.len() / 3).map(|v| usize::from(v >= 64)).collect::<Vec<_>>(),
+            pairs,
+        ),
+        (vec![0; x.len() / 3], 0),
+    ] {
+        let (term, _) = close_cubes(dhat);
+        let term = term.without_self_contact(bodies);
+        assert_eq!(term.report(&x).active_pairs, expected);
+        let mut gradient = vec![0.0; x.len()];
+        let energy = term.gradient(&x, 0.0, &mut gradient, true).unwrap();
+        assert_eq!(energy > 0.0, expected > 0);
+    }
+}
