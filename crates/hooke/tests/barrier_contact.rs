@@ -2,8 +2,8 @@
 //! whole runs: bodies on a plane and on each other, a projectile that must
 //! not tunnel, the derivatives the Newton steps use, and the scenes refused.
 
-use hooke::contact::{intersection, BarrierContact, BarrierStiffness, ContactSurface};
-use hooke::model::EnergyTerm;
+use hooke::contact::{intersection, ContactSurface};
+use hooke::model::{BarrierContact, BarrierStiffness, EnergyTerm};
 use hooke::scene::Scene;
 use std::path::PathBuf;
 
@@ -357,4 +357,99 @@ fn without_self_contact_pairs_within_one_body_do_not_count() {
         let energy = term.gradient(&x, 0.0, &mut gradient, true).unwrap();
         assert_eq!(energy > 0.0, expected > 0);
     }
+}
+
+#[test]
+fn every_integrator_that_takes_contact_lands_a_cube_without_crossing() {
+    for (integrator, solver) in [("bdf2", "newton"), ("newmark", "newton"), ("backward_euler", "lbfgs")] {
+        let text = format!(
+            "{}{}{FLOOR}[contact]\n[integrator]\nkind = \"{integrator}\"\n[solver]\nkind = \"{solver}\"\n",
+            header(0.2, 0.01),
+            cube([0.0, 0.0, 0.02], 1e5)
+        );
+        let (built, states) = run_checked(&text, 20);
+        // It fell 2 cm and landed: the floor stopped it within d̂ (Newmark's
+        // trapezoidal rule keeps the energy, so it bounces back up after).
+        let closest = states
+            .iter()
+            .map(|s| lowest(&s.positions, 0..64))
+            .fold(f64::INFINITY, f64::min);
+        let dhat = built.model.barrier_contact().unwrap().activation_distance();
+        assert!(
+            closest > 0.0 && closest < dhat,
+            "{integrator} with {solver}: the lowest vertex came to {closest} m (d̂ = {dhat})"
+        );
+    }
+}
+
+#[test]
+fn a_cube_lands_on_a_mesh_obstacle_read_from_a_file_without_crossing_it() {
+    // An open surface: a 1 m square of two triangles at z = 0, as an OBJ file.
+    let folder = std::env::temp_dir().join(format!("hooke-mesh-obstacle-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("floor.obj"),
+        "v -0.5 -0.5 0\nv 0.7 -0.5 0\nv 0.7 0.7 0\nv -0.5 0.7 0\nf 1 2 3\nf 1 3 4\n",
+    )
+    .unwrap();
+    let text = format!(
+        "{}{}[[obstacles]]\nshape = {{ mesh = {{ file = \"floor.obj\" }} }}\n[contact]\ndistance = 1e-3\n",
+        header(0.3, 0.01),
+        cube([0.0, 0.0, 0.02], 1e5)
+    );
+    let mut built = Scene::from_text(&text, "<test>", folder.clone())
+        .unwrap()
+        .build()
+        .unwrap();
+    let contact = built.model.barrier_contact().unwrap();
+    let surface = contact.surface().clone();
+    let mut state = built.initial_state.clone();
+    for step in 1..=30 {
+        built.integrator.step(&built.model, &mut state, 0.01).expect("a step");
+        let x = built
+            .model
+            .barrier_contact()
+            .unwrap()
+            .with_fixed_positions(&state.positions);
+        assert!(intersection::first_crossing(&surface, &x).is_none(), "step {step}");
+    }
+    // It fell 2 cm onto the square and rests on it within d̂ (the square has no inside:
+    // only the barrier holds it).
+    let low = lowest(&state.positions, 0..64);
+    assert!(low > 0.0 && low < 1e-3, "{low}");
+    let lifted: f64 = built
+        .model
+        .barrier_contact()
+        .unwrap()
+        .forces(&state.positions)
+        .chunks(3)
+        .map(|f| f[2])
+        .sum();
+    assert!(lifted > 0.5 * 8.0 * 9.81, "{lifted} N");
+    // Without [contact] a mesh obstacle is refused; a missing file is named.
+    let no_contact = format!(
+        "{}{}[[obstacles]]\nshape = {{ mesh = {{ file = \"floor.obj\" }} }}\n",
+        header(0.3, 0.01),
+        cube([0.0, 0.0, 0.02], 1e5)
+    );
+    let error = Scene::from_text(&no_contact, "<test>", folder.clone())
+        .and_then(|s| s.build())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        error.contains("obstacles[0].shape") && error.contains("[contact]"),
+        "{error}"
+    );
+    let missing = text.replace("floor.obj", "nowhere.obj");
+    let error = Scene::from_text(&missing, "<test>", folder.clone())
+        .and_then(|s| s.build())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        error.contains("obstacles[0].shape.mesh.file") && error.contains("nowhere.obj"),
+        "{error}"
+    );
+    let _ = std::fs::remove_dir_all(&folder);
 }

@@ -87,7 +87,8 @@ impl VertexBlocks {
     }
 
     /// The sparse matrix `values` on `pattern` (over the unknowns numbered by
-    /// `unknown_of`, None for coordinates that are not unknowns) plus the
+    /// `unknown_of`, None for coordinates that are not unknowns; coordinates
+    /// past its end are not either: a fixed obstacle's vertices) plus the
     /// blocks: its pattern is `pattern` extended by the blocks' couplings
     /// (the same `Arc` when they add none), and its values.
     pub fn add_to(
@@ -98,7 +99,7 @@ impl VertexBlocks {
     ) -> (Arc<LowerPattern>, Vec<f64>) {
         let mut entries: Vec<(usize, usize, f64)> = Vec::with_capacity(self.values.len() / 2);
         self.for_each_lower(|i, j, v| {
-            if let (Some(a), Some(b)) = (unknown_of[i], unknown_of[j]) {
+            if let (Some(&Some(a)), Some(&Some(b))) = (unknown_of.get(i), unknown_of.get(j)) {
                 entries.push((a.max(b), a.min(b), v));
             }
         });

@@ -53,6 +53,16 @@ pub enum ObstacleShape {
         /// Radius of the tube, m.
         minor_radius: f64,
     },
+    /// A fixed triangle surface from a file (OBJ, STL or PLY; open surfaces
+    /// allowed), for barrier contact (`[contact]`) only: it has no inside a
+    /// penalty could measure.
+    Mesh {
+        /// The file, relative to the scene's folder.
+        file: String,
+        /// Its welded vertices and triangles, m, read when the scene is built.
+        #[serde(skip)]
+        surface: Option<std::sync::Arc<crate::mesh::TriangleSoup>>,
+    },
 }
 
 /// An obstacle with its penalty stiffness.
@@ -150,6 +160,12 @@ impl ObstacleShape {
                 *major_radius,
                 *minor_radius,
             ),
+            // No inside: a penalty never acts (the scene refuses it without [contact]).
+            ObstacleShape::Mesh { .. } => Proximity {
+                distance: f64::INFINITY,
+                normal: Vector3::z(),
+                normal_derivative: Matrix3::zeros(),
+            },
         }
     }
 }

@@ -4,6 +4,7 @@
 //! gradients and Hessians, and for the boundary conditions at a time.
 
 mod attachment;
+mod barrier_contact;
 mod constraints;
 mod contact;
 mod damping;
@@ -22,6 +23,7 @@ pub(crate) mod vectors;
 mod viscoelastic;
 
 pub use attachment::Attachment;
+pub use barrier_contact::{BarrierContact, BarrierStiffness, ContactPlane, ContactReport};
 pub use constraints::SurfaceConstraint;
 pub use contact::{max_penetration, project_out_of_obstacles, vertex_point, ContactPenalty, Obstacle, ObstacleShape};
 pub use damping::{Damping, DampingStiffness};
@@ -426,7 +428,7 @@ impl Model {
     }
 
     /// The model's barrier contact, if it has one.
-    pub fn barrier_contact(&self) -> Option<&crate::contact::BarrierContact> {
+    pub fn barrier_contact(&self) -> Option<&BarrierContact> {
         self.terms.iter().find_map(|t| t.as_barrier_contact())
     }
 

@@ -321,7 +321,7 @@ pub trait EnergyTerm: Send + Sync {
     }
 
     /// The term as barrier contact, if it is (for its records and forces).
-    fn as_barrier_contact(&self) -> Option<&crate::contact::BarrierContact> {
+    fn as_barrier_contact(&self) -> Option<&super::BarrierContact> {
         None
     }
 }

@@ -43,6 +43,10 @@ pub(crate) fn obstacle_triangles(
             *major_radius,
             *minor_radius,
         ),
+        ObstacleShape::Mesh { surface, .. } => surface
+            .iter()
+            .flat_map(|s| s.triangles.iter().map(|t| t.map(|v| s.vertices[v])))
+            .collect(),
     }
 }
 

@@ -44,7 +44,7 @@ impl Scene {
         let integrator = self.integrator_for(&mut model, &mut notes)?;
         let initial_state = self.initial_state(&mut model, initial_velocity)?;
         if let Some(contact) = &self.file.contact {
-            super::contact::check_start(&self.file, contact, &model, &bodies, &initial_state.positions)?;
+            super::contact::check_start(contact, &model, &bodies, &initial_state.positions)?;
         }
         notes.extend(
             integrator
@@ -311,8 +311,18 @@ impl Scene {
         }
         model.set_damping(file.damping)?;
         model.set_tearing_limit(file.tearing.as_ref().map(|t| t.stretch));
-        for obstacle in &file.obstacles {
-            model.add_obstacle(obstacle.clone());
+        for (o, obstacle) in file.obstacles.iter().enumerate() {
+            let mut obstacle = obstacle.clone();
+            if let crate::model::ObstacleShape::Mesh { file, surface } = &mut obstacle.shape {
+                let full = self.base_directory.join(&*file);
+                let key = format!("obstacles[{o}].shape.mesh.file");
+                let read = crate::io::read_surface(&full).map_err(|e| missing_file(e, &key, &full))?;
+                if read.triangles.is_empty() {
+                    return Err(HookeError::scene(key, format!("{} has no triangles", full.display())));
+                }
+                *surface = Some(std::sync::Arc::new(read));
+            }
+            model.add_obstacle(obstacle);
         }
         Ok(())
     }

@@ -3,9 +3,9 @@
 //! intersects or lies closer than d̂.
 
 use super::format::{ContactSection, ContactStiffness, SceneFile};
-use crate::contact::{intersection, BarrierContact, BarrierStiffness, ContactPlane, ContactSurface};
+use crate::contact::{intersection, ContactSurface};
 use crate::error::{HookeError, Result};
-use crate::model::{Model, ObstacleShape};
+use crate::model::{BarrierContact, BarrierStiffness, ContactPlane, Model, ObstacleShape};
 use nalgebra::Vector3;
 
 /// The default d̂ over the diagonal of the bodies' bounding box (Li et al.
@@ -14,6 +14,7 @@ pub const DEFAULT_DISTANCE_SCALE: f64 = 1e-3;
 
 /// Adds barrier contact to `model` as `section` asks, with `bodies` the body
 /// of each vertex (without self-contact, pairs within one body do not count).
+/// Plane and mesh obstacles, read into the model already, join the barrier.
 pub(super) fn add_contact(
     file: &SceneFile,
     section: &ContactSection,
@@ -21,38 +22,6 @@ pub(super) fn add_contact(
     bodies: &[usize],
     notes: &mut Vec<String>,
 ) -> Result<()> {
-    let (surface, planes, dhat) = parts(file, section, model, notes)?;
-    let rule = match section.stiffness {
-        ContactStiffness::Adaptive => BarrierStiffness::Adaptive,
-        ContactStiffness::Fixed(k) => BarrierStiffness::Fixed(k),
-    };
-    let mut term = BarrierContact::new(surface, model.rest_positions(), planes, dhat, rule)?;
-    if !section.self_contact {
-        term = term.without_self_contact(bodies.to_vec());
-    }
-    model.add_term(Box::new(term))
-}
-
-/// Refuses a start `x0` (3 per vertex) that intersects or lies closer than d̂.
-pub(super) fn check_start(
-    file: &SceneFile,
-    section: &ContactSection,
-    model: &Model,
-    bodies: &[usize],
-    x0: &[f64],
-) -> Result<()> {
-    let (surface, planes, dhat) = parts(file, section, model, &mut Vec::new())?;
-    refuse_a_start_in_contact(&surface, &planes, bodies, x0, dhat, section.self_contact)
-}
-
-/// The contact surface, the planes and d̂ of a scene.
-fn parts(
-    file: &SceneFile,
-    section: &ContactSection,
-    model: &Model,
-    notes: &mut Vec<String>,
-) -> Result<(ContactSurface, Vec<ContactPlane>, f64)> {
-    let x0 = model.rest_positions();
     let Some(mesh) = model.mesh().tetrahedra() else {
         return Err(HookeError::scene(
             "contact",
@@ -66,11 +35,12 @@ fn parts(
         ));
     }
     let surface = ContactSurface::of_tetrahedra(mesh);
+    let x0 = model.rest_positions();
     let diagonal = {
         let mut lo = Vector3::repeat(f64::INFINITY);
         let mut hi = Vector3::repeat(f64::NEG_INFINITY);
         for v in &surface.vertices {
-            let p = Vector3::new(x0[3 * v], x0[3 * v + 1], x0[3 * v + 2]);
+            let p = at(&x0, *v);
             lo = lo.inf(&p);
             hi = hi.sup(&p);
         }
@@ -82,15 +52,131 @@ fn parts(
             "contact: the barrier acts below d̂ = {dhat:.3e} m ({DEFAULT_DISTANCE_SCALE:e} of the bodies' diagonal, {diagonal:.3} m); set contact.distance to change it"
         ));
     }
-    let planes: Vec<ContactPlane> = file
-        .obstacles
+    let planes: Vec<ContactPlane> = model
+        .obstacles()
         .iter()
-        .map(|o| match o.shape {
-            ObstacleShape::Plane { point, normal } => ContactPlane::new(Vector3::from(point), Vector3::from(normal)),
-            _ => unreachable!("the scene's checks take planes only with [contact]"),
+        .filter_map(|o| match o.shape {
+            ObstacleShape::Plane { point, normal } => {
+                Some(ContactPlane::new(Vector3::from(point), Vector3::from(normal)))
+            }
+            _ => None,
         })
         .collect();
-    Ok((surface, planes, dhat))
+    let rule = match section.stiffness {
+        ContactStiffness::Adaptive => BarrierStiffness::Adaptive,
+        ContactStiffness::Fixed(k) => BarrierStiffness::Fixed(k),
+    };
+    let mut term = BarrierContact::new(surface, x0, planes, dhat, rule)?;
+    for obstacle in model.obstacles() {
+        if let ObstacleShape::Mesh {
+            surface: Some(read), ..
+        } = &obstacle.shape
+        {
+            term = term.with_fixed_surface(&read.vertices, &read.triangles);
+        }
+    }
+    if !section.self_contact {
+        term = term.without_self_contact(bodies.to_vec());
+    }
+    model.add_term(Box::new(term))
+}
+
+/// Who a vertex of the contact surface belongs to, for messages: a body, or
+/// (past the model's vertices) a mesh obstacle, in the scene's order.
+fn owner_name(model: &Model, bodies: &[usize], contact: &BarrierContact, v: usize) -> String {
+    if v < contact.model_vertex_count() {
+        return format!("bodies[{}]", bodies[v]);
+    }
+    let mut start = contact.model_vertex_count();
+    for (o, obstacle) in model.obstacles().iter().enumerate() {
+        if let ObstacleShape::Mesh {
+            surface: Some(read), ..
+        } = &obstacle.shape
+        {
+            if v < start + read.vertices.len() {
+                return format!("obstacles[{o}]");
+            }
+            start += read.vertices.len();
+        }
+    }
+    "an obstacle".to_string()
+}
+
+/// "A and B", or "A (with itself)".
+fn owners_named(names: &[String]) -> String {
+    match names.iter().find(|n| **n != names[0]) {
+        Some(other) => format!("{} and {other}", names[0]),
+        None => format!("{} (with itself)", names[0]),
+    }
+}
+
+/// Refuses a start `x0` (3 per model vertex) that intersects, or where two
+/// primitives (or a vertex and a plane) are closer than d̂: the barrier
+/// would be infinite, or the first step would push them apart with a jolt
+/// no scene means.
+pub(super) fn check_start(section: &ContactSection, model: &Model, bodies: &[usize], x0: &[f64]) -> Result<()> {
+    let Some(contact) = model.barrier_contact() else {
+        return Ok(());
+    };
+    let dhat = contact.activation_distance();
+    let x = contact.with_fixed_positions(x0);
+    let surface = contact.surface();
+    let name = |v: usize| owner_name(model, bodies, contact, v);
+    let counts = |vertices: &[usize]| {
+        let names: Vec<String> = vertices.iter().map(|&v| name(v)).collect();
+        let moving = vertices.iter().any(|&v| v < contact.model_vertex_count());
+        moving && (section.self_contact || names.iter().any(|n| *n != names[0]))
+    };
+    if let Some(crossing) = intersection::first_crossing(surface, &x) {
+        let vertices = [crossing.edge[0], crossing.edge[1], crossing.face[0]];
+        if counts(&vertices) {
+            let names: Vec<String> = vertices.iter().map(|&v| name(v)).collect();
+            return Err(HookeError::scene(
+                "contact",
+                format!(
+                    "{} intersect at the start, near {}: move them apart by more than d̂ = {dhat:.3e} m",
+                    owners_named(&names),
+                    place(&crossing.point)
+                ),
+            ));
+        }
+    }
+    let planes = model
+        .obstacles()
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| matches!(o.shape, ObstacleShape::Plane { .. }));
+    for ((p, _), plane) in planes.zip(contact.planes()) {
+        for &v in surface.vertices.iter().filter(|&&v| v < contact.model_vertex_count()) {
+            let d = (at(&x, v) - plane.point).dot(&plane.normal);
+            if d < dhat {
+                let what = if d <= 0.0 { "is inside" } else { "is closer than d̂ to" };
+                return Err(HookeError::scene(
+                    format!("obstacles[{p}]"),
+                    format!(
+                        "{} {what} the plane at the start (vertex {v} at {}, {d:.3e} m from it; d̂ = {dhat:.3e} m): move the body or the plane",
+                        name(v),
+                        place(&at(&x, v))
+                    ),
+                ));
+            }
+        }
+    }
+    let rest = contact.with_fixed_positions(&model.rest_positions());
+    let pairs = crate::contact::potential::active_pairs(surface, &rest, &x, dhat);
+    if let Some(pair) = pairs.iter().find(|p| counts(&p.vertices)) {
+        let centre = pair.vertices.iter().map(|&v| at(&x, v)).sum::<Vector3<f64>>() / 4.0;
+        let names: Vec<String> = pair.vertices.iter().map(|&v| name(v)).collect();
+        return Err(HookeError::scene(
+            "contact",
+            format!(
+                "{} start closer than d̂ = {dhat:.3e} m near {}: move them apart, or set a smaller contact.distance",
+                owners_named(&names),
+                place(&centre)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn at(x: &[f64], v: usize) -> Vector3<f64> {
@@ -99,71 +185,4 @@ fn at(x: &[f64], v: usize) -> Vector3<f64> {
 
 fn place(p: &Vector3<f64>) -> String {
     format!("({:.4}, {:.4}, {:.4})", p.x, p.y, p.z)
-}
-
-fn bodies_named(bodies: &[usize], vertices: &[usize]) -> String {
-    let (first, other) = (
-        bodies[vertices[0]],
-        vertices.iter().map(|&v| bodies[v]).find(|&b| b != bodies[vertices[0]]),
-    );
-    match other {
-        Some(second) => format!("bodies[{}] and bodies[{}]", first.min(second), first.max(second)),
-        None => format!("bodies[{first}] (with itself)"),
-    }
-}
-
-/// A start that intersects, or where two primitives (or a vertex and a plane)
-/// are closer than d̂, is refused: the barrier would be infinite or the first
-/// step would push them apart with a jolt no scene means.
-fn refuse_a_start_in_contact(
-    surface: &ContactSurface,
-    planes: &[ContactPlane],
-    bodies: &[usize],
-    x0: &[f64],
-    dhat: f64,
-    self_contact: bool,
-) -> Result<()> {
-    let counts = |vertices: &[usize]| self_contact || vertices.iter().any(|&v| bodies[v] != bodies[vertices[0]]);
-    if let Some(crossing) = intersection::first_crossing(surface, x0) {
-        let vertices = [crossing.edge[0], crossing.edge[1], crossing.face[0]];
-        if counts(&vertices) {
-            return Err(HookeError::scene(
-                "contact",
-                format!(
-                    "{} intersect at the start, near {}: move them apart by more than d̂ = {dhat:.3e} m",
-                    bodies_named(bodies, &vertices),
-                    place(&crossing.point)
-                ),
-            ));
-        }
-    }
-    for (p, plane) in planes.iter().enumerate() {
-        for &v in &surface.vertices {
-            let d = (at(x0, v) - plane.point).dot(&plane.normal);
-            if d < dhat {
-                let what = if d <= 0.0 { "is inside" } else { "is closer than d̂ to" };
-                return Err(HookeError::scene(
-                    format!("obstacles[{p}]"),
-                    format!(
-                        "bodies[{}] {what} the plane at the start (vertex {v} at {}, {d:.3e} m from it; d̂ = {dhat:.3e} m): move the body or the plane",
-                        bodies[v],
-                        place(&at(x0, v))
-                    ),
-                ));
-            }
-        }
-    }
-    let pairs = crate::contact::potential::active_pairs(surface, x0, x0, dhat);
-    if let Some(pair) = pairs.iter().find(|p| counts(&p.vertices)) {
-        let centre = pair.vertices.iter().map(|&v| at(x0, v)).sum::<Vector3<f64>>() / 4.0;
-        return Err(HookeError::scene(
-            "contact",
-            format!(
-                "{} start closer than d̂ = {dhat:.3e} m near {}: move them apart, or set a smaller contact.distance",
-                bodies_named(bodies, &pair.vertices),
-                place(&centre)
-            ),
-        ));
-    }
-    Ok(())
 }

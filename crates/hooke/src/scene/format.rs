@@ -1077,6 +1077,12 @@ impl SceneFile {
     fn validate_obstacles(&self) -> Result<()> {
         for (o, obstacle) in self.obstacles.iter().enumerate() {
             let key = format!("obstacles[{o}].stiffness");
+            if let (None, ObstacleShape::Mesh { file, .. }) = (&self.contact, &obstacle.shape) {
+                return Err(HookeError::scene(
+                    format!("obstacles[{o}].shape"),
+                    format!("the surface {file} is an obstacle for barrier contact: add [contact] (a penalty needs an inside, which an open surface has not)"),
+                ));
+            }
             match (&self.contact, obstacle.stiffness) {
                 (None, Some(k)) => positive(&key, k)?,
                 (None, None) => {
@@ -1092,10 +1098,10 @@ impl SceneFile {
                     ))
                 }
                 (Some(_), None) => {
-                    if !matches!(obstacle.shape, ObstacleShape::Plane { .. }) {
+                    if !matches!(obstacle.shape, ObstacleShape::Plane { .. } | ObstacleShape::Mesh { .. }) {
                         return Err(HookeError::scene(
                             format!("obstacles[{o}].shape"),
-                            "barrier contact takes plane obstacles so far; spheres, boxes and tori are penalty obstacles (remove [contact]), or mesh them",
+                            "barrier contact takes plane and mesh obstacles; spheres, boxes and tori are penalty obstacles (remove [contact]), or give them as a mesh (shape = { mesh = { file = \"….obj\" } })",
                         ));
                     }
                     if obstacle.project {
@@ -1108,6 +1114,14 @@ impl SceneFile {
             }
             let key = format!("obstacles[{o}].shape");
             match &obstacle.shape {
+                ObstacleShape::Mesh { file, .. } => {
+                    if self.contact.is_none() {
+                        return Err(HookeError::scene(
+                            key,
+                            format!("the surface {file} is an obstacle for barrier contact: add [contact] (a penalty needs an inside, which an open surface has not)"),
+                        ));
+                    }
+                }
                 ObstacleShape::Plane { point, normal } => {
                     finite(&key, &[*point, *normal].concat())?;
                     if normal.iter().all(|c| *c == 0.0) {

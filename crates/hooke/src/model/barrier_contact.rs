@@ -17,12 +17,13 @@
 //! applied from step to step.) The adaptive state is the term's history,
 //! kept by checkpoints.
 
-use super::barrier::{barrier, barrier_first_derivative, barrier_second_derivative};
-use super::potential::{active_pairs, clamp_to_psd, energy_and_gradient, pair_term, ActivePair};
-use super::surface::ContactSurface;
+use super::term::{EnergyTerm, HessianTarget, TermCapabilities, TermKind};
+use super::{Model, State};
+use crate::contact::barrier::{barrier, barrier_first_derivative, barrier_second_derivative};
+use crate::contact::potential::{active_pairs, clamp_to_psd, energy_and_gradient, pair_term, ActivePair};
+use crate::contact::surface::ContactSurface;
 use crate::error::{HookeError, Result};
 use crate::linalg::VertexBlocks;
-use crate::model::{EnergyTerm, HessianTarget, Model, State, TermCapabilities, TermKind};
 use nalgebra::{Matrix3, Vector3};
 use std::sync::Mutex;
 
@@ -70,10 +71,19 @@ struct Adaptive {
     previous_distance: Option<f64>,
 }
 
-/// The contact of a model's surface with itself and with fixed planes.
+/// The contact of a model's surface with itself, with fixed planes and with
+/// fixed triangle surfaces (mesh obstacles). The surface's vertices number
+/// the model's first, then the fixed surfaces' (`fixed`): positions, gradients
+/// and displacements are extended by these before the geometry sees them,
+/// and their entries are dropped after (they are not unknowns).
 pub struct BarrierContact {
     surface: ContactSurface,
+    /// Rest positions of the model's vertices, then the fixed ones.
     rest: Vec<f64>,
+    /// The model's vertex count.
+    model_vertices: usize,
+    /// The fixed surfaces' vertex positions, 3 per vertex.
+    fixed: Vec<f64>,
     planes: Vec<ContactPlane>,
     dhat: f64,
     rule: BarrierStiffness,
@@ -124,7 +134,9 @@ impl BarrierContact {
         let diagonal = bounding_diagonal(&rest, &surface.vertices);
         Ok(BarrierContact {
             surface,
+            model_vertices: rest.len() / 3,
             rest,
+            fixed: Vec::new(),
             planes,
             dhat,
             rule,
@@ -138,6 +150,20 @@ impl BarrierContact {
         })
     }
 
+    /// Adds a fixed triangle surface (a mesh obstacle): `vertices`, m, and
+    /// `triangles` indexing them. Its pairs with the bodies count; pairs
+    /// within it do not.
+    pub fn with_fixed_surface(mut self, vertices: &[Vector3<f64>], triangles: &[[usize; 3]]) -> BarrierContact {
+        let offset = self.model_vertices + self.fixed.len() / 3;
+        let mut faces = self.surface.faces.clone();
+        faces.extend(triangles.iter().map(|t| t.map(|v| v + offset)));
+        let flat: Vec<f64> = vertices.iter().flat_map(|p| [p.x, p.y, p.z]).collect();
+        self.fixed.extend_from_slice(&flat);
+        self.rest.extend_from_slice(&flat);
+        self.surface = ContactSurface::of_triangles(faces);
+        self
+    }
+
     /// Leaves out the pairs within one body (no self-contact): `bodies` gives
     /// each model vertex's body.
     pub fn without_self_contact(mut self, bodies: Vec<usize>) -> BarrierContact {
@@ -145,26 +171,71 @@ impl BarrierContact {
         self
     }
 
-    /// Whether a pair on these vertices counts.
-    fn counts(&self, vertices: &[usize; 4]) -> bool {
-        match &self.bodies {
-            None => true,
-            Some(body) => vertices.iter().any(|&v| body[v] != body[vertices[0]]),
+    /// Whose a surface vertex is: its body's index (0 without self-contact
+    /// rules), or past every body for a fixed surface's.
+    fn owner(&self, v: usize) -> usize {
+        match (&self.bodies, v < self.model_vertices) {
+            (_, false) => usize::MAX,
+            (None, true) => 0,
+            (Some(body), true) => body[v],
         }
     }
 
-    /// The pairs within d̂ at x that count.
+    /// Whether a pair on these vertices counts: it moves (a model vertex is
+    /// in it), and without self-contact, it joins two owners.
+    fn counts(&self, vertices: &[usize; 4]) -> bool {
+        if vertices.iter().all(|&v| v >= self.model_vertices) {
+            return false;
+        }
+        match &self.bodies {
+            None => true,
+            Some(_) => vertices.iter().any(|&v| self.owner(v) != self.owner(vertices[0])),
+        }
+    }
+
+    /// Model positions (or displacements, with `fixed` zero) extended by the fixed surfaces'.
+    fn extended<'a>(&self, x: &'a [f64], displacement: bool) -> std::borrow::Cow<'a, [f64]> {
+        if self.fixed.is_empty() {
+            return std::borrow::Cow::Borrowed(x);
+        }
+        let mut all = Vec::with_capacity(x.len() + self.fixed.len());
+        all.extend_from_slice(x);
+        match displacement {
+            true => all.resize(x.len() + self.fixed.len(), 0.0),
+            false => all.extend_from_slice(&self.fixed),
+        }
+        std::borrow::Cow::Owned(all)
+    }
+
+    /// The pairs within d̂ at extended positions x that count.
     fn pairs(&self, x: &[f64]) -> Vec<ActivePair> {
         let mut pairs = active_pairs(&self.surface, &self.rest, x, self.dhat);
-        if self.bodies.is_some() {
+        if self.bodies.is_some() || !self.fixed.is_empty() {
             pairs.retain(|p| self.counts(&p.vertices));
         }
         pairs
     }
 
-    /// The contact surface.
+    /// The contact surface: the model's vertices, then the fixed surfaces'
+    /// (numbered from [`Self::model_vertex_count`] on).
     pub fn surface(&self) -> &ContactSurface {
         &self.surface
+    }
+
+    /// How many of the surface's vertex numbers are the model's.
+    pub fn model_vertex_count(&self) -> usize {
+        self.model_vertices
+    }
+
+    /// The model's positions x followed by the fixed surfaces' vertices: the
+    /// positions [`Self::surface`] is numbered in.
+    pub fn with_fixed_positions(&self, x: &[f64]) -> Vec<f64> {
+        self.extended(x, false).into_owned()
+    }
+
+    /// The fixed planes.
+    pub fn planes(&self) -> &[ContactPlane] {
+        &self.planes
     }
 
     /// d̂, m.
@@ -189,7 +260,7 @@ impl BarrierContact {
     fn plane_pairs(&self, x: &[f64]) -> Vec<(usize, usize, f64)> {
         let mut found = Vec::new();
         for (p, plane) in self.planes.iter().enumerate() {
-            for &v in &self.surface.vertices {
+            for &v in self.surface.vertices.iter().filter(|&&v| v < self.model_vertices) {
                 let d = plane.distance(&point(x, v));
                 if d < self.dhat {
                     found.push((v, p, d));
@@ -199,8 +270,10 @@ impl BarrierContact {
         found
     }
 
-    /// The smallest distance within d̂ and the number of pairs there.
+    /// The smallest distance within d̂ and the number of pairs there, at
+    /// the model's positions x.
     pub fn report(&self, x: &[f64]) -> ContactReport {
+        let x = &self.extended(x, false);
         let pairs = self.pairs(x);
         let planes = self.plane_pairs(x);
         let mut smallest = planes.iter().fold(f64::INFINITY, |m, &(_, _, d)| m.min(d));
@@ -223,18 +296,22 @@ impl BarrierContact {
         gradient.iter().map(|g| -kappa * g).collect()
     }
 
-    /// Σ b over every pair within reach (κ not applied), added gradient.
+    /// Σ b over every pair within reach (κ not applied) at the model's
+    /// positions x, its gradient added into `gradient` (3 per model vertex).
     fn barrier_sum(&self, x: &[f64], gradient: Option<&mut [f64]>) -> f64 {
+        let x = &self.extended(x, false);
+        let mut all = vec![0.0; x.len()];
+        let sum = self.extended_barrier_sum(x, &mut all);
+        if let Some(gradient) = gradient {
+            gradient.iter_mut().zip(&all).for_each(|(g, a)| *g += a);
+        }
+        sum
+    }
+
+    /// [`Self::barrier_sum`] on extended positions and gradient.
+    fn extended_barrier_sum(&self, x: &[f64], gradient: &mut [f64]) -> f64 {
         let pairs = self.pairs(x);
         let reach = self.dhat * self.dhat;
-        let mut scratch;
-        let gradient = match gradient {
-            Some(g) => g,
-            None => {
-                scratch = vec![0.0; x.len()];
-                &mut scratch[..]
-            }
-        };
         let mut sum = energy_and_gradient(&pairs, x, self.dhat, gradient);
         for (v, p, d) in self.plane_pairs(x) {
             if d <= 0.0 {
@@ -256,8 +333,8 @@ impl BarrierContact {
 fn pair_distance(pair: &ActivePair, x: &[f64]) -> f64 {
     let [a, b, c, d] = pair.vertices.map(|v| point(x, v));
     let d2 = match pair.mollifier_threshold {
-        None => super::distance::point_triangle(&a, &b, &c, &d).0,
-        Some(_) => super::distance::edge_edge(&a, &b, &c, &d).0,
+        None => crate::contact::distance::point_triangle(&a, &b, &c, &d).0,
+        Some(_) => crate::contact::distance::edge_edge(&a, &b, &c, &d).0,
     };
     d2.sqrt()
 }
@@ -345,6 +422,9 @@ impl EnergyTerm for BarrierContact {
             return Ok(());
         }
         use rayon::prelude::*;
+        // Entries of fixed vertices lie past the model's unknowns, where the
+        // system drops them (linalg/blocks.rs).
+        let x = &self.extended(x, false);
         let pairs = self.pairs(x);
         let hessians: Vec<_> = pairs
             .par_iter()
@@ -384,11 +464,12 @@ impl EnergyTerm for BarrierContact {
     }
 
     fn feasible_step(&self, x: &[f64], displacement: &[f64]) -> Result<f64> {
-        let mut bound = super::ccd::step_bound_where(&self.surface, x, displacement, |v| self.counts(v));
+        let (x, displacement) = (&self.extended(x, false), &self.extended(displacement, true));
+        let mut bound = crate::contact::ccd::step_bound_where(&self.surface, x, displacement, |v| self.counts(v));
         // A vertex moving toward a plane covers at most 90% of its distance,
         // as additive CCD leaves a tenth of each pair's gap.
         for plane in &self.planes {
-            for &v in &self.surface.vertices {
+            for &v in self.surface.vertices.iter().filter(|&&v| v < self.model_vertices) {
                 let approach = -plane.normal.dot(&point(displacement, v));
                 if approach > 0.0 {
                     bound = bound.min(0.9 * plane.distance(&point(x, v)).max(0.0) / approach);
@@ -420,14 +501,14 @@ impl EnergyTerm for BarrierContact {
         let mut barrier_gradient = vec![0.0; x.len()];
         self.barrier_sum(x, Some(&mut barrier_gradient));
         let (balanced, ceiling) =
-            super::stiffness::initial(self.diagonal, self.dhat, mass, &energy_gradient, &barrier_gradient);
+            crate::contact::stiffness::initial(self.diagonal, self.dhat, mass, &energy_gradient, &barrier_gradient);
         let mut adaptive = self.adaptive.lock().expect("not poisoned");
         // The doubling rule, from one step's start to the next: when the
         // smallest distance keeps shrinking while tiny, twice the last κ if
         // that is more than the balance.
         let doubled = adaptive.stiffness.and_then(|kappa| {
             let previous = adaptive.previous_distance.unwrap_or(f64::INFINITY);
-            let next = super::stiffness::updated(previous, squared, kappa, ceiling, self.diagonal);
+            let next = crate::contact::stiffness::updated(previous, squared, kappa, ceiling, self.diagonal);
             (next > kappa).then_some(next)
         });
         adaptive.stiffness = Some(doubled.map_or(balanced, |d| d.max(balanced)));
