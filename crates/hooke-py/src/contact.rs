@@ -102,6 +102,45 @@ pub fn barrier_with_derivatives(d: f64, dhat: f64) -> (f64, f64, f64) {
     )
 }
 
+/// The barrier's first stiffness and its ceiling (Li et al. 2020's adaptive
+/// rule, as `contact::stiffness::initial` computes it): κ = −∇B·∇E/‖∇B‖²
+/// clamped to [κ_min, 100 κ_min], κ_min from the mean vertex `mass`.
+#[pyfunction]
+pub fn initial_barrier_stiffness(
+    diagonal: f64,
+    dhat: f64,
+    mass: f64,
+    energy_gradient: &Bound<'_, PyAny>,
+    barrier_gradient: &Bound<'_, PyAny>,
+) -> PyResult<(f64, f64)> {
+    let energy = Floats::read(energy_gradient, "energy_gradient")?;
+    let barrier = Floats::read(barrier_gradient, "barrier_gradient")?;
+    let (energy, barrier) = (energy.finite_values()?, barrier.finite_values()?);
+    if energy.len() != barrier.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "the gradients differ in length: {} and {}",
+            energy.len(),
+            barrier.len()
+        )));
+    }
+    Ok(hooke::contact::stiffness::initial(
+        diagonal, dhat, mass, &energy, &barrier,
+    ))
+}
+
+/// κ after a solve: doubled (up to `ceiling`) when the smallest squared
+/// distance, before and now, is tiny and still shrinking.
+#[pyfunction]
+pub fn updated_barrier_stiffness(
+    previous_distance: f64,
+    distance: f64,
+    stiffness: f64,
+    ceiling: f64,
+    diagonal: f64,
+) -> f64 {
+    hooke::contact::stiffness::updated(previous_distance, distance, stiffness, ceiling, diagonal)
+}
+
 /// The four points of a pair.
 type Four = [Vector3<f64>; 4];
 
@@ -133,6 +172,70 @@ pub fn point_triangle_ccd(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> P
 pub fn edge_edge_ccd(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
     let (x, dx) = pair_motion(start, end)?;
     Ok(hooke::contact::ccd::edge_edge_time(x, dx))
+}
+
+/// The triangle surface `faces` over positions `start` and `end` (each (n, 3)).
+fn surface_motion(
+    start: &Bound<'_, PyAny>,
+    end: &Bound<'_, PyAny>,
+    faces: &Bound<'_, PyAny>,
+) -> PyResult<(hooke::contact::ContactSurface, Vec<f64>, Vec<f64>)> {
+    let flat = |value: &Bound<'_, PyAny>, name: &str| -> PyResult<Vec<f64>> {
+        let (points, _) = Floats::read(value, name)?.points()?;
+        Ok(points.iter().flat_map(|p| [p.x, p.y, p.z]).collect())
+    };
+    let (x0, x1) = (flat(start, "start")?, flat(end, "end")?);
+    if x0.len() != x1.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "start has {} points and end {}",
+            x0.len() / 3,
+            x1.len() / 3
+        )));
+    }
+    let (triangles, _) = crate::arrays::elements(faces, "faces")?;
+    let mut list = Vec::with_capacity(triangles.len());
+    for (f, t) in triangles.iter().enumerate() {
+        let face: [usize; 3] = t.as_slice().try_into().map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err(format!("faces[{f}]: a triangle has 3 corners, got {}", t.len()))
+        })?;
+        if let Some(v) = face.iter().find(|&&v| 3 * v >= x0.len()) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "faces[{f}] names vertex {v}, but there are {}",
+                x0.len() / 3
+            )));
+        }
+        list.push(face);
+    }
+    Ok((hooke::contact::ContactSurface::of_triangles(list), x0, x1))
+}
+
+/// The largest fraction of the motion from `start` to `end` (each (n, 3))
+/// that no pair of the triangle surface `faces` can cross (additive CCD over
+/// the broad phase's candidates; `EnergyTerm::feasible_step` of barrier contact).
+#[pyfunction]
+pub fn collision_free_step(
+    start: &Bound<'_, PyAny>,
+    end: &Bound<'_, PyAny>,
+    faces: &Bound<'_, PyAny>,
+) -> PyResult<f64> {
+    let (surface, x0, x1) = surface_motion(start, end, faces)?;
+    let dx: Vec<f64> = x1.iter().zip(&x0).map(|(b, a)| b - a).collect();
+    Ok(hooke::contact::ccd::step_bound(&surface, &x0, &dx))
+}
+
+/// The broad phase's candidates for the motion from `start` to `end`: the
+/// numbers of vertex–triangle and edge–edge pairs whose swept boxes come
+/// within `reach`.
+#[pyfunction]
+pub fn candidate_counts(
+    start: &Bound<'_, PyAny>,
+    end: &Bound<'_, PyAny>,
+    faces: &Bound<'_, PyAny>,
+    reach: f64,
+) -> PyResult<(usize, usize)> {
+    let (surface, x0, x1) = surface_motion(start, end, faces)?;
+    let found = hooke::contact::broad_phase::candidates(&surface, &x0, &x1, reach);
+    Ok((found.vertex_face.len(), found.edge_edge.len()))
 }
 
 /// The barrier potential B(x) of the triangle surface `faces` over

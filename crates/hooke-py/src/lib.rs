@@ -53,8 +53,9 @@ fn materials() -> Vec<&'static str> {
 mod _hooke {
     #[pymodule_export]
     use super::contact::{
-        barrier_potential, barrier_with_derivatives, edge_edge_ccd, edge_edge_distance, edge_edge_mollifier,
-        edge_edge_mollifier_threshold, point_triangle_ccd, point_triangle_distance,
+        barrier_potential, barrier_with_derivatives, candidate_counts, collision_free_step, edge_edge_ccd,
+        edge_edge_distance, edge_edge_mollifier, edge_edge_mollifier_threshold, initial_barrier_stiffness,
+        point_triangle_ccd, point_triangle_distance, updated_barrier_stiffness,
     };
     #[pymodule_export]
     use super::integrators;

@@ -167,3 +167,26 @@ def test_the_barrier_potential_of_two_close_cubes_matches_ipctk():
         assert np.allclose(projected, their_projected, rtol=1e-7, atol=1e-9 * scale), trial
         assert np.linalg.eigvalsh(projected).min() > -1e-9 * scale
     assert checked >= 8, checked
+
+
+def test_the_adaptive_barrier_stiffness_matches_ipctk():
+    rng = np.random.default_rng(7)
+    barrier = ipctk.ClampedLogBarrier()
+    for diagonal, dhat, mass in [(1.0, 1e-3, 1e-3), (0.6, 5e-4, 2.0), (10.0, 1e-2, 50.0)]:
+        for _ in range(20):
+            energy = rng.normal(size=30) * 10.0 ** rng.uniform(-3, 8)
+            gradient = rng.normal(size=30) * 10.0 ** rng.uniform(-3, 3)
+            ours = contact.initial_barrier_stiffness(diagonal, dhat, mass, energy, gradient)
+            theirs = ipctk.initial_barrier_stiffness(diagonal, barrier, dhat, mass, energy, gradient)
+            assert ours == pytest.approx(theirs, rel=1e-12)
+        # No barrier gradient: the floor.
+        zero = np.zeros(6)
+        assert contact.initial_barrier_stiffness(diagonal, dhat, mass, zero, zero) == pytest.approx(
+            ipctk.initial_barrier_stiffness(diagonal, barrier, dhat, mass, zero, zero), rel=1e-12
+        )
+    tiny = (1e-9 * 2.0) ** 2
+    for previous, now in [(0.5 * tiny, 0.25 * tiny), (0.25 * tiny, 0.5 * tiny), (2 * tiny, 0.5 * tiny), (0.9 * tiny, 0.1 * tiny)]:
+        for kappa in [3.0, 80.0]:
+            assert contact.updated_barrier_stiffness(previous, now, kappa, 100.0, 2.0) == ipctk.update_barrier_stiffness(
+                previous, now, 100.0, kappa, 2.0
+            )

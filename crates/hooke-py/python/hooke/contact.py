@@ -30,21 +30,29 @@ order of the arguments):
 from ._hooke import (
     barrier_potential,
     barrier_with_derivatives as barrier,
+    candidate_counts,
+    collision_free_step,
     edge_edge_ccd,
     edge_edge_distance,
     edge_edge_mollifier,
     edge_edge_mollifier_threshold,
+    initial_barrier_stiffness,
     point_triangle_ccd,
     point_triangle_distance,
+    updated_barrier_stiffness,
 )
 
 __all__ = [
     "barrier",
     "barrier_potential",
+    "candidate_counts",
+    "collision_free_step",
     "edge_edge_ccd",
     "edge_edge_distance",
     "edge_edge_mollifier",
     "edge_edge_mollifier_threshold",
+    "initial_barrier_stiffness",
     "point_triangle_ccd",
     "point_triangle_distance",
+    "updated_barrier_stiffness",
 ]
