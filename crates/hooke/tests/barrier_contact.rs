@@ -453,3 +453,28 @@ fn a_cube_lands_on_a_mesh_obstacle_read_from_a_file_without_crossing_it() {
     );
     let _ = std::fs::remove_dir_all(&folder);
 }
+
+#[test]
+fn the_contact_scenes_build_and_take_their_first_steps_without_crossing() {
+    let scenes = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes");
+    for name in ["contact_stacked_cubes.toml", "contact_bowl_pile.toml"] {
+        let scene = Scene::from_file(&scenes.join(name)).expect("parses");
+        let dt = scene.file.simulation.time_step;
+        let mut built = scene.build().unwrap_or_else(|e| panic!("{name}: {e}"));
+        let contact = built.model.barrier_contact().expect("contact");
+        let surface = contact.surface().clone();
+        let mut state = built.initial_state.clone();
+        for step in 1..=3 {
+            built.integrator.step(&built.model, &mut state, dt).expect("a step");
+            let x = built
+                .model
+                .barrier_contact()
+                .unwrap()
+                .with_fixed_positions(&state.positions);
+            assert!(
+                intersection::first_crossing(&surface, &x).is_none(),
+                "{name}, step {step}"
+            );
+        }
+    }
+}
