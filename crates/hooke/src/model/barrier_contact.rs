@@ -91,6 +91,10 @@ pub struct BarrierContact {
     diagonal: f64,
     /// The body of each vertex, when pairs within one body do not count.
     bodies: Option<Vec<usize>>,
+    /// The pairs of the last positions asked about: a Newton iteration asks
+    /// for the gradient and the Hessian blocks at one x, and the broad phase
+    /// is the costly part of each.
+    last_pairs: Mutex<Option<(Vec<f64>, Vec<ActivePair>)>>,
 }
 
 /// What the contact looks like at one configuration: for outputs and checks.
@@ -147,6 +151,7 @@ impl BarrierContact {
             }),
             diagonal,
             bodies: None,
+            last_pairs: Mutex::new(None),
         })
     }
 
@@ -209,10 +214,16 @@ impl BarrierContact {
 
     /// The pairs within d̂ at extended positions x that count.
     fn pairs(&self, x: &[f64]) -> Vec<ActivePair> {
+        if let Some((at, pairs)) = self.last_pairs.lock().expect("not poisoned").as_ref() {
+            if at.as_slice() == x {
+                return pairs.clone();
+            }
+        }
         let mut pairs = active_pairs(&self.surface, &self.rest, x, self.dhat);
         if self.bodies.is_some() || !self.fixed.is_empty() {
             pairs.retain(|p| self.counts(&p.vertices));
         }
+        *self.last_pairs.lock().expect("not poisoned") = Some((x.to_vec(), pairs.clone()));
         pairs
     }
 
