@@ -187,6 +187,11 @@ impl PyModel {
                 .map(|(i, o)| {
                     let key = format!("obstacles[{i}]");
                     let obstacle: Obstacle = toml_into(to_toml(&o?, &key)?, &key)?;
+                    if matches!(obstacle.shape, hooke::model::ObstacleShape::Mesh { .. }) {
+                        return Err(PyValueError::new_err(format!(
+                            "{key}.shape: a mesh obstacle is for barrier contact, which scenes take ([contact]); a model's obstacles are penalty obstacles: a plane, sphere, box or torus"
+                        )));
+                    }
                     if !obstacle.stiffness.is_some_and(|k| k.is_finite() && k >= 0.0) {
                         return Err(PyValueError::new_err(format!(
                             "{key}.stiffness: the penalty stiffness must be given, ≥ 0 (1/s²)"
