@@ -26,9 +26,9 @@ pub struct Candidates {
 }
 
 /// A primitive's index with its box.
-struct Boxed {
-    index: usize,
-    envelope: AABB<[f64; 3]>,
+pub(super) struct Boxed {
+    pub(super) index: usize,
+    pub(super) envelope: AABB<[f64; 3]>,
 }
 
 impl RTreeObject for Boxed {
@@ -40,7 +40,7 @@ impl RTreeObject for Boxed {
 
 /// The box around `vertices` at both `start` and `end` positions, grown by
 /// `margin` on every side.
-fn swept_box(vertices: &[usize], start: &[f64], end: &[f64], margin: f64) -> AABB<[f64; 3]> {
+pub(super) fn swept_box(vertices: &[usize], start: &[f64], end: &[f64], margin: f64) -> AABB<[f64; 3]> {
     let mut low = [f64::INFINITY; 3];
     let mut high = [f64::NEG_INFINITY; 3];
     for &v in vertices {

@@ -8,10 +8,12 @@
 //! passing inside the triangle's three edges), in floating point: a touch
 //! exactly on a boundary counts as a crossing.
 
+use super::broad_phase::{swept_box, Boxed};
+use super::point;
 use super::surface::ContactSurface;
 use nalgebra::Vector3;
 use rayon::prelude::*;
-use rstar::{RTree, RTreeObject, AABB};
+use rstar::RTree;
 
 /// An edge crossing a triangle: which, and where.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -22,10 +24,6 @@ pub struct Crossing {
     pub face: [usize; 3],
     /// Where the edge meets the triangle's plane, m.
     pub point: Vector3<f64>,
-}
-
-fn point(x: &[f64], v: usize) -> Vector3<f64> {
-    Vector3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2])
 }
 
 /// Six times the signed volume of the tetrahedron (a, b, c, d).
@@ -74,30 +72,6 @@ pub fn segment_crosses_triangle(
 /// The relative size of a volume that counts as zero.
 const COPLANAR: f64 = 1e-10;
 
-struct Face {
-    index: usize,
-    envelope: AABB<[f64; 3]>,
-}
-
-impl RTreeObject for Face {
-    type Envelope = AABB<[f64; 3]>;
-    fn envelope(&self) -> Self::Envelope {
-        self.envelope
-    }
-}
-
-fn bounds(vertices: &[usize], x: &[f64]) -> AABB<[f64; 3]> {
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for &v in vertices {
-        for k in 0..3 {
-            lo[k] = lo[k].min(x[3 * v + k]);
-            hi[k] = hi[k].max(x[3 * v + k]);
-        }
-    }
-    AABB::from_corners(lo, hi)
-}
-
 /// The first crossing of an edge of `surface` through one of its triangles
 /// at positions `x` (3 per model vertex), in the surface's edge order, or
 /// None when the surface is free of intersections.
@@ -107,9 +81,9 @@ pub fn first_crossing(surface: &ContactSurface, x: &[f64]) -> Option<Crossing> {
             .faces
             .iter()
             .enumerate()
-            .map(|(index, f)| Face {
+            .map(|(index, f)| Boxed {
                 index,
-                envelope: bounds(f, x),
+                envelope: swept_box(f, x, x, 0.0),
             })
             .collect(),
     );
@@ -119,7 +93,7 @@ pub fn first_crossing(surface: &ContactSurface, x: &[f64]) -> Option<Crossing> {
         .filter_map(|edge| {
             let (p, q) = (point(x, edge[0]), point(x, edge[1]));
             faces
-                .locate_in_envelope_intersecting(bounds(edge, x))
+                .locate_in_envelope_intersecting(swept_box(edge, x, x, 0.0))
                 .filter(|f| !surface.faces[f.index].iter().any(|v| edge.contains(v)))
                 .filter_map(|f| {
                     let face = surface.faces[f.index];

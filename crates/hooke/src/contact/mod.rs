@@ -22,3 +22,25 @@ pub mod stiffness;
 pub mod surface;
 
 pub use surface::ContactSurface;
+
+use nalgebra::Vector3;
+
+/// Vertex `v` of positions stored 3 per vertex.
+pub fn point(x: &[f64], v: usize) -> Vector3<f64> {
+    Vector3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2])
+}
+
+/// The diagonal of the box around `vertices` at positions `x` (3 per
+/// vertex); 0 for none: the scale the default d̂ and the stiffness rule use.
+pub fn bounding_diagonal(x: &[f64], vertices: &[usize]) -> f64 {
+    if vertices.is_empty() {
+        return 0.0;
+    }
+    let (mut lo, mut hi) = (Vector3::repeat(f64::INFINITY), Vector3::repeat(f64::NEG_INFINITY));
+    for &v in vertices {
+        let p = point(x, v);
+        lo = lo.inf(&p);
+        hi = hi.sup(&p);
+    }
+    (hi - lo).norm()
+}

@@ -17,8 +17,9 @@ use super::barrier::{barrier, barrier_first_derivative, barrier_second_derivativ
 use super::broad_phase::candidates;
 use super::distance::{edge_edge_hessian, point_triangle_hessian, WithHessian};
 use super::mollifier::{cross_squared_norm, mollifier, threshold};
+use super::point;
 use super::surface::ContactSurface;
-use nalgebra::{SMatrix, SVector, Vector3};
+use nalgebra::{SMatrix, SVector};
 use rayon::prelude::*;
 
 /// A pair within the barrier's reach: its four vertices (point and triangle,
@@ -33,10 +34,6 @@ pub struct ActivePair {
 
 /// One pair's energy, gradient and Hessian on its 12 coordinates.
 pub type PairTerm = WithHessian<12>;
-
-fn point(x: &[f64], v: usize) -> Vector3<f64> {
-    Vector3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2])
-}
 
 /// The pairs of `surface` closer than `dhat` at positions `x` (3 per model
 /// vertex; `rest` gives the mollifier's thresholds), in a fixed order.

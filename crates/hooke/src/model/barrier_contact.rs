@@ -22,6 +22,7 @@ use super::{Model, State};
 use crate::contact::barrier::{barrier, barrier_first_derivative, barrier_second_derivative};
 use crate::contact::potential::{active_pairs, clamp_to_psd, energy_and_gradient, pair_term, ActivePair};
 use crate::contact::surface::ContactSurface;
+use crate::contact::{bounding_diagonal, point};
 use crate::error::{HookeError, Result};
 use crate::linalg::VertexBlocks;
 use nalgebra::{Matrix3, Vector3};
@@ -105,10 +106,6 @@ pub struct ContactReport {
     pub smallest_distance: f64,
     /// The pairs (and vertex–plane pairs) within d̂.
     pub active_pairs: usize,
-}
-
-fn point(x: &[f64], v: usize) -> Vector3<f64> {
-    Vector3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2])
 }
 
 impl BarrierContact {
@@ -348,21 +345,6 @@ fn pair_distance(pair: &ActivePair, x: &[f64]) -> f64 {
         Some(_) => crate::contact::distance::edge_edge(&a, &b, &c, &d).0,
     };
     d2.sqrt()
-}
-
-/// The diagonal of the box around `vertices`.
-fn bounding_diagonal(x: &[f64], vertices: &[usize]) -> f64 {
-    let mut lo = Vector3::repeat(f64::INFINITY);
-    let mut hi = Vector3::repeat(f64::NEG_INFINITY);
-    for &v in vertices {
-        let p = point(x, v);
-        lo = lo.inf(&p);
-        hi = hi.sup(&p);
-    }
-    if vertices.is_empty() {
-        return 0.0;
-    }
-    (hi - lo).norm()
 }
 
 impl EnergyTerm for BarrierContact {

@@ -3,7 +3,7 @@
 //! intersects or lies closer than d̂.
 
 use super::format::{ContactSection, ContactStiffness, SceneFile};
-use crate::contact::{intersection, ContactSurface};
+use crate::contact::{intersection, point as at, ContactSurface};
 use crate::error::{HookeError, Result};
 use crate::model::{BarrierContact, BarrierStiffness, ContactPlane, Model, ObstacleShape};
 use nalgebra::Vector3;
@@ -36,16 +36,7 @@ pub(super) fn add_contact(
     }
     let surface = ContactSurface::of_tetrahedra(mesh);
     let x0 = model.rest_positions();
-    let diagonal = {
-        let mut lo = Vector3::repeat(f64::INFINITY);
-        let mut hi = Vector3::repeat(f64::NEG_INFINITY);
-        for v in &surface.vertices {
-            let p = at(&x0, *v);
-            lo = lo.inf(&p);
-            hi = hi.sup(&p);
-        }
-        (hi - lo).norm()
-    };
+    let diagonal = crate::contact::bounding_diagonal(&x0, &surface.vertices);
     let dhat = section.distance.unwrap_or(DEFAULT_DISTANCE_SCALE * diagonal);
     if section.distance.is_none() {
         notes.push(format!(
@@ -177,10 +168,6 @@ pub(super) fn check_start(section: &ContactSection, model: &Model, bodies: &[usi
         ));
     }
     Ok(())
-}
-
-fn at(x: &[f64], v: usize) -> Vector3<f64> {
-    Vector3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2])
 }
 
 fn place(p: &Vector3<f64>) -> String {
