@@ -134,7 +134,7 @@ pub fn edge_edge_kind(a0: &Vector3<f64>, a1: &Vector3<f64>, b0: &Vector3<f64>, b
 
 /// The parameter t of the point of the line a + t (b − a) nearest to p
 /// (0 for a degenerate segment).
-fn point_segment_parameter(p: &Vector3<f64>, a: &Vector3<f64>, b: &Vector3<f64>) -> f64 {
+pub(crate) fn point_segment_parameter(p: &Vector3<f64>, a: &Vector3<f64>, b: &Vector3<f64>) -> f64 {
     let e = b - a;
     let length2 = e.norm_squared();
     if length2 > 0.0 {

@@ -7,13 +7,15 @@
 //! collision detection with the step bound it gives (`ccd`, for
 //! `EnergyTerm::feasible_step`), the barrier potential of a surface with its
 //! derivatives (`potential`), the barrier's stiffness rule (`stiffness`) and
-//! an independent intersection check (`intersection`). The energy term built
-//! on them is model/barrier_contact.rs; friction is to follow.
+//! an independent intersection check (`intersection`), and lagged smoothed
+//! Coulomb friction on the pairs (`friction`). The energy terms built on
+//! them are model/barrier_contact.rs and model/friction.rs.
 
 pub mod barrier;
 pub mod broad_phase;
 pub mod ccd;
 pub mod distance;
+pub mod friction;
 pub mod intersection;
 mod jet;
 pub mod mollifier;

@@ -20,6 +20,8 @@
 use super::term::{EnergyTerm, HessianTarget, TermCapabilities, TermKind};
 use super::{Model, State};
 use crate::contact::barrier::{barrier, barrier_first_derivative, barrier_second_derivative};
+use crate::contact::friction::{edge_edge_weights, point_triangle_weights, FrictionContact};
+use crate::contact::mollifier::cross_squared_norm;
 use crate::contact::potential::{active_pairs, clamp_to_psd, energy_and_gradient, pair_term, ActivePair};
 use crate::contact::surface::ContactSurface;
 use crate::contact::{bounding_diagonal, point};
@@ -302,6 +304,41 @@ impl BarrierContact {
             self.barrier_sum(x, Some(&mut gradient));
         }
         gradient.iter().map(|g| -kappa * g).collect()
+    }
+
+    /// The frictional contacts of the model's positions x, for friction lagged
+    /// there (contact/friction.rs): one per pair and vertex–plane pair within
+    /// d̂, with the barrier's normal force λ = −κ ∂b/∂d = −2dκ b′(d²). As in
+    /// the IPC toolkit, edge–edge pairs whose mollifier is active (nearly
+    /// parallel edges) get none. Vertices are numbered as [`Self::surface`]'s.
+    pub fn friction_contacts(&self, x: &[f64]) -> Vec<FrictionContact> {
+        let kappa = self.kappa();
+        if kappa == 0.0 {
+            return Vec::new();
+        }
+        let x = &self.extended(x, false);
+        let reach = self.dhat * self.dhat;
+        let force = |d2: f64| -kappa * barrier_first_derivative(d2, reach) * 2.0 * d2.sqrt();
+        let mut contacts: Vec<FrictionContact> = self
+            .pairs(x)
+            .iter()
+            .filter_map(|pair| {
+                let [p0, p1, p2, p3] = pair.vertices.map(|v| point(x, v));
+                let weights = match pair.mollifier_threshold {
+                    None => point_triangle_weights(x, pair.vertices),
+                    Some(epsilon) if cross_squared_norm(&p0, &p1, &p2, &p3) >= epsilon => {
+                        edge_edge_weights(x, pair.vertices)
+                    }
+                    Some(_) => return None,
+                };
+                let d2 = pair_distance(pair, x).powi(2);
+                FrictionContact::of_pair(x, pair.vertices, weights, force(d2))
+            })
+            .collect();
+        for (v, p, d) in self.plane_pairs(x) {
+            contacts.push(FrictionContact::of_plane(v, self.planes[p].normal, force(d * d)));
+        }
+        contacts
     }
 
     /// Σ b over every pair within reach (κ not applied) at the model's

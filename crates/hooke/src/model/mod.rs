@@ -11,6 +11,7 @@ mod damping;
 mod dofs;
 pub mod eigenfit;
 mod forces;
+mod friction;
 mod mass;
 mod pins;
 mod selection;
@@ -30,6 +31,7 @@ pub use damping::{Damping, DampingStiffness};
 pub use dofs::{DofMap, Restriction};
 pub use eigenfit::EigenFit;
 pub use forces::{ramp, Gravity, RegionForce, SurfaceLoad};
+pub use friction::{Friction, DEFAULT_SLIP_VELOCITY};
 pub use mass::{MassKind, MassMatrix};
 pub use pins::{moves, Motion, Pin, ALL_COMPONENTS};
 pub use selection::Selection;
@@ -548,7 +550,7 @@ impl Model {
                 TermKind::Elastic => parts.elastic += value,
                 TermKind::Gravity => parts.gravitational += value,
                 TermKind::Contact => parts.contact += value,
-                TermKind::Load => {}
+                TermKind::Load | TermKind::Friction => {}
             }
         }
         parts

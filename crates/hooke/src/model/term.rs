@@ -19,8 +19,11 @@ pub enum TermKind {
     /// An external load −f(t)·x. Not counted in the total energy: a load that
     /// varies in time does work that is not a potential.
     Load,
-    /// Contact penalties.
+    /// Contact penalties and barriers.
     Contact,
+    /// Friction's dissipation potential (lagged at the step's start). Part of
+    /// a step's objective, not of the total energy: it is not stored energy.
+    Friction,
 }
 
 /// What a term provides.

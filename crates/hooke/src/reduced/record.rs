@@ -63,7 +63,7 @@ impl ReducedModel {
                 TermKind::Elastic => elastic += part.energy(u),
                 TermKind::Gravity => gravitational += part.energy(u),
                 // A subspace refuses contact; loads are not in a record.
-                TermKind::Contact | TermKind::Load => {}
+                TermKind::Contact | TermKind::Load | TermKind::Friction => {}
             }
         }
         EnergyRecord {

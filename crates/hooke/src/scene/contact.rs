@@ -5,7 +5,9 @@
 use super::format::{ContactSection, ContactStiffness, SceneFile};
 use crate::contact::{intersection, point as at, ContactSurface};
 use crate::error::{HookeError, Result};
-use crate::model::{BarrierContact, BarrierStiffness, ContactPlane, Model, ObstacleShape};
+use crate::model::{
+    BarrierContact, BarrierStiffness, ContactPlane, Friction, Model, ObstacleShape, DEFAULT_SLIP_VELOCITY,
+};
 use nalgebra::Vector3;
 
 /// The default d̂ over the diagonal of the bodies' bounding box (Li et al.
@@ -69,7 +71,14 @@ pub(super) fn add_contact(
     if !section.self_contact {
         term = term.without_self_contact(bodies.to_vec());
     }
-    model.add_term(Box::new(term))
+    model.add_term(Box::new(term))?;
+    if section.friction > 0.0 {
+        // After the barrier: its κ of the step is set when friction lags (model/friction.rs).
+        let velocity = section.friction_velocity.unwrap_or(DEFAULT_SLIP_VELOCITY);
+        let friction = Friction::new(section.friction, velocity, model.mesh().vertex_count())?;
+        model.add_term(Box::new(friction))?;
+    }
+    Ok(())
 }
 
 /// Who a vertex of the contact surface belongs to, for messages: a body, or

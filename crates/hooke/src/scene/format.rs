@@ -1058,12 +1058,6 @@ impl SceneFile {
                 format!("μ must be a finite number ≥ 0, got {}", contact.friction),
             ));
         }
-        if contact.friction > 0.0 {
-            return Err(HookeError::scene(
-                "contact.friction",
-                "friction in barrier contact is not built yet (issue 39); leave it at 0 for frictionless contact",
-            ));
-        }
         if self.dimension != 3 {
             return Err(HookeError::scene(
                 "contact",
