@@ -291,3 +291,81 @@ pub fn barrier_potential<'py>(
     }
     Ok((energy, to_matrix(py, gradient, 3)?, to_matrix(py, hessian, 3 * n)?))
 }
+
+/// The lagged friction potential D of Li et al. 2020, §5, of the triangle
+/// surface `faces`: normal forces, closest points and tangent planes taken
+/// at `lagged` (n, 3) with the barrier of stiffness `stiffness` (J/m⁴) and
+/// activation distance `dhat`, and the slip measured from `lagged` to
+/// `vertices` (n, 3) over a step `dt` with Coulomb coefficient `mu` and
+/// smoothing speed `eps_v` (m/s). Returns D (J), its gradient (n, 3) and
+/// Hessian (3n, 3n) with respect to `vertices`; `rest` (default `lagged`)
+/// gives the edge–edge mollifier's thresholds.
+#[pyfunction]
+#[pyo3(signature = (lagged, vertices, faces, dhat, stiffness, mu, eps_v, dt, rest=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn friction_potential<'py>(
+    py: Python<'py>,
+    lagged: &Bound<'py, PyAny>,
+    vertices: &Bound<'py, PyAny>,
+    faces: &Bound<'py, PyAny>,
+    dhat: f64,
+    stiffness: f64,
+    mu: f64,
+    eps_v: f64,
+    dt: f64,
+    rest: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(f64, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    use hooke::contact::friction::{contact_block, dissipation};
+    use hooke::model::{BarrierContact, BarrierStiffness};
+    let flat = |value: &Bound<'py, PyAny>, name: &str| -> PyResult<Vec<f64>> {
+        let (points, _) = Floats::read(value, name)?.points()?;
+        Ok(points.iter().flat_map(|p| [p.x, p.y, p.z]).collect())
+    };
+    let start = flat(lagged, "lagged")?;
+    let x = flat(vertices, "vertices")?;
+    if x.len() != start.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "vertices: expected as many points as lagged",
+        ));
+    }
+    if !(dt.is_finite() && dt > 0.0) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "dt: expected a positive step, got {dt}"
+        )));
+    }
+    let rest = match rest {
+        Some(rest) => flat(rest, "rest")?,
+        None => start.clone(),
+    };
+    let n = x.len() / 3;
+    let (corners, k) = crate::arrays::elements(faces, "faces")?;
+    if k != 3 || corners.iter().flatten().any(|&v| v >= n) {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "faces: expected (m, 3) indices of the vertices",
+        ));
+    }
+    let surface =
+        hooke::contact::surface::ContactSurface::of_triangles(corners.iter().map(|c| [c[0], c[1], c[2]]).collect());
+    let contact = BarrierContact::new(surface, rest, Vec::new(), dhat, BarrierStiffness::Fixed(stiffness))
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    let contacts = contact.friction_contacts(&start);
+    let displacement: Vec<f64> = x.iter().zip(&start).map(|(a, b)| a - b).collect();
+    let epsilon = eps_v * dt;
+    let mut gradient = vec![0.0; x.len()];
+    let energy = dissipation(&contacts, &displacement, mu, epsilon, n, &mut gradient);
+    let mut hessian = vec![0.0; x.len() * x.len()];
+    for c in &contacts {
+        let block = contact_block(c, &displacement, mu, epsilon);
+        let m = 3 * c.count;
+        for (a, &va) in c.vertices[..c.count].iter().enumerate() {
+            for (b, &vb) in c.vertices[..c.count].iter().enumerate() {
+                for k in 0..3 {
+                    for l in 0..3 {
+                        hessian[(3 * va + k) * x.len() + 3 * vb + l] += block[(3 * b + l) * m + 3 * a + k];
+                    }
+                }
+            }
+        }
+    }
+    Ok((energy, to_matrix(py, gradient, 3)?, to_matrix(py, hessian, 3 * n)?))
+}

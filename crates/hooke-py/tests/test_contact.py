@@ -190,3 +190,55 @@ def test_the_adaptive_barrier_stiffness_matches_ipctk():
             assert contact.updated_barrier_stiffness(previous, now, kappa, 100.0, 2.0) == ipctk.update_barrier_stiffness(
                 previous, now, 100.0, kappa, 2.0
             )
+
+
+def test_the_friction_potential_of_two_close_cubes_matches_ipctk():
+    # ipctk's friction potential takes velocities with ε_v; Hooke's takes the
+    # step's displacement with ε_v h, so D = h · D_ipctk(v = Δx / h), its
+    # gradient in x equals ipctk's in v, and its Hessian is ipctk's over h.
+    rng = np.random.default_rng(11)
+    dhat, stiffness, mu, eps_v, dt = 0.08, 3.0e3, 0.4, 0.05, 0.01
+    checked = 0
+    for trial in range(12):
+        a, fa = cube(np.zeros(3), 1.0, np.eye(3))
+        turn = rotation_about(rng.standard_normal(3), rng.uniform(0.2, 1.0))
+        b, fb = cube(np.zeros(3), 0.8, turn)
+        b[:, 2] += 0.5 - b[:, 2].min() + rng.uniform(0.01, 0.06)
+        b[:, :2] += rng.uniform(-0.3, 0.3, 2)
+        rest = np.vstack([a, b])
+        lagged = rest + 0.004 * rng.standard_normal(rest.shape)
+        # Slips from well below ε_v h (static) to well above it (kinetic).
+        vertices = lagged + rng.choice([1e-4, 1e-3, 1e-2]) * rng.standard_normal(rest.shape)
+        faces = np.vstack([fa, fb + 8])
+        mesh = ipctk.CollisionMesh(rest, ipctk.edges(faces), faces)
+        collisions = ipctk.NormalCollisions()
+        collisions.build(mesh, lagged, dhat)
+        if len(collisions) == 0:
+            continue
+        tangential = ipctk.TangentialCollisions()
+        tangential.build(mesh, lagged, collisions, ipctk.BarrierPotential(dhat, stiffness), mu)
+        if len(tangential) == 0:
+            continue
+        checked += 1
+        potential = ipctk.FrictionPotential(eps_v)
+        velocities = (vertices - lagged) / dt
+        energy, gradient, hessian = contact.friction_potential(
+            lagged, vertices, faces, dhat, stiffness, mu, eps_v, dt, rest=rest
+        )
+        theirs = dt * potential(tangential, mesh, velocities)
+        assert energy == pytest.approx(theirs, rel=1e-9), trial
+        their_gradient = potential.gradient(tangential, mesh, velocities).reshape(-1, 3)
+        scale = np.abs(their_gradient).max()
+        assert np.allclose(gradient, their_gradient, rtol=1e-8, atol=1e-10 * scale), trial
+        their_hessian = potential.hessian(tangential, mesh, velocities).toarray() / dt
+        scale = np.abs(their_hessian).max()
+        assert np.allclose(hessian, their_hessian, rtol=1e-7, atol=1e-9 * scale), trial
+        # Convex with the lag fixed: semi-definite without projection.
+        assert np.linalg.eigvalsh(hessian).min() > -1e-9 * scale
+    assert checked >= 8, checked
+
+
+def test_friction_refuses_a_step_that_is_not_positive():
+    a, faces = cube(np.zeros(3), 1.0, np.eye(3))
+    with pytest.raises(ValueError, match="dt"):
+        contact.friction_potential(a, a, faces, 0.1, 1.0, 0.5, 1e-3, 0.0)

@@ -140,6 +140,17 @@ def updated_barrier_stiffness(
 ) -> float: ...
 def point_triangle_ccd(start: ArrayLike, end: ArrayLike) -> Optional[float]: ...
 def edge_edge_ccd(start: ArrayLike, end: ArrayLike) -> Optional[float]: ...
+def friction_potential(
+    lagged: ArrayLike,
+    vertices: ArrayLike,
+    faces: ArrayLike,
+    dhat: float,
+    stiffness: float,
+    mu: float,
+    eps_v: float,
+    dt: float,
+    rest: Optional[ArrayLike] = None,
+) -> Tuple[float, FloatArray, FloatArray]: ...
 def barrier_potential(
     vertices: ArrayLike, faces: ArrayLike, dhat: float, rest: Optional[ArrayLike] = None, project: bool = False
 ) -> Tuple[float, FloatArray, FloatArray]: ...

@@ -19,7 +19,12 @@ order of the arguments):
 - ``barrier_potential(vertices, faces, dhat, rest=None, project=False)``:
   the barrier potential of a triangle surface (stiffness 1), its gradient
   (n, 3) and its Hessian (3n, 3n), over the pairs closer than dhat; with
-  ``project``, each pair's Hessian projected to positive semi-definite.
+  ``project``, each pair's Hessian projected to positive semi-definite;
+- ``friction_potential(lagged, vertices, faces, dhat, stiffness, mu, eps_v,
+  dt, rest=None)``: the lagged, smoothed Coulomb friction potential (§5), J,
+  with normal forces and tangent planes of the pairs at ``lagged`` and the
+  slip from ``lagged`` to ``vertices`` over the step ``dt``; its gradient
+  (n, 3) and Hessian (3n, 3n) with respect to ``vertices``.
 
 >>> import hooke.contact as contact
 >>> d2, gradient, hessian = contact.point_triangle_distance([0, 0, 1], [0, 0, 0], [1, 0, 0], [0, 1, 0])
@@ -36,6 +41,7 @@ from ._hooke import (
     edge_edge_distance,
     edge_edge_mollifier,
     edge_edge_mollifier_threshold,
+    friction_potential,
     initial_barrier_stiffness,
     point_triangle_ccd,
     point_triangle_distance,
@@ -51,6 +57,7 @@ __all__ = [
     "edge_edge_distance",
     "edge_edge_mollifier",
     "edge_edge_mollifier_threshold",
+    "friction_potential",
     "initial_barrier_stiffness",
     "point_triangle_ccd",
     "point_triangle_distance",
