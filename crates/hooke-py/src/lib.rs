@@ -54,8 +54,8 @@ mod _hooke {
     #[pymodule_export]
     use super::contact::{
         barrier_potential, barrier_with_derivatives, candidate_counts, collision_free_step, edge_edge_ccd,
-        edge_edge_distance, edge_edge_mollifier, edge_edge_mollifier_threshold, friction_potential, initial_barrier_stiffness,
-        point_triangle_ccd, point_triangle_distance, updated_barrier_stiffness,
+        edge_edge_distance, edge_edge_mollifier, edge_edge_mollifier_threshold, friction_potential,
+        initial_barrier_stiffness, point_triangle_ccd, point_triangle_distance, updated_barrier_stiffness,
     };
     #[pymodule_export]
     use super::integrators;

@@ -458,7 +458,11 @@ fn a_cube_lands_on_a_mesh_obstacle_read_from_a_file_without_crossing_it() {
 #[test]
 fn the_contact_scenes_build_and_take_their_first_steps_without_crossing() {
     let scenes = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes");
-    for name in ["contact_stacked_cubes.toml", "contact_bowl_pile.toml"] {
+    for name in [
+        "contact_stacked_cubes.toml",
+        "contact_bowl_pile.toml",
+        "contact_ramp_friction.toml",
+    ] {
         let scene = Scene::from_file(&scenes.join(name)).expect("parses");
         let dt = scene.file.simulation.time_step;
         let mut built = scene.build().unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -573,5 +577,35 @@ fn a_block_on_an_incline_sticks_when_tan_theta_is_below_mu() {
     assert!(
         (settled - creep).abs() < 0.05 * creep,
         "the block creeps at {settled} m/s over 0.25–0.3 s, against {creep} m/s"
+    );
+}
+
+#[test]
+fn a_bodys_rotate_turns_it_about_its_centroid_before_translate() {
+    // A 0.4 × 0.2 × 0.2 box turned a quarter turn about z, then moved.
+    let text = format!(
+        "{}[[bodies]]\nmesh = {{ box = {{ size = [0.4, 0.2, 0.2], cells = [2, 1, 1] }} }}\nrotate = [0.0, 0.0, {}]\ntranslate = [1.0, 2.0, 3.0]\nmaterial = {{ model = \"neo_hookean\", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }}\n",
+        header(0.01, 0.01),
+        std::f64::consts::FRAC_PI_2
+    );
+    let built = scene(&text).build().expect("builds");
+    let x = built.model.rest_positions();
+    let along = |k: usize| {
+        let values: Vec<f64> = x.chunks(3).map(|p| p[k]).collect();
+        let (lo, hi) = values
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| (l.min(v), h.max(v)));
+        (hi - lo, (hi + lo) / 2.0)
+    };
+    let (extent_x, centre_x) = along(0);
+    let (extent_y, centre_y) = along(1);
+    assert!(
+        (extent_x - 0.2).abs() < 1e-12 && (extent_y - 0.4).abs() < 1e-12,
+        "{extent_x} × {extent_y}"
+    );
+    // The box's centroid (0.2, 0.1, 0.1) stays put under the turn, then moves by translate.
+    assert!(
+        (centre_x - 1.2).abs() < 1e-12 && (centre_y - 2.1).abs() < 1e-12,
+        "({centre_x}, {centre_y})"
     );
 }

@@ -102,7 +102,12 @@ impl Scene {
             groups.extend(of_vertex.iter().map(|g| g + group_count));
             group_count += count;
             let offset = Vector3::from(body.translate);
-            part.vertices_mut().iter_mut().for_each(|p| *p += offset);
+            let turn = nalgebra::Rotation3::from_scaled_axis(Vector3::from(body.rotate));
+            let count = part.vertices().len().max(1) as f64;
+            let center = part.vertices().iter().sum::<Vector3<f64>>() / count;
+            part.vertices_mut()
+                .iter_mut()
+                .for_each(|p| *p = center + turn * (*p - center) + offset);
 
             let mut masks = Vec::with_capacity(body.regions.len());
             for (r, region) in body.regions.iter().enumerate() {

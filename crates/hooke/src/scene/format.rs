@@ -302,9 +302,13 @@ pub struct BodySection {
     /// Material overrides for parts of the body (later entries win).
     #[serde(default)]
     pub regions: Vec<RegionSection>,
-    /// Rigid offset applied to the mesh, m.
+    /// Rigid offset applied to the mesh, m (after `rotate`).
     #[serde(default, deserialize_with = "crate::model::vectors::two_or_three")]
     pub translate: [f64; 3],
+    /// Rigid rotation of the mesh about its own centroid, before `translate`:
+    /// a rotation vector in 3D (axis times angle, rad), the angle about z in 2D.
+    #[serde(default, deserialize_with = "crate::model::vectors::angular")]
+    pub rotate: [f64; 3],
     /// Initial velocity of every vertex, m/s.
     #[serde(default, deserialize_with = "crate::model::vectors::two_or_three")]
     pub velocity: [f64; 3],
@@ -935,6 +939,7 @@ impl SceneFile {
                 }
             }
             finite(&format!("{key}.translate"), &body.translate)?;
+            finite(&format!("{key}.rotate"), &body.rotate)?;
             finite(&format!("{key}.velocity"), &body.velocity)?;
             finite(&format!("{key}.angular_velocity"), &body.angular_velocity)?;
         }
