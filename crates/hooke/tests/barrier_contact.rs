@@ -3,7 +3,7 @@
 //! not tunnel, the derivatives the Newton steps use, and the scenes refused.
 
 use hooke::contact::{intersection, ContactSurface};
-use hooke::model::{BarrierContact, BarrierStiffness, EnergyTerm};
+use hooke::model::{BarrierContact, BarrierStiffness, EnergyTerm, TermKind};
 use hooke::scene::Scene;
 use std::path::PathBuf;
 
@@ -528,7 +528,7 @@ fn a_bounce_on_the_barrier_keeps_the_energy_under_newmark_and_loses_it_under_bac
 /// The cube's mean velocity along x (momentum over mass) after each step, on
 /// the floor z = 0 under gravity tilted by `angle` toward +x: the same as a
 /// block on an incline of that angle, with the plane's normal along z.
-fn slide(angle_degrees: f64, mu: f64, steps: usize, dt: f64) -> (Vec<f64>, f64) {
+fn slide(angle_degrees: f64, mu: f64, steps: usize, dt: f64) -> (Vec<f64>, f64, [f64; 2]) {
     let angle = angle_degrees.to_radians();
     let g = 9.81;
     let text = format!(
@@ -544,13 +544,35 @@ fn slide(angle_degrees: f64, mu: f64, steps: usize, dt: f64) -> (Vec<f64>, f64) 
         .iter()
         .map(|s| built.model.momentum(&s.positions, &s.velocities).0.x / mass)
         .collect();
-    (speeds, g)
+    // The floor's push on the block at the end: friction along x (the
+    // friction term's force over the last step), the barrier's along z.
+    let x = &states.last().unwrap().positions;
+    let friction: f64 = built
+        .model
+        .terms()
+        .iter()
+        .filter(|t| t.kind() == TermKind::Friction)
+        .map(|t| {
+            let mut gradient = vec![0.0; x.len()];
+            t.gradient(x, 0.0, &mut gradient, true).expect("a gradient");
+            -gradient.chunks(3).map(|g| g[0]).sum::<f64>()
+        })
+        .sum();
+    let normal: f64 = built
+        .model
+        .barrier_contact()
+        .unwrap()
+        .forces(x)
+        .chunks(3)
+        .map(|f| f[2])
+        .sum();
+    (speeds, g, [friction, normal])
 }
 
 #[test]
 fn a_block_on_an_incline_slides_with_the_coulomb_acceleration_when_tan_theta_exceeds_mu() {
     let (angle, mu, dt) = (30.0f64, 0.3, 0.005);
-    let (speeds, g) = slide(angle, mu, 60, dt);
+    let (speeds, g, [friction, normal]) = slide(angle, mu, 60, dt);
     // After landing (about 20 ms), the velocity grows at a constant rate:
     // measured over 0.1–0.3 s.
     let measured = (speeds[59] - speeds[19]) / (40.0 * dt);
@@ -560,12 +582,22 @@ fn a_block_on_an_incline_slides_with_the_coulomb_acceleration_when_tan_theta_exc
         (measured - expected).abs() < 0.02 * expected,
         "a = {measured} m/s² against g (sin θ − μ cos θ) = {expected} m/s²"
     );
+    // Sliding: friction is μ times the normal force, against the motion.
+    let weight = 8.0 * g;
+    assert!(
+        (normal - weight * theta.cos()).abs() < 0.01 * weight,
+        "normal {normal} N"
+    );
+    assert!(
+        (friction + mu * normal).abs() < 0.01 * mu * normal,
+        "friction {friction} N"
+    );
 }
 
 #[test]
 fn a_block_on_an_incline_sticks_when_tan_theta_is_below_mu() {
     let (angle, mu, dt) = (20.0f64, 0.5, 0.005);
-    let (speeds, _) = slide(angle, mu, 60, dt);
+    let (speeds, g, [friction, normal]) = slide(angle, mu, 60, dt);
     // Static friction up to the smoothing: once the landing's rocking has
     // died out the block creeps at a constant speed below ε_v (1 mm/s by
     // default), where f₁(v/ε_v) = tan θ / μ, that is v = ε_v (1 − √(1 − tan θ/μ));
@@ -577,6 +609,17 @@ fn a_block_on_an_incline_sticks_when_tan_theta_is_below_mu() {
     assert!(
         (settled - creep).abs() < 0.05 * creep,
         "the block creeps at {settled} m/s over 0.25–0.3 s, against {creep} m/s"
+    );
+    // Held: friction balances the weight's pull along the slope, below μ N.
+    let (theta, weight) = (angle.to_radians(), 8.0 * g);
+    assert!(
+        (normal - weight * theta.cos()).abs() < 0.01 * weight,
+        "normal {normal} N"
+    );
+    assert!(
+        (friction + weight * theta.sin()).abs() < 0.01 * weight * theta.sin(),
+        "friction {friction} N against the pull {} N",
+        weight * theta.sin()
     );
 }
 

@@ -8,7 +8,7 @@
 use crate::checkpoint::Checkpoint;
 use crate::error::{HookeError, Result};
 use crate::integrate::Integrator;
-use crate::model::{Model, State};
+use crate::model::{Model, State, TermKind};
 use crate::output::{EnergyRecord, Frame, VtkSeriesWriter};
 use nalgebra::Vector3;
 use std::path::PathBuf;
@@ -171,7 +171,17 @@ pub fn write_state(writer: &mut VtkSeriesWriter, model: &Model, state: &State) -
         None => Vec::new(),
     };
     let contact_force = match model.barrier_contact() {
-        Some(contact) => as_points(model, &contact.forces(&state.positions)),
+        Some(contact) => {
+            // The barrier's normal force, plus friction's over the step just
+            // taken (its lag is still that step's).
+            let mut force = contact.forces(&state.positions);
+            let mut friction = vec![0.0; force.len()];
+            for term in model.terms().iter().filter(|t| t.kind() == TermKind::Friction) {
+                term.gradient(&state.positions, state.time, &mut friction, false)?;
+            }
+            force.iter_mut().zip(&friction).for_each(|(f, g)| *f -= g);
+            as_points(model, &force)
+        }
         None => Vec::new(),
     };
     writer.write_frame(&Frame {
