@@ -1355,9 +1355,9 @@ fn render(input: &Path, output: &Path, options: &RenderOptions) -> Result<(), Ho
 
 /// The obstacles of the run in `directory`, from the scene its output
 /// folder keeps; none, with a note, when it keeps none.
-fn run_obstacles(directory: &Path) -> Vec<hooke::model::ObstacleShape> {
+fn run_obstacles(directory: &Path) -> Vec<hooke::model::Obstacle> {
     match Scene::of_run(directory) {
-        Ok(scene) => scene.file.obstacles.iter().map(|o| o.shape.clone()).collect(),
+        Ok(scene) => scene.file.obstacles.clone(),
         Err(error) => {
             eprintln!("note: obstacles are not drawn: the run's scene was not found ({error})");
             Vec::new()

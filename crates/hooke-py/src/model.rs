@@ -192,6 +192,11 @@ impl PyModel {
                             "{key}.shape: a mesh obstacle is for barrier contact, which scenes take ([contact]); a model's obstacles are penalty obstacles: a plane, sphere, box or torus"
                         )));
                     }
+                    if obstacle.motion.is_some() {
+                        return Err(PyValueError::new_err(format!(
+                            "{key}.motion: moving obstacles are for barrier contact, which scenes take ([contact]); a model's obstacles are fixed penalty obstacles"
+                        )));
+                    }
                     if !obstacle.stiffness.is_some_and(|k| k.is_finite() && k >= 0.0) {
                         return Err(PyValueError::new_err(format!(
                             "{key}.stiffness: the penalty stiffness must be given, ≥ 0 (1/s²)"

@@ -326,12 +326,40 @@ fn scenes_barrier_contact_cannot_run_are_refused_naming_the_key() {
             "obstacles[0].shape",
         ),
         (base("", "stiffness = \"soft\"\n"), "adaptive"),
+        (
+            base(
+                "[[obstacles]]\nshape = { plane = { point = [0.0, 0.0, 0.0], normal = [0.0, 0.0, 1.0] } }\nmotion = { angular_velocity = [0.0, 0.0, 1.0] }\n",
+                "",
+            ),
+            "obstacles[0].motion",
+        ),
+        (
+            base(
+                "[[obstacles]]\nshape = { plane = { point = [0.0, 0.0, 0.0], normal = [0.0, 0.0, 1.0] } }\nmotion = { velocity = [0.1, 0.0, 0.0] }\n",
+                "friction = 0.3\n",
+            ),
+            "obstacles[0].motion",
+        ),
+        (
+            base(
+                "[[obstacles]]\nshape = { plane = { point = [0.0, 0.0, 0.0], normal = [0.0, 0.0, 1.0] } }\nmotion = { keyframes = [{ time = 1.0 }, { time = 0.5 }] }\n",
+                "",
+            ),
+            "obstacles[0].motion.keyframes[1].time",
+        ),
         (base("", "stiffness = -1.0\n"), "contact.stiffness"),
     ];
     for (text, expected) in cases {
         let message = refusal(&text);
         assert!(message.contains(expected), "{message}\nshould name {expected}");
     }
+    // Without [contact], an obstacle cannot move.
+    let text = format!(
+        "{}{}[[obstacles]]\nshape = {{ plane = {{ point = [0.0, 0.0, 0.0], normal = [0.0, 0.0, 1.0] }} }}\nstiffness = 1e5\nmotion = {{ velocity = [0.0, 0.0, 0.1] }}\n",
+        header(0.1, 0.01),
+        cube([0.0, 0.0, 0.01], 1e5)
+    );
+    assert!(refusal(&text).contains("obstacles[0].motion"));
     // Without [contact], an obstacle needs its penalty stiffness.
     let text = format!("{}{}{FLOOR}", header(0.1, 0.01), cube([0.0, 0.0, 0.01], 1e5));
     assert!(refusal(&text).contains("obstacles[0].stiffness"));
@@ -651,4 +679,128 @@ fn a_bodys_rotate_turns_it_about_its_centroid_before_translate() {
         (centre_x - 1.2).abs() < 1e-12 && (centre_y - 2.1).abs() < 1e-12,
         "({centre_x}, {centre_y})"
     );
+}
+
+/// An OBJ box from `lo` to `hi` (8 vertices, 12 outward triangles).
+fn box_obj(lo: [f64; 3], hi: [f64; 3]) -> String {
+    let mut text = String::new();
+    for k in 0..8 {
+        let corner = [0, 1, 2].map(|a| if k >> a & 1 == 1 { hi[a] } else { lo[a] });
+        text += &format!("v {} {} {}\n", corner[0], corner[1], corner[2]);
+    }
+    for face in [
+        [1, 3, 4, 2],
+        [5, 6, 8, 7],
+        [1, 2, 6, 5],
+        [3, 7, 8, 4],
+        [1, 5, 7, 3],
+        [2, 4, 8, 6],
+    ] {
+        text += &format!(
+            "f {} {} {}\nf {} {} {}\n",
+            face[0], face[1], face[2], face[0], face[2], face[3]
+        );
+    }
+    text
+}
+
+/// Two fingers (mesh boxes beside the cube's ±x faces, 3 mm away) close
+/// 9 mm each over 0.3 s, hold, and rise 10 cm from 0.4 to 0.8 s.
+fn gripper(mu: f64) -> String {
+    let key = |side: f64| {
+        format!(
+            "motion = {{ keyframes = [{{ time = 0.0 }}, {{ time = 0.3, translation = [{c}, 0.0, 0.0] }}, {{ time = 0.4, translation = [{c}, 0.0, 0.0] }}, {{ time = 0.8, translation = [{c}, 0.0, 0.1] }}] }}\n",
+            c = side * 0.009
+        )
+    };
+    format!(
+        "{}{}{FLOOR}[[obstacles]]\nshape = {{ mesh = {{ file = \"left.obj\" }} }}\n{}[[obstacles]]\nshape = {{ mesh = {{ file = \"right.obj\" }} }}\n{}[contact]\ndistance = 1e-3\nfriction = {mu}\n",
+        header(1.0, 0.01),
+        cube([0.0, 0.0, 0.002], 2e5),
+        key(1.0),
+        key(-1.0),
+    )
+}
+
+fn gripper_folder() -> PathBuf {
+    let folder = std::env::temp_dir().join(format!("hooke-gripper-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("left.obj"),
+        box_obj([-0.05, -0.05, 0.03], [-0.003, 0.25, 0.17]),
+    )
+    .unwrap();
+    std::fs::write(
+        folder.join("right.obj"),
+        box_obj([0.203, -0.05, 0.03], [0.25, 0.25, 0.17]),
+    )
+    .unwrap();
+    folder
+}
+
+/// Runs the gripper for `steps` steps, checking each for crossings; the
+/// cube's lowest height at the end.
+fn run_gripper(mu: f64, steps: usize) -> f64 {
+    let folder = gripper_folder();
+    let mut built = Scene::from_text(&gripper(mu), "<test>", folder)
+        .unwrap()
+        .build()
+        .unwrap();
+    let surface = built.model.barrier_contact().unwrap().surface().clone();
+    let mut state = built.initial_state.clone();
+    for step in 1..=steps {
+        built.integrator.step(&built.model, &mut state, 0.01).expect("a step");
+        let contact = built.model.barrier_contact().unwrap();
+        let x = contact.with_fixed_positions(&state.positions);
+        assert!(intersection::first_crossing(&surface, &x).is_none(), "step {step}");
+        // The fingers are where their keyframes have them at the step's end.
+        let left_x = contact.fixed_positions()[0];
+        let expected = -0.05 + 0.009 * (state.time / 0.3).min(1.0);
+        assert!(
+            (left_x - expected).abs() < 1e-9,
+            "step {step}: finger at {left_x}, not {expected}"
+        );
+    }
+    lowest(&state.positions, 0..64)
+}
+
+#[test]
+fn a_two_finger_gripper_squeezes_and_lifts_a_soft_cube_by_friction() {
+    // With μ = 0.5 the squeeze (6 mm into a 20 cm cube of 200 kPa) holds the
+    // 78 N weight: the cube rises with the fingers (10 cm by 0.8 s).
+    let lifted = run_gripper(0.5, 100);
+    assert!(lifted > 0.08, "the cube's bottom is {lifted} m above the floor");
+}
+
+#[test]
+fn without_friction_the_gripper_squeezes_but_the_cube_stays_on_the_floor() {
+    let lifted = run_gripper(0.0, 80);
+    assert!(lifted < 2e-3, "the cube's bottom is {lifted} m above the floor");
+}
+
+#[test]
+fn a_descending_plate_presses_a_cube_into_the_floor_without_crossing_and_keeps_its_schedule() {
+    // A plate 5 mm above the cube comes down at 5 cm/s for 0.3 s: it ends
+    // 10 mm into where the cube's top was, so the cube is squeezed by 5%.
+    let text = format!(
+        "{}{}{FLOOR}[[obstacles]]\nshape = {{ plane = {{ point = [0.0, 0.0, 0.206], normal = [0.0, 0.0, -1.0] }} }}\nmotion = {{ velocity = [0.0, 0.0, -0.05] }}\n[contact]\ndistance = 5e-4\n",
+        header(0.3, 0.01),
+        cube([0.0, 0.0, 0.001], 1e5)
+    );
+    let (built, states) = run_checked(&text, 30);
+    let contact = built.model.barrier_contact().unwrap();
+    let plate = contact.planes()[1];
+    assert!(
+        (plate.point.z - (0.206 - 0.05 * 0.3)).abs() < 1e-12,
+        "{}",
+        plate.point.z
+    );
+    let x = &states.last().unwrap().positions;
+    let (top, bottom) = (highest(x, 0..64), lowest(x, 0..64));
+    assert!(
+        top < plate.point.z && bottom > 0.0,
+        "{bottom}..{top} under {}",
+        plate.point.z
+    );
+    assert!(top - bottom < 0.195, "squeezed to {}", top - bottom);
 }

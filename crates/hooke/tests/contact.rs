@@ -44,6 +44,7 @@ fn obstacle(shape: ObstacleShape, project: bool) -> Obstacle {
         shape,
         stiffness: Some(1e5),
         project,
+        motion: None,
     }
 }
 

@@ -115,6 +115,9 @@ pub(crate) fn solve_implicit_step(
         project_hessian: solver.settings.project_hessian,
         viscoelastic,
     };
+    // Moving obstacles go first as far as the bodies at the step's start let
+    // them; the rest of their way alternates with solves below.
+    let mut obstacles_there = model.advance_motion(&state.positions)?;
     let mut unknowns = potential.unknowns_of(&potential.base)?;
     // Where a term bounds the steps, the predictor may lie outside the
     // admissible set: start at the furthest admissible point on the way from
@@ -136,9 +139,30 @@ pub(crate) fn solve_implicit_step(
         }
     }
     let size = unknowns.len();
-    let report = crate::workers::with_workers_awake(size, || solver.minimizer.minimize(&potential, &mut unknowns))?;
+    let mut report = crate::workers::with_workers_awake(size, || solver.minimizer.minimize(&potential, &mut unknowns))?;
+    // A moving obstacle the bodies were in the way of: move it on as far as
+    // the bodies, pushed aside by the last solve, let it, and solve again,
+    // until it is where its motion has it at the step's end.
+    let mut stages = 1;
+    while !obstacles_there {
+        if stages == MOTION_STAGES {
+            return Err(HookeError::Solver {
+                reason: format!(
+                    "a moving obstacle could not reach its place at t = {:.6} s in {MOTION_STAGES} stages: the bodies in its way cannot move aside (squeezed against another obstacle?); a smaller time_step or a slower motion may pass",
+                    step.force_time
+                ),
+            });
+        }
+        obstacles_there = model.advance_motion(&potential.full_positions(&unknowns))?;
+        let more = crate::workers::with_workers_awake(size, || solver.minimizer.minimize(&potential, &mut unknowns))?;
+        report.absorb(&more);
+        stages += 1;
+    }
     Ok((potential.full_positions(&unknowns), report))
 }
+
+/// The most solves one step may alternate with moves of its obstacles.
+const MOTION_STAGES: usize = 200;
 
 /// The state an implicit step ends in: pinned vertices get their motion's velocity
 /// (the update formula would make theirs oscillate), and the step's report.

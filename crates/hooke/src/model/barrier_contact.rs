@@ -18,7 +18,7 @@
 //! kept by checkpoints.
 
 use super::term::{EnergyTerm, HessianTarget, TermCapabilities, TermKind};
-use super::{Model, State};
+use super::{Model, ObstacleMotion, State};
 use crate::contact::barrier::{barrier, barrier_first_derivative, barrier_second_derivative};
 use crate::contact::friction::{edge_edge_weights, point_triangle_weights, FrictionContact};
 use crate::contact::mollifier::cross_squared_norm;
@@ -85,9 +85,14 @@ pub struct BarrierContact {
     rest: Vec<f64>,
     /// The model's vertex count.
     model_vertices: usize,
-    /// The fixed surfaces' vertex positions, 3 per vertex.
+    /// The fixed surfaces' vertex positions as given, 3 per vertex.
     fixed: Vec<f64>,
+    /// The planes as given.
     planes: Vec<ContactPlane>,
+    /// The obstacles that move, and how.
+    movers: Vec<Mover>,
+    /// Where the fixed surfaces and planes are now, and where the step takes them.
+    placement: Mutex<Placement>,
     dhat: f64,
     rule: BarrierStiffness,
     adaptive: Mutex<Adaptive>,
@@ -98,6 +103,38 @@ pub struct BarrierContact {
     /// for the gradient and the Hessian blocks at one x, and the broad phase
     /// is the costly part of each.
     last_pairs: Mutex<Option<(Vec<f64>, Vec<ActivePair>)>>,
+}
+
+/// Which part of the obstacles a prescribed motion moves.
+#[derive(Clone, Debug)]
+enum Part {
+    /// These fixed-surface vertices (numbered among the fixed ones).
+    Vertices(std::ops::Range<usize>),
+    /// This plane (translation only).
+    Plane(usize),
+}
+
+#[derive(Clone, Debug)]
+struct Mover {
+    part: Part,
+    motion: ObstacleMotion,
+}
+
+/// The obstacles' positions at one moment.
+#[derive(Clone, Debug, PartialEq)]
+struct Placed {
+    /// The fixed surfaces' vertices, 3 per vertex.
+    fixed: Vec<f64>,
+    planes: Vec<ContactPlane>,
+}
+
+/// Where the obstacles are, and where the step under way takes them (None
+/// when they are there): a step moves them in stages, each as far as the
+/// bodies at their latest positions let them (see [`EnergyTerm::advance_motion`]).
+#[derive(Clone, Debug)]
+struct Placement {
+    now: Placed,
+    target: Option<Placed>,
 }
 
 /// What the contact looks like at one configuration: for outputs and checks.
@@ -140,6 +177,14 @@ impl BarrierContact {
             model_vertices: rest.len() / 3,
             rest,
             fixed: Vec::new(),
+            movers: Vec::new(),
+            placement: Mutex::new(Placement {
+                now: Placed {
+                    fixed: Vec::new(),
+                    planes: planes.clone(),
+                },
+                target: None,
+            }),
             planes,
             dhat,
             rule,
@@ -163,9 +208,101 @@ impl BarrierContact {
         faces.extend(triangles.iter().map(|t| t.map(|v| v + offset)));
         let flat: Vec<f64> = vertices.iter().flat_map(|p| [p.x, p.y, p.z]).collect();
         self.fixed.extend_from_slice(&flat);
+        self.placement
+            .get_mut()
+            .expect("not poisoned")
+            .now
+            .fixed
+            .extend_from_slice(&flat);
         self.rest.extend_from_slice(&flat);
         self.surface = ContactSurface::of_triangles(faces);
         self
+    }
+
+    /// Gives the fixed surface added last (by [`Self::with_fixed_surface`], of
+    /// `vertex_count` vertices) a prescribed motion.
+    pub fn moving_last_surface(mut self, vertex_count: usize, motion: ObstacleMotion) -> BarrierContact {
+        let end = self.fixed.len() / 3;
+        self.movers.push(Mover {
+            part: Part::Vertices(end - vertex_count..end),
+            motion,
+        });
+        self.place_at(0.0);
+        self
+    }
+
+    /// Gives plane `plane` a prescribed motion; it must not rotate (a plane's
+    /// barrier moves by translation only).
+    pub fn moving_plane(mut self, plane: usize, motion: ObstacleMotion) -> Result<BarrierContact> {
+        if motion.rotates() {
+            return Err(HookeError::scene(
+                "motion",
+                "a plane obstacle moves by translation only; give a turning obstacle as a mesh",
+            ));
+        }
+        self.movers.push(Mover {
+            part: Part::Plane(plane),
+            motion,
+        });
+        self.place_at(0.0);
+        Ok(self)
+    }
+
+    /// The obstacles at `time`, as their motions place them.
+    fn placed_at(&self, time: f64) -> Placed {
+        let mut placed = Placed {
+            fixed: self.fixed.clone(),
+            planes: self.planes.clone(),
+        };
+        for mover in &self.movers {
+            let pose = mover.motion.pose(time);
+            match &mover.part {
+                Part::Vertices(range) => {
+                    for v in range.clone() {
+                        let p = pose.apply(&point(&self.fixed, v));
+                        placed.fixed[3 * v..3 * v + 3].copy_from_slice(p.as_slice());
+                    }
+                }
+                Part::Plane(i) => {
+                    let given = self.planes[*i];
+                    placed.planes[*i] = ContactPlane {
+                        point: pose.apply(&given.point),
+                        normal: pose.turn(&given.normal),
+                    };
+                }
+            }
+        }
+        placed
+    }
+
+    /// Puts the obstacles where their motions have them at `time`, with no step under way.
+    pub fn place_at(&self, time: f64) {
+        if self.movers.is_empty() {
+            return;
+        }
+        let placed = self.placed_at(time);
+        *self.placement.lock().expect("not poisoned") = Placement {
+            now: placed,
+            target: None,
+        };
+    }
+
+    /// Whether some obstacle moves.
+    pub fn has_moving_obstacles(&self) -> bool {
+        !self.movers.is_empty()
+    }
+
+    /// The fixed surfaces' vertices where they are now, 3 per vertex.
+    pub fn fixed_positions(&self) -> Vec<f64> {
+        self.placement.lock().expect("not poisoned").now.fixed.clone()
+    }
+
+    /// The planes where they are now.
+    fn planes_now(&self) -> Vec<ContactPlane> {
+        match self.movers.is_empty() {
+            true => self.planes.clone(),
+            false => self.placement.lock().expect("not poisoned").now.planes.clone(),
+        }
     }
 
     /// Leaves out the pairs within one body (no self-contact): `bodies` gives
@@ -206,7 +343,8 @@ impl BarrierContact {
         all.extend_from_slice(x);
         match displacement {
             true => all.resize(x.len() + self.fixed.len(), 0.0),
-            false => all.extend_from_slice(&self.fixed),
+            false if self.movers.is_empty() => all.extend_from_slice(&self.fixed),
+            false => all.extend_from_slice(&self.placement.lock().expect("not poisoned").now.fixed),
         }
         std::borrow::Cow::Owned(all)
     }
@@ -243,9 +381,9 @@ impl BarrierContact {
         self.extended(x, false).into_owned()
     }
 
-    /// The fixed planes.
-    pub fn planes(&self) -> &[ContactPlane] {
-        &self.planes
+    /// The planes, where they are now.
+    pub fn planes(&self) -> Vec<ContactPlane> {
+        self.planes_now()
     }
 
     /// d̂, m.
@@ -269,7 +407,7 @@ impl BarrierContact {
 
     fn plane_pairs(&self, x: &[f64]) -> Vec<(usize, usize, f64)> {
         let mut found = Vec::new();
-        for (p, plane) in self.planes.iter().enumerate() {
+        for (p, plane) in self.planes_now().iter().enumerate() {
             for &v in self.surface.vertices.iter().filter(|&&v| v < self.model_vertices) {
                 let d = plane.distance(&point(x, v));
                 if d < self.dhat {
@@ -498,7 +636,7 @@ impl EnergyTerm for BarrierContact {
         let mut bound = crate::contact::ccd::step_bound_where(&self.surface, x, displacement, |v| self.counts(v));
         // A vertex moving toward a plane covers at most 90% of its distance,
         // as additive CCD leaves a tenth of each pair's gap.
-        for plane in &self.planes {
+        for plane in &self.planes_now() {
             for &v in self.surface.vertices.iter().filter(|&&v| v < self.model_vertices) {
                 let approach = -plane.normal.dot(&point(displacement, v));
                 if approach > 0.0 {
@@ -510,6 +648,14 @@ impl EnergyTerm for BarrierContact {
     }
 
     fn begin_step(&self, model: &Model, state: &State, time: f64) -> Result<()> {
+        if !self.movers.is_empty() {
+            // The step starts with the obstacles where they are at its start
+            // and moves them toward where they are at its end (advance_motion).
+            *self.placement.lock().expect("not poisoned") = Placement {
+                now: self.placed_at(state.time),
+                target: Some(self.placed_at(time)),
+            };
+        }
         if self.rule != BarrierStiffness::Adaptive {
             return Ok(());
         }
@@ -545,6 +691,62 @@ impl EnergyTerm for BarrierContact {
         adaptive.ceiling = ceiling;
         adaptive.previous_distance = squared.is_finite().then_some(squared);
         Ok(())
+    }
+
+    fn advance_motion(&self, _model: &Model, x: &[f64]) -> Result<bool> {
+        let placement = self.placement.lock().expect("not poisoned");
+        let Some(target) = placement.target.clone() else {
+            return Ok(true);
+        };
+        let now = placement.now.clone();
+        drop(placement);
+        // The obstacles' straight way from now to the target, with the bodies
+        // held at x: as far along it as CCD allows (each pair keeps a tenth of
+        // its gap), and 90% of each vertex's distance to a moving plane.
+        let mut at = x.to_vec();
+        at.extend_from_slice(&now.fixed);
+        let mut way = vec![0.0; x.len()];
+        way.extend(target.fixed.iter().zip(&now.fixed).map(|(t, n)| t - n));
+        let mut bound = match way.iter().any(|w| *w != 0.0) {
+            true => crate::contact::ccd::step_bound_where(&self.surface, &at, &way, |v| self.counts(v)),
+            false => 1.0,
+        };
+        for (plane, goal) in now.planes.iter().zip(&target.planes) {
+            let approach = (goal.point - plane.point).dot(&plane.normal);
+            if approach > 0.0 {
+                for &v in self.surface.vertices.iter().filter(|&&v| v < self.model_vertices) {
+                    bound = bound.min(0.9 * plane.distance(&point(x, v)).max(0.0) / approach);
+                }
+            }
+        }
+        let bound = bound.clamp(0.0, 1.0);
+        let mut placement = self.placement.lock().expect("not poisoned");
+        if bound >= 1.0 {
+            *placement = Placement {
+                now: target,
+                target: None,
+            };
+            return Ok(true);
+        }
+        let between = |a: f64, b: f64| a + bound * (b - a);
+        placement.now = Placed {
+            fixed: now
+                .fixed
+                .iter()
+                .zip(&target.fixed)
+                .map(|(a, b)| between(*a, *b))
+                .collect(),
+            planes: now
+                .planes
+                .iter()
+                .zip(&target.planes)
+                .map(|(a, b)| ContactPlane {
+                    point: a.point + bound * (b.point - a.point),
+                    normal: a.normal,
+                })
+                .collect(),
+        };
+        Ok(false)
     }
 
     fn history(&self) -> serde_json::Value {

@@ -80,6 +80,9 @@ pub struct Obstacle {
     /// their inward normal velocity.
     #[serde(default)]
     pub project: bool,
+    /// A prescribed rigid motion (barrier contact only; planes translate only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub motion: Option<super::ObstacleMotion>,
 }
 
 /// Signed distance (negative inside) and outward unit normal at a point, with the
@@ -203,6 +206,31 @@ fn torus_proximity(x: &Vector3<f64>, a: &Vector3<f64>, major: f64, minor: f64) -
 }
 
 impl Obstacle {
+    /// The shape where the obstacle's motion has it at `time` (as given
+    /// when it does not move): for drawing.
+    pub fn shape_at(&self, time: f64) -> ObstacleShape {
+        let Some(motion) = &self.motion else {
+            return self.shape.clone();
+        };
+        let pose = motion.pose(time);
+        match &self.shape {
+            ObstacleShape::Plane { point, normal } => ObstacleShape::Plane {
+                point: pose.apply(&Vector3::from(*point)).into(),
+                normal: pose.turn(&Vector3::from(*normal)).into(),
+            },
+            ObstacleShape::Mesh { file, surface } => ObstacleShape::Mesh {
+                file: file.clone(),
+                surface: surface.as_ref().map(|s| {
+                    let mut moved = (**s).clone();
+                    moved.vertices.iter_mut().for_each(|p| *p = pose.apply(p));
+                    std::sync::Arc::new(moved)
+                }),
+            },
+            // Penalty obstacles do not move (the scene refuses a motion for them).
+            other => other.clone(),
+        }
+    }
+
     /// Penalty energy, gradient (3) and Hessian (3×3) of one vertex of mass m;
     /// None when it does not penetrate. `project` drops the curvature term, which
     /// is negative inside a sphere, so that the Hessian is positive semi-definite.

@@ -41,6 +41,10 @@ struct Lag {
     /// The step's length h, s.
     step: f64,
     contacts: Vec<FrictionContact>,
+    /// The fixed surfaces' vertices at the step's start (moving obstacles).
+    fixed_start: Vec<f64>,
+    /// How far they have moved since, 3 per vertex.
+    fixed_moved: Vec<f64>,
 }
 
 /// Coulomb friction with coefficient μ on the model's barrier contact.
@@ -86,8 +90,9 @@ impl Friction {
         self.lag.lock().expect("not poisoned").contacts.clone()
     }
 
-    /// The displacement from the lag (3 per model vertex, then 0 for every
-    /// fixed surface vertex up to `fixed_end`) and the smoothing length ε_v h.
+    /// The displacement from the lag (3 per model vertex, then the fixed
+    /// surfaces' vertices', which move with their obstacles) and the
+    /// smoothing length ε_v h.
     fn displacement(&self, lag: &Lag, x: &[f64]) -> (Vec<f64>, f64) {
         let needed = lag
             .contacts
@@ -95,10 +100,12 @@ impl Friction {
             .flat_map(|c| c.vertices[..c.count].iter().copied())
             .max()
             .map_or(0, |v| 3 * (v + 1));
-        let mut displacement = vec![0.0; needed.max(x.len())];
+        let model = 3 * self.model_vertices;
+        let mut displacement = vec![0.0; needed.max(model + lag.fixed_moved.len())];
         for (d, (a, b)) in displacement.iter_mut().zip(x.iter().zip(&lag.start)) {
             *d = a - b;
         }
+        displacement[model..model + lag.fixed_moved.len()].copy_from_slice(&lag.fixed_moved);
         (displacement, self.slip_velocity * lag.step)
     }
 
@@ -208,11 +215,27 @@ impl EnergyTerm for Friction {
             reason: "friction needs barrier contact in the model ([contact])".to_string(),
         })?;
         let contacts = contact.friction_contacts(&state.positions);
+        let fixed_start = contact.fixed_positions();
         *self.lag.lock().expect("not poisoned") = Lag {
             start: state.positions.clone(),
             step: (time - state.time).max(f64::MIN_POSITIVE),
             contacts,
+            fixed_moved: vec![0.0; fixed_start.len()],
+            fixed_start,
         };
         Ok(())
+    }
+
+    fn advance_motion(&self, model: &Model, _x: &[f64]) -> Result<bool> {
+        // A moving obstacle drags what it touches: its vertices' displacement
+        // since the step's start is part of each pair's slip.
+        if let Some(contact) = model.barrier_contact().filter(|c| c.has_moving_obstacles()) {
+            let mut lag = self.lag.lock().expect("not poisoned");
+            let now = contact.fixed_positions();
+            if now.len() == lag.fixed_start.len() {
+                lag.fixed_moved = now.iter().zip(&lag.fixed_start).map(|(a, b)| a - b).collect();
+            }
+        }
+        Ok(true)
     }
 }

@@ -13,6 +13,7 @@ pub mod eigenfit;
 mod forces;
 mod friction;
 mod mass;
+mod obstacle_motion;
 mod pins;
 mod selection;
 mod state;
@@ -33,6 +34,7 @@ pub use eigenfit::EigenFit;
 pub use forces::{ramp, Gravity, RegionForce, SurfaceLoad};
 pub use friction::{Friction, DEFAULT_SLIP_VELOCITY};
 pub use mass::{MassKind, MassMatrix};
+pub use obstacle_motion::{Keyframe, ObstacleMotion, Pose};
 pub use pins::{moves, Motion, Pin, ALL_COMPONENTS};
 pub use selection::Selection;
 pub use state::State;
@@ -432,6 +434,17 @@ impl Model {
     /// The model's barrier contact, if it has one.
     pub fn barrier_contact(&self) -> Option<&BarrierContact> {
         self.terms.iter().find_map(|t| t.as_barrier_contact())
+    }
+
+    /// Moves the prescribed obstacles of the step under way as far toward
+    /// their places at its end as positions x allow ([`EnergyTerm::advance_motion`]);
+    /// true when all are there.
+    pub fn advance_motion(&self, x: &[f64]) -> Result<bool> {
+        let mut there = true;
+        for term in &self.terms {
+            there &= term.advance_motion(self, x)?;
+        }
+        Ok(there)
     }
 
     /// Whether a term couples vertices that change with the positions

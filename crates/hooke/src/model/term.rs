@@ -284,6 +284,16 @@ pub trait EnergyTerm: Send + Sync {
         Ok(())
     }
 
+    /// Moves what this term prescribes for the step under way (a moving
+    /// obstacle) as far toward its place at the step's end as the positions
+    /// x (3 per vertex) allow; true when it is there. The step's solve
+    /// alternates these moves with minimisations until every term is (see
+    /// integrate/implicit.rs). Terms that read another's motion follow it
+    /// here (friction, after the barrier).
+    fn advance_motion(&self, _model: &super::Model, _x: &[f64]) -> Result<bool> {
+        Ok(true)
+    }
+
     /// What [`EnergyTerm::begin_step`] carries from one step to the next
     /// that a resumed run needs to take the same steps (EigenFit's warm
     /// start); `Null` when nothing.

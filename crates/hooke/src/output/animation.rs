@@ -6,7 +6,7 @@
 use super::atomic::write_atomically;
 use super::{read_frame, render_framed, Framing, Image, RenderField, RenderInput, RenderSettings};
 use crate::error::{HookeError, Result};
-use crate::model::ObstacleShape;
+use crate::model::{Obstacle, ObstacleShape};
 use std::path::{Path, PathBuf};
 
 /// Hundredths of a second each picture shows in the GIF (25 pictures a second).
@@ -62,7 +62,7 @@ pub fn render_run(
     run_directory: &Path,
     output: &Path,
     settings: &RenderSettings,
-    obstacles: &[ObstacleShape],
+    obstacles: &[Obstacle],
     gif: bool,
 ) -> Result<Vec<PathBuf>> {
     let frames = run_frames(run_directory)?;
@@ -75,7 +75,7 @@ pub fn render_run_gif(
     run_directory: &Path,
     path: &Path,
     settings: &RenderSettings,
-    obstacles: &[ObstacleShape],
+    obstacles: &[Obstacle],
 ) -> Result<PathBuf> {
     let frames = run_frames(run_directory)?;
     let mut pictures = Vec::with_capacity(frames.len());
@@ -96,7 +96,7 @@ pub fn render_frames(
     frames: &[(f64, PathBuf)],
     output: &Path,
     settings: &RenderSettings,
-    obstacles: &[ObstacleShape],
+    obstacles: &[Obstacle],
     gif: bool,
 ) -> Result<Vec<PathBuf>> {
     settings.validate("render")?;
@@ -126,12 +126,14 @@ pub fn render_frames(
 fn draw_frames(
     frames: &[(f64, PathBuf)],
     settings: &RenderSettings,
-    obstacles: &[ObstacleShape],
+    obstacles: &[Obstacle],
     mut each: impl FnMut(usize, Image) -> Result<()>,
 ) -> Result<()> {
     settings.validate("render")?;
-    let draw = |path: &Path, framing: &Framing| -> Result<Image> {
+    let draw = |time: f64, path: &Path, framing: &Framing| -> Result<Image> {
         let frame = read_frame(path)?;
+        // Moving obstacles where they are at the frame's time.
+        let shapes: Vec<ObstacleShape> = obstacles.iter().map(|o| o.shape_at(time)).collect();
         let element_values = match settings.field {
             RenderField::EnergyDensity => frame.strain_energy_density,
             // Frames of older runs have no material numbers: labels serve.
@@ -144,7 +146,7 @@ fn draw_frames(
                 positions: &frame.positions,
                 element_values: &element_values,
                 edges: &frame.edges,
-                obstacles,
+                obstacles: &shapes,
             },
             settings,
             framing,
@@ -152,8 +154,8 @@ fn draw_frames(
     };
     // First pass: the window and the colour range of every frame (pixels dropped).
     let mut extents = Vec::with_capacity(frames.len());
-    for (_, path) in frames {
-        let mut image = draw(path, &Framing::default())?;
+    for (time, path) in frames {
+        let mut image = draw(*time, path, &Framing::default())?;
         image.pixels = Vec::new();
         extents.push(image);
     }
@@ -168,7 +170,7 @@ fn draw_frames(
         _ => None,
     };
     for (index, (time, path)) in frames.iter().enumerate() {
-        let mut image = draw(path, &framing)?;
+        let mut image = draw(*time, path, &framing)?;
         let bar = unit
             .zip(framing.field_range)
             .map(|(unit, (low, high))| (low, high, unit));

@@ -60,12 +60,36 @@ pub(super) fn add_contact(
         ContactStiffness::Fixed(k) => BarrierStiffness::Fixed(k),
     };
     let mut term = BarrierContact::new(surface, x0, planes, dhat, rule)?;
-    for obstacle in model.obstacles() {
-        if let ObstacleShape::Mesh {
-            surface: Some(read), ..
-        } = &obstacle.shape
-        {
-            term = term.with_fixed_surface(&read.vertices, &read.triangles);
+    let mut plane = 0;
+    for (o, obstacle) in model.obstacles().iter().enumerate() {
+        match &obstacle.shape {
+            ObstacleShape::Mesh {
+                surface: Some(read), ..
+            } => {
+                term = term.with_fixed_surface(&read.vertices, &read.triangles);
+                if let Some(motion) = &obstacle.motion {
+                    term = term.moving_last_surface(read.vertices.len(), motion.clone());
+                }
+            }
+            ObstacleShape::Plane { .. } => {
+                if let Some(motion) = &obstacle.motion {
+                    if section.friction > 0.0 {
+                        return Err(HookeError::scene(
+                            format!("obstacles[{o}].motion"),
+                            "friction with a moving plane is not built yet; give the moving obstacle as a mesh (shape = { mesh = { file = \"….obj\" } })",
+                        ));
+                    }
+                    if motion.rotates() {
+                        return Err(HookeError::scene(
+                            format!("obstacles[{o}].motion"),
+                            "a plane obstacle moves by translation only; give a turning obstacle as a mesh",
+                        ));
+                    }
+                    term = term.moving_plane(plane, motion.clone())?;
+                }
+                plane += 1;
+            }
+            _ => {}
         }
     }
     if !section.self_contact {

@@ -1111,6 +1111,15 @@ impl SceneFile {
                     }
                 }
             }
+            if let Some(motion) = &obstacle.motion {
+                if self.contact.is_none() {
+                    return Err(HookeError::scene(
+                        format!("obstacles[{o}].motion"),
+                        "moving obstacles are built for barrier contact only: add [contact]",
+                    ));
+                }
+                motion.validate(&format!("obstacles[{o}].motion"))?;
+            }
             let key = format!("obstacles[{o}].shape");
             match &obstacle.shape {
                 ObstacleShape::Mesh { file, .. } => {

@@ -139,7 +139,7 @@ pub fn render_state(
         crate::output::RenderField::Material => model.material_numbers().into_iter().map(f64::from).collect(),
         _ => Vec::new(),
     };
-    let obstacles: Vec<_> = model.obstacles().iter().map(|o| o.shape.clone()).collect();
+    let obstacles: Vec<_> = model.obstacles().iter().map(|o| o.shape_at(state.time)).collect();
     crate::output::render(
         &crate::output::RenderInput {
             mesh: model.mesh(),
@@ -218,8 +218,13 @@ fn draw_pictures(
         .filter_map(|&i| writer.frames().get(i))
         .map(|(time, name)| (*time, settings.output_directory.join(name)))
         .collect();
-    let obstacles: Vec<_> = model.obstacles().iter().map(|o| o.shape.clone()).collect();
-    crate::output::render_frames(&frames, &settings.output_directory, &settings.render, &obstacles, false)
+    crate::output::render_frames(
+        &frames,
+        &settings.output_directory,
+        &settings.render,
+        model.obstacles(),
+        false,
+    )
 }
 
 /// What a run produced. `failure` is set when it stopped early; everything up

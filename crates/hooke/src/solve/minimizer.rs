@@ -39,6 +39,25 @@ pub struct MinimizerReport {
     pub trace: Vec<TracePoint>,
 }
 
+impl MinimizerReport {
+    /// Adds a later solve of the same step: counts and times summed, the
+    /// last iteration's figures from `later`.
+    pub fn absorb(&mut self, later: &MinimizerReport) {
+        self.iterations += later.iterations;
+        self.residual = later.residual;
+        self.increment = later.increment;
+        self.relative_increment = later.relative_increment;
+        self.short_of_tolerance |= later.short_of_tolerance;
+        self.line_search_reductions += later.line_search_reductions;
+        self.bounded_steps += later.bounded_steps;
+        self.factorizations += later.factorizations;
+        self.shifted_factorizations += later.shifted_factorizations;
+        self.assembly_seconds += later.assembly_seconds;
+        self.solve_seconds += later.solve_seconds;
+        self.trace.extend_from_slice(&later.trace);
+    }
+}
+
 /// Φ at one iterate, and the seconds the minimiser had spent to reach it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TracePoint {
