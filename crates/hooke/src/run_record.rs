@@ -39,6 +39,14 @@ pub struct StepStatistics {
     /// The end time of the step in which the first element tore, s (None: nothing tore).
     #[serde(default)]
     pub first_tear_at: Option<f64>,
+    /// Barrier contact: the smallest distance between two primitives (or a
+    /// vertex and a plane) at the end of any step, m (None: no pair came
+    /// within d̂, or no contact).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact_closest_approach: Option<f64>,
+    /// Barrier contact: the most pairs within d̂ at the end of any step.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub contact_most_pairs: usize,
     /// Seconds spent evaluating energies, forces and Hessians, over all steps.
     pub assembly_seconds: f64,
     /// Seconds spent in linear solves and factorisations, over all steps.
@@ -47,7 +55,21 @@ pub struct StepStatistics {
     pub step_seconds: f64,
 }
 
+fn is_zero(count: &usize) -> bool {
+    *count == 0
+}
+
 impl StepStatistics {
+    /// Adds what barrier contact looked like at the end of a step: its
+    /// smallest distance within d̂ (∞ when none) and its pairs.
+    pub(crate) fn add_contact(&mut self, smallest_distance: f64, pairs: usize) {
+        if smallest_distance.is_finite() {
+            let closest = self.contact_closest_approach.get_or_insert(smallest_distance);
+            *closest = closest.min(smallest_distance);
+        }
+        self.contact_most_pairs = self.contact_most_pairs.max(pairs);
+    }
+
     /// Adds the report of the step that ended at `time`.
     pub(crate) fn add(&mut self, report: &StepReport, time: f64) {
         self.steps += 1;

@@ -804,3 +804,30 @@ fn a_descending_plate_presses_a_cube_into_the_floor_without_crossing_and_keeps_i
     );
     assert!(top - bottom < 0.195, "squeezed to {}", top - bottom);
 }
+
+#[test]
+fn a_runs_summary_keeps_its_closest_approach_and_its_most_pairs() {
+    let text = format!("{}{}{FLOOR}[contact]\n", header(0.2, 0.01), cube([0.0, 0.0, 0.01], 1e5));
+    let scene = scene(&text);
+    let mut built = scene.build().unwrap();
+    let output = std::env::temp_dir().join(format!("hooke-contact-summary-{}", std::process::id()));
+    let settings = scene.run_settings(Some(&output));
+    let outcome = hooke::simulation::Simulation::new(&built.model, built.integrator.as_mut(), &settings)
+        .run(built.initial_state.clone())
+        .unwrap()
+        .into_result()
+        .unwrap();
+    let statistics = &outcome.summary.statistics;
+    // The rows of energies.csv hold the same figures step by step.
+    let rows = std::fs::read_to_string(output.join("energies.csv")).unwrap();
+    let (mut closest, mut most) = (f64::INFINITY, 0usize);
+    for row in rows.lines().skip(2) {
+        let fields: Vec<&str> = row.split(',').collect();
+        closest = closest.min(fields[fields.len() - 2].parse().unwrap());
+        most = most.max(fields[fields.len() - 1].parse::<f64>().unwrap() as usize);
+    }
+    assert_eq!(statistics.contact_closest_approach, Some(closest));
+    assert_eq!(statistics.contact_most_pairs, most);
+    assert!(closest > 0.0 && closest < 1e-3 && most >= 16, "{closest} {most}");
+    std::fs::remove_dir_all(&output).ok();
+}

@@ -450,6 +450,10 @@ fn advance(
     let (before_velocities, before_time) = (state.velocities.clone(), state.time);
     let report = integrator.step(model, state, settings.time_step)?;
     ledger.statistics.add(&report, state.time);
+    if let Some(contact) = model.barrier_contact() {
+        let seen = contact.report(&state.positions);
+        ledger.statistics.add_contact(seen.smallest_distance, seen.active_pairs);
+    }
     let work = model.damping_work(&before_positions, &state.positions, state.time - before_time)?;
     ledger.dissipated += work + model.ether_drag_work(&before_velocities, before_time) + report.torn_energy;
     // Step × h, not a running sum, so output times carry no accumulated
