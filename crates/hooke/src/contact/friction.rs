@@ -148,12 +148,14 @@ impl FrictionContact {
         })
     }
 
-    /// A vertex against a fixed plane of unit normal `normal`.
-    pub fn of_plane(vertex: usize, normal: Vector3<f64>, normal_force: f64) -> FrictionContact {
+    /// A vertex against a plane of unit normal `normal`; the plane's own
+    /// motion is that of a stand-in vertex `plane_point` (its point), so a
+    /// moving plane drags what it touches.
+    pub fn of_plane(vertex: usize, plane_point: usize, normal: Vector3<f64>, normal_force: f64) -> FrictionContact {
         FrictionContact {
-            vertices: [vertex, 0, 0, 0],
-            count: 1,
-            weights: [1.0, 0.0, 0.0, 0.0],
+            vertices: [vertex, plane_point, 0, 0],
+            count: 2,
+            weights: [1.0, -1.0, 0.0, 0.0],
             normal,
             normal_force,
         }
@@ -287,7 +289,7 @@ mod tests {
         let w = edge_edge_weights(&edges, [0, 1, 2, 3]);
         out.push((FrictionContact::of_pair(&edges, [0, 1, 2, 3], w, 0.7).unwrap(), edges));
         let tilted = Vector3::new(0.3, 0.1, 1.0).normalize();
-        out.push((FrictionContact::of_plane(0, tilted, 4.0), vec![0.0; 3]));
+        out.push((FrictionContact::of_plane(0, 1, tilted, 4.0), vec![0.0; 6]));
         out
     }
 

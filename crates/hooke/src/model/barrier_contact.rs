@@ -297,6 +297,22 @@ impl BarrierContact {
         self.placement.lock().expect("not poisoned").now.fixed.clone()
     }
 
+    /// Where the obstacles are now, as friction measures their slip: the
+    /// fixed surfaces' vertices, then each plane's point, 3 per vertex (the
+    /// vertices of [`Self::friction_contacts`] past the model's).
+    pub fn obstacle_positions(&self) -> Vec<f64> {
+        let placement = self.placement.lock().expect("not poisoned");
+        let mut all = placement.now.fixed.clone();
+        all.extend(
+            placement
+                .now
+                .planes
+                .iter()
+                .flat_map(|p| [p.point.x, p.point.y, p.point.z]),
+        );
+        all
+    }
+
     /// The planes where they are now.
     fn planes_now(&self) -> Vec<ContactPlane> {
         match self.movers.is_empty() {
@@ -474,7 +490,15 @@ impl BarrierContact {
             })
             .collect();
         for (v, p, d) in self.plane_pairs(x) {
-            contacts.push(FrictionContact::of_plane(v, self.planes[p].normal, force(d * d)));
+            // The plane's point stands in as a vertex after the fixed surfaces'
+            // (numbered as in obstacle_positions).
+            let stand_in = self.model_vertices + self.fixed.len() / 3 + p;
+            contacts.push(FrictionContact::of_plane(
+                v,
+                stand_in,
+                self.planes[p].normal,
+                force(d * d),
+            ));
         }
         contacts
     }

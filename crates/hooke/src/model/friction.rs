@@ -41,7 +41,8 @@ struct Lag {
     /// The step's length h, s.
     step: f64,
     contacts: Vec<FrictionContact>,
-    /// The fixed surfaces' vertices at the step's start (moving obstacles).
+    /// The obstacles at the step's start: the fixed surfaces' vertices, then
+    /// the planes' points (BarrierContact::obstacle_positions).
     fixed_start: Vec<f64>,
     /// How far they have moved since, 3 per vertex.
     fixed_moved: Vec<f64>,
@@ -215,7 +216,7 @@ impl EnergyTerm for Friction {
             reason: "friction needs barrier contact in the model ([contact])".to_string(),
         })?;
         let contacts = contact.friction_contacts(&state.positions);
-        let fixed_start = contact.fixed_positions();
+        let fixed_start = contact.obstacle_positions();
         *self.lag.lock().expect("not poisoned") = Lag {
             start: state.positions.clone(),
             step: (time - state.time).max(f64::MIN_POSITIVE),
@@ -231,7 +232,7 @@ impl EnergyTerm for Friction {
         // since the step's start is part of each pair's slip.
         if let Some(contact) = model.barrier_contact().filter(|c| c.has_moving_obstacles()) {
             let mut lag = self.lag.lock().expect("not poisoned");
-            let now = contact.fixed_positions();
+            let now = contact.obstacle_positions();
             if now.len() == lag.fixed_start.len() {
                 lag.fixed_moved = now.iter().zip(&lag.fixed_start).map(|(a, b)| a - b).collect();
             }

@@ -73,12 +73,6 @@ pub(super) fn add_contact(
             }
             ObstacleShape::Plane { .. } => {
                 if let Some(motion) = &obstacle.motion {
-                    if section.friction > 0.0 {
-                        return Err(HookeError::scene(
-                            format!("obstacles[{o}].motion"),
-                            "friction with a moving plane is not built yet; give the moving obstacle as a mesh (shape = { mesh = { file = \"….obj\" } })",
-                        ));
-                    }
                     if motion.rotates() {
                         return Err(HookeError::scene(
                             format!("obstacles[{o}].motion"),
