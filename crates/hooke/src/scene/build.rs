@@ -101,13 +101,16 @@ impl Scene {
                 copies.unwrap_or_else(|| (part.vertex_count(), (0..part.vertex_count()).collect()));
             groups.extend(of_vertex.iter().map(|g| g + group_count));
             group_count += count;
+            if body.rotate != [0.0; 3] {
+                let turn = nalgebra::Rotation3::from_scaled_axis(Vector3::from(body.rotate));
+                let count = part.vertices().len().max(1) as f64;
+                let center = part.vertices().iter().sum::<Vector3<f64>>() / count;
+                part.vertices_mut()
+                    .iter_mut()
+                    .for_each(|p| *p = center + turn * (*p - center));
+            }
             let offset = Vector3::from(body.translate);
-            let turn = nalgebra::Rotation3::from_scaled_axis(Vector3::from(body.rotate));
-            let count = part.vertices().len().max(1) as f64;
-            let center = part.vertices().iter().sum::<Vector3<f64>>() / count;
-            part.vertices_mut()
-                .iter_mut()
-                .for_each(|p| *p = center + turn * (*p - center) + offset);
+            part.vertices_mut().iter_mut().for_each(|p| *p += offset);
 
             let mut masks = Vec::with_capacity(body.regions.len());
             for (r, region) in body.regions.iter().enumerate() {
