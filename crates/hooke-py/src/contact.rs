@@ -174,17 +174,19 @@ pub fn edge_edge_ccd(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResu
     Ok(hooke::contact::ccd::edge_edge_time(x, dx))
 }
 
+/// Points (n, 3) as coordinates, 3 per point.
+fn flat_points(value: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<f64>> {
+    let (points, _) = Floats::read(value, name)?.points()?;
+    Ok(points.iter().flat_map(|p| [p.x, p.y, p.z]).collect())
+}
+
 /// The triangle surface `faces` over positions `start` and `end` (each (n, 3)).
 fn surface_motion(
     start: &Bound<'_, PyAny>,
     end: &Bound<'_, PyAny>,
     faces: &Bound<'_, PyAny>,
 ) -> PyResult<(hooke::contact::ContactSurface, Vec<f64>, Vec<f64>)> {
-    let flat = |value: &Bound<'_, PyAny>, name: &str| -> PyResult<Vec<f64>> {
-        let (points, _) = Floats::read(value, name)?.points()?;
-        Ok(points.iter().flat_map(|p| [p.x, p.y, p.z]).collect())
-    };
-    let (x0, x1) = (flat(start, "start")?, flat(end, "end")?);
+    let (x0, x1) = (flat_points(start, "start")?, flat_points(end, "end")?);
     if x0.len() != x1.len() {
         return Err(pyo3::exceptions::PyValueError::new_err(format!(
             "start has {} points and end {}",
@@ -192,21 +194,40 @@ fn surface_motion(
             x1.len() / 3
         )));
     }
+    Ok((triangle_surface(faces, x0.len() / 3)?, x0, x1))
+}
+
+/// The triangle surface `faces` ((m, 3) indices) over `vertex_count` vertices.
+fn triangle_surface(faces: &Bound<'_, PyAny>, vertex_count: usize) -> PyResult<hooke::contact::ContactSurface> {
     let (triangles, _) = crate::arrays::elements(faces, "faces")?;
     let mut list = Vec::with_capacity(triangles.len());
     for (f, t) in triangles.iter().enumerate() {
         let face: [usize; 3] = t.as_slice().try_into().map_err(|_| {
             pyo3::exceptions::PyValueError::new_err(format!("faces[{f}]: a triangle has 3 corners, got {}", t.len()))
         })?;
-        if let Some(v) = face.iter().find(|&&v| 3 * v >= x0.len()) {
+        if let Some(v) = face.iter().find(|&&v| v >= vertex_count) {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "faces[{f}] names vertex {v}, but there are {}",
-                x0.len() / 3
+                "faces[{f}] names vertex {v}, but there are {vertex_count}"
             )));
         }
         list.push(face);
     }
-    Ok((hooke::contact::ContactSurface::of_triangles(list), x0, x1))
+    Ok(hooke::contact::ContactSurface::of_triangles(list))
+}
+
+/// Adds a block on `vertices` (3 coordinates each; entries column-major) to
+/// the dense row-major `hessian` of `size` coordinates.
+fn add_block(hessian: &mut [f64], size: usize, vertices: &[usize], block: &[f64]) {
+    let m = 3 * vertices.len();
+    for (a, &va) in vertices.iter().enumerate() {
+        for (b, &vb) in vertices.iter().enumerate() {
+            for k in 0..3 {
+                for l in 0..3 {
+                    hessian[(3 * va + k) * size + 3 * vb + l] += block[(3 * b + l) * m + 3 * a + k];
+                }
+            }
+        }
+    }
 }
 
 /// The largest fraction of the motion from `start` to `end` (each (n, 3))
@@ -254,24 +275,13 @@ pub fn barrier_potential<'py>(
     project: bool,
 ) -> PyResult<(f64, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     use hooke::contact::potential::{active_pairs, clamp_to_psd, energy_and_gradient, pair_term};
-    let flat = |value: &Bound<'py, PyAny>, name: &str| -> PyResult<Vec<f64>> {
-        let (points, _) = Floats::read(value, name)?.points()?;
-        Ok(points.iter().flat_map(|p| [p.x, p.y, p.z]).collect())
-    };
-    let x = flat(vertices, "vertices")?;
+    let x = flat_points(vertices, "vertices")?;
     let rest = match rest {
-        Some(rest) => flat(rest, "rest")?,
+        Some(rest) => flat_points(rest, "rest")?,
         None => x.clone(),
     };
     let n = x.len() / 3;
-    let (corners, k) = crate::arrays::elements(faces, "faces")?;
-    if k != 3 || corners.iter().flatten().any(|&v| v >= n) {
-        return Err(pyo3::exceptions::PyValueError::new_err(
-            "faces: expected (m, 3) indices of the vertices",
-        ));
-    }
-    let surface =
-        hooke::contact::surface::ContactSurface::of_triangles(corners.iter().map(|c| [c[0], c[1], c[2]]).collect());
+    let surface = triangle_surface(faces, n)?;
     let pairs = active_pairs(&surface, &rest, &x, dhat);
     let mut gradient = vec![0.0; x.len()];
     let energy = energy_and_gradient(&pairs, &x, dhat, &mut gradient);
@@ -279,15 +289,7 @@ pub fn barrier_potential<'py>(
     for pair in &pairs {
         let (_, _, h) = pair_term(pair, &x, dhat);
         let h = if project { clamp_to_psd(h) } else { h };
-        for (a, &va) in pair.vertices.iter().enumerate() {
-            for (b, &vb) in pair.vertices.iter().enumerate() {
-                for k in 0..3 {
-                    for l in 0..3 {
-                        hessian[(3 * va + k) * x.len() + 3 * vb + l] += h[(3 * a + k, 3 * b + l)];
-                    }
-                }
-            }
-        }
+        add_block(&mut hessian, x.len(), &pair.vertices, h.as_slice());
     }
     Ok((energy, to_matrix(py, gradient, 3)?, to_matrix(py, hessian, 3 * n)?))
 }
@@ -317,12 +319,8 @@ pub fn friction_potential<'py>(
 ) -> PyResult<(f64, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     use hooke::contact::friction::{contact_block, dissipation};
     use hooke::model::{BarrierContact, BarrierStiffness};
-    let flat = |value: &Bound<'py, PyAny>, name: &str| -> PyResult<Vec<f64>> {
-        let (points, _) = Floats::read(value, name)?.points()?;
-        Ok(points.iter().flat_map(|p| [p.x, p.y, p.z]).collect())
-    };
-    let start = flat(lagged, "lagged")?;
-    let x = flat(vertices, "vertices")?;
+    let start = flat_points(lagged, "lagged")?;
+    let x = flat_points(vertices, "vertices")?;
     if x.len() != start.len() {
         return Err(pyo3::exceptions::PyValueError::new_err(
             "vertices: expected as many points as lagged",
@@ -334,18 +332,11 @@ pub fn friction_potential<'py>(
         )));
     }
     let rest = match rest {
-        Some(rest) => flat(rest, "rest")?,
+        Some(rest) => flat_points(rest, "rest")?,
         None => start.clone(),
     };
     let n = x.len() / 3;
-    let (corners, k) = crate::arrays::elements(faces, "faces")?;
-    if k != 3 || corners.iter().flatten().any(|&v| v >= n) {
-        return Err(pyo3::exceptions::PyValueError::new_err(
-            "faces: expected (m, 3) indices of the vertices",
-        ));
-    }
-    let surface =
-        hooke::contact::surface::ContactSurface::of_triangles(corners.iter().map(|c| [c[0], c[1], c[2]]).collect());
+    let surface = triangle_surface(faces, n)?;
     let contact = BarrierContact::new(surface, rest, Vec::new(), dhat, BarrierStiffness::Fixed(stiffness))
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
     let contacts = contact.friction_contacts(&start);
@@ -356,16 +347,7 @@ pub fn friction_potential<'py>(
     let mut hessian = vec![0.0; x.len() * x.len()];
     for c in &contacts {
         let block = contact_block(c, &displacement, mu, epsilon);
-        let m = 3 * c.count;
-        for (a, &va) in c.vertices[..c.count].iter().enumerate() {
-            for (b, &vb) in c.vertices[..c.count].iter().enumerate() {
-                for k in 0..3 {
-                    for l in 0..3 {
-                        hessian[(3 * va + k) * x.len() + 3 * vb + l] += block[(3 * b + l) * m + 3 * a + k];
-                    }
-                }
-            }
-        }
+        add_block(&mut hessian, x.len(), &c.vertices[..c.count], &block);
     }
     Ok((energy, to_matrix(py, gradient, 3)?, to_matrix(py, hessian, 3 * n)?))
 }
