@@ -6,6 +6,7 @@
 mod arrays;
 mod contact;
 mod errors;
+mod frames;
 mod meshes;
 mod model;
 mod scene;
@@ -57,6 +58,8 @@ mod _hooke {
         edge_edge_distance, edge_edge_mollifier, edge_edge_mollifier_threshold, friction_potential,
         initial_barrier_stiffness, point_triangle_ccd, point_triangle_distance, updated_barrier_stiffness,
     };
+    #[pymodule_export]
+    use super::frames::read_frame;
     #[pymodule_export]
     use super::integrators;
     #[pymodule_export]

@@ -61,6 +61,12 @@ impl PyScene {
         self.scene.name()
     }
 
+    /// The folder its relative paths (meshes, reference scenes) are taken from.
+    #[getter]
+    fn base_directory(&self) -> PathBuf {
+        std::path::absolute(&self.scene.base_directory).unwrap_or_else(|_| self.scene.base_directory.clone())
+    }
+
     /// The scene as TOML text.
     #[getter]
     fn text(&self) -> &str {

@@ -24,11 +24,15 @@ The pieces:
 - ``mesh_shape``, ``read_mesh``, ``read_surface``, ``write_mesh``,
   ``write_surface``: meshes as arrays;
 - ``hooke.errors``: the exceptions, carrying the file, line, key or element;
+- ``hooke.sweep(scene, parameters, output=...)``: many variants of a scene
+  run on a Dask cluster, gathered into a pandas table (``hooke.sweep``'s
+  text; needs the ``sweep`` extra: ``pip install "hooke[sweep]"``);
+- ``read_frame(path)``: a frame a run wrote, as arrays;
 - ``hooke.contact``: the distances, mollifier and barrier of barrier contact
   (Li et al. 2020), with their derivatives.
 """
 
-from . import contact, errors
+from . import contact, errors, sweep
 from ._hooke import (
     Model,
     RunResult,
@@ -38,6 +42,7 @@ from ._hooke import (
     materials,
     mesh_shape,
     modes,
+    read_frame,
     read_mesh,
     read_surface,
     solvers,
@@ -66,12 +71,14 @@ __all__ = [
     "materials",
     "mesh_shape",
     "modes",
+    "read_frame",
     "read_mesh",
     "read_surface",
     "solvers",
     "write_mesh",
     "write_surface",
     "errors",
+    "sweep",
     "HookeError",
     "HookeIOError",
     "InvalidDeformationError",
