@@ -13,12 +13,15 @@ EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
     "name, arguments, expected",
     [
         ("cantilever.py", ["0.1"], "below the axis"),
+        ("cantilever_sweep.py", ["{tmp}/sweep", "2"], "4 variants, 0 failed"),
         ("drive_pin.py", ["0.1"], "t = 1.00 s"),
         ("modal_analysis.py", ["0.1", "{tmp}/modes.png"], "Euler–Bernoulli"),
         ("pbatoolkit_comparison.py", ["0.1"], "relative difference"),
     ],
 )
 def test_example(tmp_path, name, arguments, expected):
+    if name.startswith("cantilever_sweep"):
+        pytest.importorskip("distributed")
     if name.startswith("pbatoolkit"):
         pytest.importorskip("pbatoolkit")
     arguments = [a.format(tmp=tmp_path) for a in arguments]

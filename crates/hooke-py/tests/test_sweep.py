@@ -1,12 +1,14 @@
 """hooke.sweep: variants of a scene on a local Dask cluster (loopback only),
 against the same scenes run one after another in this process."""
 
+import _thread
 import json
 import os
 import pathlib
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -42,7 +44,7 @@ TIP = [0.4, 0.1, 0.1]
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0",
         env={"RAYON_NUM_THREADS": "1"},
     )
     with distributed.Client(cluster) as connected:
@@ -56,8 +58,9 @@ def serial_run(overrides, directory):
 
 
 def test_eight_variants_equal_serial_runs_bit_for_bit(client, tmp_path):
-    table = hooke.sweep(BAR, GRID, tmp_path / "sweep", client=client,
-                        record={"tip": hooke.sweep.trajectory(point=TIP)}, progress=False)
+    record = {"tip": hooke.sweep.trajectory(point=TIP), "f": hooke.sweep.frequencies(2),
+              "iterations": hooke.sweep.summary("statistics.total_iterations")}
+    table = hooke.sweep(BAR, GRID, tmp_path / "sweep", client=client, record=record, progress=False)
     assert len(table) == 8
     assert list(table.status) == ["completed"] * 8
     # The grid's last path varies fastest.
@@ -74,6 +77,10 @@ def test_eight_variants_equal_serial_runs_bit_for_bit(client, tmp_path):
         assert (sweep_folder / "energies.csv").read_bytes() == (serial.directory / "energies.csv").read_bytes()
         expected = hooke.sweep.trajectory(point=TIP)(serial, None)
         assert np.array_equal(row.tip, expected)
+        scene = hooke.Scene.from_dict(hooke.sweep.overrides.variant_scene(BAR, overrides))
+        assert np.array_equal(row.f, hooke.modes(scene.model(), 2)[0])
+        summary = json.loads((serial.directory / "summary.json").read_text())
+        assert row.iterations == summary["statistics"]["total_iterations"]
     # The tip falls, more for the softer bar.
     drop = np.array([tip[-1, 3] - tip[0, 3] for tip in table.tip])
     assert np.all(drop < 0)
@@ -155,6 +162,30 @@ def test_a_rerun_skips_what_is_done(client, tmp_path):
     third = hooke.sweep(BAR, more, tmp_path / "sweep", client=client, progress=False)
     assert len(third) == 4 and list(third.status) == ["completed"] * 4
     assert len(list((tmp_path / "sweep" / "runs").iterdir())) == 4
+
+
+def test_a_variant_cut_short_goes_on_from_its_checkpoint(tmp_path):
+    """What a worker does when its task comes back after the worker was lost
+    mid-run: the run's checkpoint is there, and the variant resumes from it
+    to the same bits as a run never stopped."""
+    from hooke.sweep.task import run_variant
+
+    overrides = {"simulation.duration": 1.0, "simulation.time_step": 0.002}
+    scene = hooke.sweep.overrides.variant_scene(BAR, overrides)
+    folder = tmp_path / "variant"
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        hooke.Scene.from_dict(scene).run(str(folder), progress=False)
+    timer.cancel()
+    assert (folder / "checkpoint.json").exists()
+    spec = {"variant": 0, "key": "k", "overrides": overrides, "scene": scene, "base_directory": str(tmp_path),
+            "directory": str(folder), "record": {}}
+    row = run_variant(spec)
+    assert row["resumed"] and row["status"] == "completed" and row["steps"] == 500
+    whole = serial_run(overrides, tmp_path / "whole")
+    assert (folder / "energies.csv").read_bytes() == (whole.directory / "energies.csv").read_bytes()
+    assert row["total"] == whole.energies["total"][-1]
 
 
 def write_scene(path):
