@@ -14,8 +14,11 @@ Run from the repository root after `pip install "./crates/hooke-py[sweep]"`:
 """
 
 import argparse
+import concurrent.futures
 import os
+import pathlib
 import statistics
+import subprocess
 import tempfile
 import time
 
@@ -38,10 +41,51 @@ SCENE = {
 }
 
 
+def toml_text(table, prefix=""):
+    """A scene dict as TOML (tables of scalars and arrays, arrays of tables)."""
+    def value(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return '"' + v + '"'
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{k} = {value(x)}" for k, x in v.items()) + " }"
+        return repr(float(v)) if isinstance(v, float) else str(v)
+
+    lines = [f"{k} = {value(v)}" for k, v in table.items() if not isinstance(v, (dict, list)) or
+             (isinstance(v, list) and not (v and isinstance(v[0], dict)))]
+    for k, v in table.items():
+        if isinstance(v, dict):
+            lines.append(f"[{k}]")
+            lines += [f"{a} = {value(b)}" for a, b in v.items()]
+        elif isinstance(v, list) and v and isinstance(v[0], dict):
+            for entry in v:
+                lines.append(f"[[{k}]]")
+                lines += [f"{a} = {value(b)}" for a, b in entry.items()]
+    return "\n".join(lines) + "\n"
+
+
 def cluster(workers):
     started = time.perf_counter()
     client = hooke.sweep.local_cluster(workers)
     return client, time.perf_counter() - started
+
+
+def plain_runs(scenes, folder, parallel):
+    """The scene files run by the hooke program, `parallel` at a time."""
+    program = os.environ.get("HOOKE_BIN", str(pathlib.Path(__file__).resolve().parents[2] / "target/release/hooke"))
+    environment = dict(os.environ, RAYON_NUM_THREADS="1")
+
+    def run(scene):
+        subprocess.run([program, "run", str(scene), "-o", str(folder / scene.stem)], env=environment,
+                       check=True, capture_output=True)
+
+    started = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(parallel) as pool:
+        list(pool.map(run, scenes))
+    return time.perf_counter() - started
 
 
 def main():
@@ -60,8 +104,15 @@ def main():
         print(f"local cluster of {workers} worker(s) started in {startup:.2f} s (not timed below)")
     print(f"machine: {os.cpu_count()} cores; {arguments.variants} variants per sweep")
     times = {1: [], 2: []}
+    plain = {1: [], 2: []}
     tables = {}
     with tempfile.TemporaryDirectory() as scratch:
+        files = []
+        for number, overrides in enumerate(hooke.sweep.overrides.expand(grid)):
+            scene = hooke.sweep.overrides.variant_scene(SCENE, overrides)
+            path = pathlib.Path(scratch) / f"scene_{number:02d}.toml"
+            path.write_text(toml_text(scene))
+            files.append(path)
         # Each worker imports hooke on its first task: done here, before the clock.
         for workers, client in clients.items():
             hooke.sweep(SCENE, [{}] * 1 + [{"simulation.duration": 0.05}], os.path.join(scratch, f"warm-{workers}"),
@@ -72,8 +123,12 @@ def main():
                 tables[workers] = hooke.sweep(SCENE, grid, os.path.join(scratch, f"{pair}-{workers}"),
                                               client=clients[workers], progress=False)
                 times[workers].append(time.perf_counter() - started)
+            for parallel in (1, 2):
+                folder = pathlib.Path(scratch) / f"plain-{pair}-{parallel}"
+                plain[parallel].append(plain_runs(files, folder, parallel))
             print(f"pair {pair + 1}: 1 worker {times[1][-1]:.2f} s, 2 workers {times[2][-1]:.2f} s, "
-                  f"speed-up {times[1][-1] / times[2][-1]:.2f}×")
+                  f"speed-up {times[1][-1] / times[2][-1]:.2f}×; hooke run one/two at a time "
+                  f"{plain[1][-1]:.2f} s / {plain[2][-1]:.2f} s, {plain[1][-1] / plain[2][-1]:.2f}×")
     for workers in (1, 2):
         assert set(tables[workers].status) == {"completed"}
     assert list(tables[1].total) == list(tables[2].total), "the two sweeps differ"
@@ -83,6 +138,11 @@ def main():
           f"speed-up {statistics.median(ratios):.2f}× (pairs: {', '.join(f'{r:.2f}' for r in ratios)}); "
           f"one variant's run {serial:.2f} s; busy share of the 2 workers "
           f"{tables[2].wall_seconds.sum() / (2 * statistics.median(times[2])):.0%}")
+    plain_ratios = [one / two for one, two in zip(plain[1], plain[2])]
+    print(f"without Dask: hooke run one at a time {statistics.median(plain[1]):.2f} s, two at a time "
+          f"{statistics.median(plain[2]):.2f} s; speed-up {statistics.median(plain_ratios):.2f}× "
+          f"(pairs: {', '.join(f'{r:.2f}' for r in plain_ratios)}); the sweep on 1 worker against hooke run "
+          f"one at a time: {statistics.median(times[1]) / statistics.median(plain[1]):.2f}×")
     for client in clients.values():
         local = client.cluster
         client.close()

@@ -115,9 +115,11 @@ def test_unknown_or_misplaced_keys_are_refused_before_any_task(tmp_path):
         hooke.sweep(BAR, {"bodies[3].material.youngs_modulus": [1e5]}, tmp_path / "b", progress=False)
     with pytest.raises(hooke.errors.HookeError, match=r"poisson_ratio` = 0\.5"):
         hooke.sweep(BAR, {"bodies[0].material.poisson_ratio": [0.3, 0.5]}, tmp_path / "c", progress=False)
+    with pytest.raises(hooke.SceneError, match="variants 0 and 2 are the same scene"):
+        hooke.sweep(BAR, [{"gravity": [0, 0, -1]}, {}, {"gravity": [0, 0, -1]}], tmp_path / "e", progress=False)
     with pytest.raises(hooke.SceneError, match="not a key name"):
         hooke.sweep(BAR, {"bodies.0.material": [1]}, tmp_path / "d", progress=False)
-    for folder in "abcd":
+    for folder in "abcde":
         assert not any((tmp_path / folder / "runs").glob("*")) if (tmp_path / folder).exists() else True
 
 

@@ -279,8 +279,15 @@ def run_sweep(
     finished = _finished(runs)
     rows: List[Dict[str, Any]] = []
     pending = []
+    seen: Dict[str, int] = {}
     for number, (overrides, variant) in enumerate(zip(variants, scenes)):
         key = _overrides.fingerprint(variant, tuple(record_names))
+        if key in seen:
+            raise SceneError(
+                f"sweep variants {seen[key]} and {number} are the same scene ({overrides}); "
+                "each variant runs once, so list it once"
+            )
+        seen[key] = number
         if key in finished:
             row = read_row(finished[key])
             if row["status"] == "completed" or not rerun_failed:

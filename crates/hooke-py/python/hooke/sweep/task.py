@@ -66,6 +66,9 @@ def run_variant(spec: Dict[str, Any]) -> Dict[str, Any]:
         **{name: math.nan for name in ENERGIES},
         "recorded": {},
         "resumed": False,
+        # What reproduces the variant: its whole scene, and where its relative paths start.
+        "scene": spec["scene"],
+        "base_directory": spec["base_directory"],
     }
     started = time.perf_counter()
     result = None
