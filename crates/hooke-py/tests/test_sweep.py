@@ -44,7 +44,7 @@ TIP = [0.4, 0.1, 0.1]
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0",
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address="127.0.0.1:0",
         env={"RAYON_NUM_THREADS": "1"},
     )
     with distributed.Client(cluster) as connected:

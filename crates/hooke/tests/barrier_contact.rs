@@ -53,7 +53,11 @@ fn highest(x: &[f64], vertices: std::ops::Range<usize>) -> f64 {
 /// is apart; returns the states.
 fn run_checked(text: &str, steps: usize) -> (hooke::scene::BuiltScene, Vec<hooke::model::State>) {
     let mut built = scene(text).build().expect("builds");
-    let surface = ContactSurface::of_tetrahedra(built.model.mesh().tetrahedra().expect("3D"));
+    // Every primitive in contact: the bodies' boundaries (checked to be
+    // there) and the networks' triangles and segments.
+    let surface = built.model.barrier_contact().expect("contact").surface().clone();
+    let boundary = ContactSurface::of_tetrahedra(built.model.mesh().tetrahedra().expect("3D"));
+    assert!(boundary.faces.iter().all(|f| surface.faces.binary_search(f).is_ok()));
     let dt = scene(text).file.simulation.time_step;
     let mut state = built.initial_state.clone();
     let mut states = Vec::new();
@@ -483,6 +487,8 @@ fn the_contact_scenes_build_and_take_their_first_steps_without_crossing() {
         "contact_stacked_cubes.toml",
         "contact_bowl_pile.toml",
         "contact_ramp_friction.toml",
+        "contact_cloth_drape.toml",
+        "contact_rope_coil.toml",
     ] {
         let scene = Scene::from_file(&scenes.join(name)).expect("parses");
         let dt = scene.file.simulation.time_step;
@@ -849,4 +855,140 @@ fn a_floor_sliding_sideways_carries_a_cube_along_by_friction() {
     let last = states.last().unwrap();
     let speed = built.model.momentum(&last.positions, &last.velocities).0.x / mass;
     assert!(speed.abs() < 1e-6, "{speed}");
+}
+
+/// The distance between segments pq and rs by the clamped closed form of
+/// Ericson's "Real-Time Collision Detection" (§5.1.9): an independent check
+/// of the barrier's own edge–edge distances.
+fn segment_distance(p: [f64; 3], q: [f64; 3], r: [f64; 3], s: [f64; 3]) -> f64 {
+    let sub = |a: [f64; 3], b: [f64; 3]| [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+    let dot = |a: [f64; 3], b: [f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    let (d1, d2, w) = (sub(q, p), sub(s, r), sub(p, r));
+    let (a, e, f) = (dot(d1, d1), dot(d2, d2), dot(d2, w));
+    let (c, b) = (dot(d1, w), dot(d1, d2));
+    let denominator = a * e - b * b;
+    let mut u = if denominator > 1e-300 {
+        ((b * f - c * e) / denominator).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let mut t = (b * u + f) / e;
+    if t < 0.0 {
+        t = 0.0;
+        u = (-c / a).clamp(0.0, 1.0);
+    } else if t > 1.0 {
+        t = 1.0;
+        u = ((b - c) / a).clamp(0.0, 1.0);
+    }
+    let gap = [0, 1, 2].map(|i| p[i] + d1[i] * u - r[i] - d2[i] * t);
+    dot(gap, gap).sqrt()
+}
+
+fn point(x: &[f64], v: usize) -> [f64; 3] {
+    [x[3 * v], x[3 * v + 1], x[3 * v + 2]]
+}
+
+/// A cloth of `cells` × `cells` squares, 0.36 m wide, 3 cm above a cube.
+fn cloth_over_cube(cells: usize) -> String {
+    format!(
+        r#"{}{}
+[[networks]]
+shape = {{ cloth = {{ origin = [-0.08, -0.08, 0.23], size = [0.36, 0.36], cells = [{cells}, {cells}] }} }}
+stiffness = 1000.0
+shear_stiffness = 100.0
+bend_stiffness = 1.0
+density = 0.2
+{FLOOR}
+[contact]
+distance = 0.002
+"#,
+        header(0.3, 0.01),
+        cube([0.0, 0.0, 0.005], 1e6)
+    )
+}
+
+#[test]
+fn a_cloth_drapes_over_a_cube_without_crossing_it_or_itself() {
+    let cells = 12;
+    let text = cloth_over_cube(cells);
+    let (built, states) = run_checked(&text, 30);
+    let contact = built.model.barrier_contact().unwrap();
+    // The cloth's triangles, edges and vertices are on the contact surface
+    // beside the cube's boundary (3 × 3 × 3 cells: 108 triangles, 56 of its
+    // 64 vertices).
+    let surface = contact.surface();
+    assert_eq!(surface.faces.len(), 108 + 2 * cells * cells);
+    assert_eq!(surface.vertices.len(), 56 + (cells + 1) * (cells + 1));
+    // run_checked found no edge through a triangle at any step, cloth or cube.
+    let mut failures = Vec::new();
+    let x = &states.last().unwrap().positions;
+    let top = highest(x, 0..64);
+    let dhat = contact.activation_distance();
+    // The cloth's middle lies on the cube's top, within d̂ and above it.
+    let middle = 64 + (cells / 2) * (cells + 1) + cells / 2;
+    let gap = x[3 * middle + 2] - top;
+    if !(gap > 0.0 && gap < 2.0 * dhat) {
+        failures.push(format!(
+            "the cloth's middle is {gap} m above the cube's top (d̂ = {dhat})"
+        ));
+    }
+    // Its corners hang over the sides, below the top.
+    let corner = 64;
+    if x[3 * corner + 2] > top - 0.02 {
+        failures.push(format!("the corner is at {} m, the top at {top} m", x[3 * corner + 2]));
+    }
+    assert!(failures.is_empty(), "{failures:?}");
+}
+
+#[test]
+fn a_coiled_rope_falls_in_a_pile_on_the_floor_and_never_passes_through_itself() {
+    let text = format!(
+        r#"{}
+[[networks]]
+shape = {{ helix = {{ center = [0.0, 0.0, 0.03], radius = 0.05, pitch = 0.012, turns = 3.0, segments = 90 }} }}
+stiffness = 500.0
+density = 0.05
+{FLOOR}
+[contact]
+distance = 0.002
+"#,
+        header(0.25, 0.01)
+    );
+    let (built, states) = run_checked(&text, 25);
+    let contact = built.model.barrier_contact().unwrap();
+    assert_eq!(contact.surface().edges.len(), 90);
+    assert!(contact.surface().faces.is_empty());
+    // The coil came down onto the floor and its turns onto each other: at
+    // every step, every two segments that share no vertex are apart (an
+    // independent distance), and at the end the rope touches the floor.
+    let mut closest = f64::INFINITY;
+    for state in &states {
+        let x = &state.positions;
+        for i in 0..90 {
+            for j in i + 2..90 {
+                let d = segment_distance(point(x, i), point(x, i + 1), point(x, j), point(x, j + 1));
+                closest = closest.min(d);
+            }
+        }
+    }
+    assert!(closest > 0.0, "two segments met: {closest}");
+    let x = &states.last().unwrap().positions;
+    let dhat = contact.activation_distance();
+    assert!(
+        lowest(x, 0..91) < dhat,
+        "the rope did not reach the floor: {}",
+        lowest(x, 0..91)
+    );
+    let report = contact.report(x);
+    assert!(report.active_pairs > 20, "{report:?}");
+}
+
+#[test]
+fn a_cloth_through_a_body_at_the_start_is_refused_naming_both() {
+    let text = cloth_over_cube(6).replace("0.23]", "0.1]");
+    let message = refusal(&text);
+    assert!(
+        message.contains("networks[0]") && message.contains("bodies[0]") && message.contains("intersect"),
+        "{message}"
+    );
 }

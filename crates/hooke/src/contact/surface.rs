@@ -2,7 +2,7 @@
 //! between (Li et al. 2020, §4): its surface vertices, edges and triangles,
 //! named by the model's vertex indices. A tetrahedral mesh contributes its
 //! boundary triangles; a triangle surface (cloth, an obstacle) all of its
-//! triangles.
+//! triangles; a rope its segments, edges of no triangle.
 
 use crate::mesh::TetMesh;
 
@@ -26,20 +26,34 @@ impl ContactSurface {
     }
 
     /// The surface of a list of triangles (and their edges and vertices).
-    pub fn of_triangles(mut faces: Vec<[usize; 3]>) -> ContactSurface {
+    pub fn of_triangles(faces: Vec<[usize; 3]>) -> ContactSurface {
+        ContactSurface::of_parts(faces, Vec::new())
+    }
+
+    /// The surface of triangles and of segments that bound no triangle (a
+    /// rope's): every edge of either, and every vertex.
+    pub fn of_parts(mut faces: Vec<[usize; 3]>, segments: Vec<[usize; 2]>) -> ContactSurface {
         faces.sort_unstable();
         faces.dedup();
         let mut edges: Vec<[usize; 2]> = faces
             .iter()
             .flat_map(|f| [[f[0], f[1]], [f[1], f[2]], [f[2], f[0]]])
+            .chain(segments)
             .map(|[a, b]| [a.min(b), a.max(b)])
             .collect();
         edges.sort_unstable();
         edges.dedup();
-        let mut vertices: Vec<usize> = faces.iter().flatten().copied().collect();
+        let mut vertices: Vec<usize> = faces.iter().flatten().chain(edges.iter().flatten()).copied().collect();
         vertices.sort_unstable();
         vertices.dedup();
         ContactSurface { vertices, edges, faces }
+    }
+
+    /// This surface with `other`'s primitives added (one sorted list each).
+    pub fn joined(self, other: ContactSurface) -> ContactSurface {
+        let faces = self.faces.into_iter().chain(other.faces).collect();
+        let segments = self.edges.into_iter().chain(other.edges).collect();
+        ContactSurface::of_parts(faces, segments)
     }
 }
 
@@ -64,5 +78,17 @@ mod tests {
         assert_eq!(3 * f, 2 * e);
         // Every vertex of a 3 × 2 × 1 box is on its surface.
         assert_eq!(v, mesh.vertices.len());
+    }
+
+    #[test]
+    fn a_rope_adds_its_segments_and_vertices_and_nothing_else() {
+        let cloth = ContactSurface::of_triangles(vec![[0, 1, 2], [1, 3, 2]]);
+        let rope = ContactSurface::of_parts(Vec::new(), vec![[5, 4], [5, 6], [4, 5]]);
+        assert_eq!(rope.edges, vec![[4, 5], [5, 6]]);
+        assert_eq!(rope.vertices, vec![4, 5, 6]);
+        let both = cloth.clone().joined(rope);
+        assert_eq!(both.faces, cloth.faces);
+        assert_eq!(both.edges.len(), cloth.edges.len() + 2);
+        assert_eq!(both.vertices, vec![0, 1, 2, 3, 4, 5, 6]);
     }
 }

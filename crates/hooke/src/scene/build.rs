@@ -1,6 +1,7 @@
 //! From a checked scene to a model, an integrator and an initial state.
 
 use super::{MembraneSection, MeshSource, NetworkSection, NetworkShape, Scene};
+use crate::contact::ContactSurface;
 use crate::error::{HookeError, Result};
 use crate::fem::spring_networks::{chain, cloth, helix_rope, straight_rope, ClothStiffness, NetworkPart};
 use crate::fem::{Interfaces, Spring, SpringNetwork};
@@ -36,15 +37,20 @@ impl Scene {
         let assembled = self.assemble_bodies(&mut notes)?;
         let initial_velocity = assembled.initial_velocity.clone();
         let bodies = assembled.bodies.clone();
+        let network_surface = assembled.network_surface.clone();
         let mut model = self.model_of(assembled)?;
         self.hold_and_load(&mut model, &mut notes)?;
         if let Some(contact) = &self.file.contact {
-            super::contact::add_contact(&self.file, contact, &mut model, &bodies, &mut notes)?;
+            super::contact::add_contact(contact, &mut model, &bodies, network_surface, &mut notes)?;
         }
         let integrator = self.integrator_for(&mut model, &mut notes)?;
         let initial_state = self.initial_state(&mut model, initial_velocity)?;
         if let Some(contact) = &self.file.contact {
-            super::contact::check_start(contact, &model, &bodies, &initial_state.positions)?;
+            let owners = super::contact::Owners {
+                of_vertex: &bodies,
+                bodies: self.file.bodies.len(),
+            };
+            super::contact::check_start(contact, &model, &owners, &initial_state.positions)?;
         }
         notes.extend(
             integrator
@@ -139,10 +145,14 @@ impl Scene {
         // Networks follow the bodies in vertex numbering; their vertices carry their own mass.
         let mut network = SpringNetwork::default();
         let mut membranes = Vec::new();
+        let mut network_surface = ContactSurface::default();
         for (n, section) in file.networks.iter().enumerate() {
             let part =
                 build_network(section).map_err(|e| HookeError::scene(format!("networks[{n}]"), e.to_string()))?;
             let offset = solids.vertex_count();
+            bodies.resize(offset, usize::MAX);
+            bodies.extend(std::iter::repeat_n(file.bodies.len() + n, part.vertices.len()));
+            network_surface = network_surface.joined(network_contact_surface(section, &part, offset));
             if let Some(membrane) = &section.membrane {
                 let triangles: Vec<[usize; 3]> = part.triangles.iter().map(|t| t.map(|v| v + offset)).collect();
                 membranes.push((n, membrane.clone(), triangles));
@@ -171,6 +181,7 @@ impl Scene {
             joined,
             groups,
             bodies,
+            network_surface,
             initial_velocity,
         })
     }
@@ -486,8 +497,11 @@ struct Assembled {
     joined: Vec<(usize, super::DiscontinuousSection, Vec<crate::mesh::Interface>)>,
     /// Which vertex of a continuous mesh each vertex is a copy of.
     groups: Vec<usize>,
-    /// The body (its index in `[[bodies]]`) of each body vertex.
+    /// Who owns each vertex: its body's index in `[[bodies]]`, or for a
+    /// network's vertex the bodies' count plus the network's index.
     bodies: Vec<usize>,
+    /// What of the networks barrier contact acts on: cloth triangles and rope segments.
+    network_surface: ContactSurface,
     initial_velocity: Vec<f64>,
 }
 
@@ -906,6 +920,21 @@ fn membrane_term(
         max: section.max,
     };
     crate::fem::membrane::Membrane::new(triangles, rest, section.thickness, energy, 2.0 * mu)
+}
+
+/// What barrier contact acts on of a network numbered from `offset`: a
+/// cloth's grid triangles, a rope's segments (its springs, which for a rope
+/// are exactly the segments; a cloth's shear and bend springs are not
+/// surfaces).
+fn network_contact_surface(section: &NetworkSection, part: &NetworkPart, offset: usize) -> ContactSurface {
+    let faces = part.triangles.iter().map(|t| t.map(|v| v + offset)).collect();
+    let segments = match section.shape {
+        NetworkShape::Cloth { .. } => Vec::new(),
+        NetworkShape::Rope { .. } | NetworkShape::Helix { .. } => {
+            part.springs.iter().map(|s| s.vertices.map(|v| v + offset)).collect()
+        }
+    };
+    ContactSurface::of_parts(faces, segments)
 }
 
 fn build_network(section: &NetworkSection) -> Result<NetworkPart> {

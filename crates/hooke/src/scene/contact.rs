@@ -1,8 +1,8 @@
-//! `[contact]` in a scene: the barrier contact term of the bodies' surfaces
-//! and the plane obstacles, and the refusal of a start that already
-//! intersects or lies closer than d̂.
+//! `[contact]` in a scene: the barrier contact term of the bodies' surfaces,
+//! the networks' cloth triangles and rope segments, and the obstacles, and
+//! the refusal of a start that already intersects or lies closer than d̂.
 
-use super::format::{ContactSection, ContactStiffness, SceneFile};
+use super::format::{ContactSection, ContactStiffness};
 use crate::contact::{intersection, point as at, ContactSurface};
 use crate::error::{HookeError, Result};
 use crate::model::{
@@ -14,14 +14,22 @@ use nalgebra::Vector3;
 /// 2020 use 10⁻³ of the scene's diagonal in most examples).
 pub const DEFAULT_DISTANCE_SCALE: f64 = 1e-3;
 
-/// Adds barrier contact to `model` as `section` asks, with `bodies` the body
-/// of each vertex (without self-contact, pairs within one body do not count).
-/// Plane and mesh obstacles, read into the model already, join the barrier.
+/// Who owns each model vertex, for messages: `of_vertex[v]` is a body's
+/// index in `[[bodies]]`, or `bodies` plus a network's index.
+pub(super) struct Owners<'a> {
+    pub of_vertex: &'a [usize],
+    pub bodies: usize,
+}
+
+/// Adds barrier contact to `model` as `section` asks, with `bodies` the owner
+/// of each vertex (without self-contact, pairs within one body or network do
+/// not count) and `networks` the cloth triangles and rope segments. Plane and
+/// mesh obstacles, read into the model already, join the barrier.
 pub(super) fn add_contact(
-    file: &SceneFile,
     section: &ContactSection,
     model: &mut Model,
     bodies: &[usize],
+    networks: ContactSurface,
     notes: &mut Vec<String>,
 ) -> Result<()> {
     let Some(mesh) = model.mesh().tetrahedra() else {
@@ -30,13 +38,7 @@ pub(super) fn add_contact(
             "barrier contact is 3D so far; 2D point–edge contact is not built yet",
         ));
     };
-    if !file.networks.is_empty() {
-        return Err(HookeError::scene(
-            "contact",
-            "cloths and ropes (networks) in barrier contact are not built yet; the bodies' tetrahedra are",
-        ));
-    }
-    let surface = ContactSurface::of_tetrahedra(mesh);
+    let surface = ContactSurface::of_tetrahedra(mesh).joined(networks);
     let x0 = model.rest_positions();
     let diagonal = crate::contact::bounding_diagonal(&x0, &surface.vertices);
     let dhat = section.distance.unwrap_or(DEFAULT_DISTANCE_SCALE * diagonal);
@@ -99,11 +101,15 @@ pub(super) fn add_contact(
     Ok(())
 }
 
-/// Who a vertex of the contact surface belongs to, for messages: a body, or
-/// (past the model's vertices) a mesh obstacle, in the scene's order.
-fn owner_name(model: &Model, bodies: &[usize], contact: &BarrierContact, v: usize) -> String {
+/// Who a vertex of the contact surface belongs to, for messages: a body or a
+/// network, or (past the model's vertices) a mesh obstacle, in the scene's order.
+fn owner_name(model: &Model, owners: &Owners, contact: &BarrierContact, v: usize) -> String {
     if v < contact.model_vertex_count() {
-        return format!("bodies[{}]", bodies[v]);
+        let owner = owners.of_vertex[v];
+        return match owner.checked_sub(owners.bodies) {
+            Some(network) => format!("networks[{network}]"),
+            None => format!("bodies[{owner}]"),
+        };
     }
     let mut start = contact.model_vertex_count();
     for (o, obstacle) in model.obstacles().iter().enumerate() {
@@ -132,14 +138,14 @@ fn owners_named(names: &[String]) -> String {
 /// primitives (or a vertex and a plane) are closer than d̂: the barrier
 /// would be infinite, or the first step would push them apart with a jolt
 /// no scene means.
-pub(super) fn check_start(section: &ContactSection, model: &Model, bodies: &[usize], x0: &[f64]) -> Result<()> {
+pub(super) fn check_start(section: &ContactSection, model: &Model, owners: &Owners, x0: &[f64]) -> Result<()> {
     let Some(contact) = model.barrier_contact() else {
         return Ok(());
     };
     let dhat = contact.activation_distance();
     let x = contact.with_fixed_positions(x0);
     let surface = contact.surface();
-    let name = |v: usize| owner_name(model, bodies, contact, v);
+    let name = |v: usize| owner_name(model, owners, contact, v);
     let counts = |vertices: &[usize]| {
         let names: Vec<String> = vertices.iter().map(|&v| name(v)).collect();
         let moving = vertices.iter().any(|&v| v < contact.model_vertex_count());

@@ -246,7 +246,7 @@ def local_cluster(workers: Optional[int] = None, threads_per_variant: int = 1):
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=":0",
+            dashboard_address="127.0.0.1:0",
             env={"RAYON_NUM_THREADS": str(threads_per_variant)},
         )
     return Client(cluster)
