@@ -11,6 +11,7 @@
 use super::LowerPattern;
 
 /// Below this many unknowns, approximate minimum degree is used.
+#[cfg_attr(not(feature = "metis"), allow(dead_code))]
 pub const NESTED_DISSECTION_MIN_SIZE: usize = 3000;
 
 /// A permutation given both ways: `forward[new] = old`, `inverse[old] = new`.
@@ -20,9 +21,17 @@ pub struct Permutation {
     pub inverse: Vec<usize>,
 }
 
+/// Without the `metis` feature (a WebAssembly build): None, so every matrix
+/// takes minimum degree.
+#[cfg(not(feature = "metis"))]
+pub fn nested_dissection(_pattern: &LowerPattern) -> Option<Permutation> {
+    None
+}
+
 /// The nested-dissection ordering of a symmetric pattern, or None when the
 /// matrix is too small for it to pay, has no off-diagonal entries, or METIS
 /// declines (the caller then falls back to minimum degree).
+#[cfg(feature = "metis")]
 pub fn nested_dissection(pattern: &LowerPattern) -> Option<Permutation> {
     let n = pattern.size;
     if n < NESTED_DISSECTION_MIN_SIZE || n >= i32::MAX as usize / 2 {
@@ -96,6 +105,7 @@ pub fn nested_dissection(pattern: &LowerPattern) -> Option<Permutation> {
 }
 
 /// Each unknown's sorted neighbours, itself included (both triangles).
+#[cfg(feature = "metis")]
 fn full_adjacency(pattern: &LowerPattern) -> Vec<Vec<usize>> {
     let mut adjacency = vec![Vec::new(); pattern.size];
     for column in 0..pattern.size {
@@ -113,7 +123,7 @@ fn full_adjacency(pattern: &LowerPattern) -> Vec<Vec<usize>> {
     adjacency
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "metis"))]
 mod tests {
     use super::*;
 
