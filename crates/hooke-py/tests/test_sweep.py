@@ -222,8 +222,8 @@ def test_the_command_line_runs_a_grid_and_stops_cleanly_on_ctrl_c(tmp_path):
     assert bad.returncode == 2 and "simulation.time_stp" in bad.stderr
 
     # Ctrl-C: longer runs, stopped once the first variant is in.
-    long = [*command[:4], "--set", "simulation.duration=3.0",
-            "--set", "bodies[0].material.youngs_modulus=1e5,2e5,3e5,4e5,5e5,6e5", "-o", str(tmp_path / "long")]
+    long = [*command[:4], "--set", "simulation.duration=5.0",
+            "--set", "bodies[0].material.youngs_modulus=1e5,2e5,3e5,4e5,5e5,6e5,7e5,8e5", "-o", str(tmp_path / "long")]
     running = subprocess.Popen(long, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 240
     while not list((tmp_path / "long").glob("runs/*/variant.json")) and time.time() < deadline:
@@ -233,8 +233,8 @@ def test_the_command_line_runs_a_grid_and_stops_cleanly_on_ctrl_c(tmp_path):
     assert running.returncode == 130, stderr
     assert "sweep stopped" in stderr
     kept = hooke.sweep.load(tmp_path / "long")
-    assert 1 <= len(kept) < 6 and set(kept.status) == {"completed"}
+    assert 1 <= len(kept) < 8 and set(kept.status) == {"completed"}
     # The same command again finishes the rest.
     again = subprocess.run(long, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
-    assert len(hooke.sweep.load(tmp_path / "long")) == 6
+    assert len(hooke.sweep.load(tmp_path / "long")) == 8

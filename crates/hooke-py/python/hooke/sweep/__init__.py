@@ -62,11 +62,12 @@ cores; results are the same bits on any thread count.
 
 import math
 import os
-import re
 import pathlib
+import re
 import sys
 import time
 import types
+import uuid
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from ..errors import HookeError, SceneError
@@ -316,8 +317,11 @@ def run_sweep(
         if pending:
             from distributed import as_completed
 
+            # Keys unique to this submission: a key the scheduler still holds
+            # from an earlier sweep would hand back that result without running.
+            submission = uuid.uuid4().hex[:8]
             futures = [
-                client.submit(run_variant, spec, key=f"hooke-{name}-{spec['key']}", pure=False, retries=retries)
+                client.submit(run_variant, spec, key=f"hooke-{name}-{spec['key']}-{submission}", retries=retries)
                 for spec in pending
             ]
             by_future = dict(zip(futures, pending))
