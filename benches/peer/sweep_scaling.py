@@ -41,32 +41,6 @@ SCENE = {
 }
 
 
-def toml_text(table, prefix=""):
-    """A scene dict as TOML (tables of scalars and arrays, arrays of tables)."""
-    def value(v):
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, str):
-            return '"' + v + '"'
-        if isinstance(v, (list, tuple)):
-            return "[" + ", ".join(value(x) for x in v) + "]"
-        if isinstance(v, dict):
-            return "{ " + ", ".join(f"{k} = {value(x)}" for k, x in v.items()) + " }"
-        return repr(float(v)) if isinstance(v, float) else str(v)
-
-    lines = [f"{k} = {value(v)}" for k, v in table.items() if not isinstance(v, (dict, list)) or
-             (isinstance(v, list) and not (v and isinstance(v[0], dict)))]
-    for k, v in table.items():
-        if isinstance(v, dict):
-            lines.append(f"[{k}]")
-            lines += [f"{a} = {value(b)}" for a, b in v.items()]
-        elif isinstance(v, list) and v and isinstance(v[0], dict):
-            for entry in v:
-                lines.append(f"[[{k}]]")
-                lines += [f"{a} = {value(b)}" for a, b in entry.items()]
-    return "\n".join(lines) + "\n"
-
-
 def cluster(workers):
     started = time.perf_counter()
     client = hooke.sweep.local_cluster(workers)
@@ -111,7 +85,7 @@ def main():
         for number, overrides in enumerate(hooke.sweep.overrides.expand(grid)):
             scene = hooke.sweep.overrides.variant_scene(SCENE, overrides)
             path = pathlib.Path(scratch) / f"scene_{number:02d}.toml"
-            path.write_text(toml_text(scene))
+            path.write_text(hooke.Scene.from_dict(scene).text)
             files.append(path)
         # Each worker imports hooke on its first task: done here, before the clock.
         for workers, client in clients.items():

@@ -145,14 +145,16 @@ impl Scene {
         // Networks follow the bodies in vertex numbering; their vertices carry their own mass.
         let mut network = SpringNetwork::default();
         let mut membranes = Vec::new();
-        let mut network_surface = ContactSurface::default();
+        let (mut network_faces, mut network_segments) = (Vec::new(), Vec::new());
         for (n, section) in file.networks.iter().enumerate() {
             let part =
                 build_network(section).map_err(|e| HookeError::scene(format!("networks[{n}]"), e.to_string()))?;
             let offset = solids.vertex_count();
-            bodies.resize(offset, usize::MAX);
+            debug_assert_eq!(bodies.len(), offset, "every body vertex has its owner");
             bodies.extend(std::iter::repeat_n(file.bodies.len() + n, part.vertices.len()));
-            network_surface = network_surface.joined(network_contact_surface(section, &part, offset));
+            let (faces, segments) = network_contact_primitives(section, &part, offset);
+            network_faces.extend(faces);
+            network_segments.extend(segments);
             if let Some(membrane) = &section.membrane {
                 let triangles: Vec<[usize; 3]> = part.triangles.iter().map(|t| t.map(|v| v + offset)).collect();
                 membranes.push((n, membrane.clone(), triangles));
@@ -181,7 +183,7 @@ impl Scene {
             joined,
             groups,
             bodies,
-            network_surface,
+            network_surface: ContactSurface::of_parts(network_faces, network_segments),
             initial_velocity,
         })
     }
@@ -926,7 +928,11 @@ fn membrane_term(
 /// cloth's grid triangles, a rope's segments (its springs, which for a rope
 /// are exactly the segments; a cloth's shear and bend springs are not
 /// surfaces).
-fn network_contact_surface(section: &NetworkSection, part: &NetworkPart, offset: usize) -> ContactSurface {
+fn network_contact_primitives(
+    section: &NetworkSection,
+    part: &NetworkPart,
+    offset: usize,
+) -> (Vec<[usize; 3]>, Vec<[usize; 2]>) {
     let faces = part.triangles.iter().map(|t| t.map(|v| v + offset)).collect();
     let segments = match section.shape {
         NetworkShape::Cloth { .. } => Vec::new(),
@@ -934,7 +940,7 @@ fn network_contact_surface(section: &NetworkSection, part: &NetworkPart, offset:
             part.springs.iter().map(|s| s.vertices.map(|v| v + offset)).collect()
         }
     };
-    ContactSurface::of_parts(faces, segments)
+    (faces, segments)
 }
 
 fn build_network(section: &NetworkSection) -> Result<NetworkPart> {

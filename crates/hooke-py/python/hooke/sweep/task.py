@@ -32,8 +32,8 @@ def _jsonable(value: Any) -> Any:
 
 
 def write_row(directory: pathlib.Path, row: Dict[str, Any]) -> None:
-    """Writes the row as the variant's result, whole or not at all."""
-    text = json.dumps(_jsonable(row), indent=1, allow_nan=True)
+    """Writes the row (plain JSON values) as the variant's result, whole or not at all."""
+    text = json.dumps(row, indent=1, allow_nan=True)
     partial = directory / (ROW_FILE + ".partial")
     partial.write_text(text)
     os.replace(partial, directory / ROW_FILE)
