@@ -341,6 +341,14 @@ def run_sweep(
     except KeyboardInterrupt:
         for future in futures:
             future.cancel()
+        # A variant a worker finished whose result had not reached us yet is on disk.
+        reported = {row["key"] for row in rows}
+        for spec in pending:
+            folder = pathlib.Path(spec["directory"])
+            if spec["key"] not in reported and (folder / ROW_FILE).is_file():
+                row = read_row(folder)
+                row.update(variant=spec["variant"], overrides=spec["overrides"], directory=spec["directory"])
+                rows.append(row)
         table = _table(rows, paths, record_names)
         _write_table(table, output / RESULTS_FILE)
         sys.stderr.write(
