@@ -28,7 +28,8 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use web_time::Instant;
 
 /// How long a waiting worker stays without a job before it returns to the
 /// pool's own sleep: longer than the serial stretches of an iteration at the
@@ -211,7 +212,11 @@ mod tests {
     #[test]
     fn a_waiting_worker_takes_the_parallel_jobs_and_stops_when_the_body_returns() {
         let expected: Vec<u64> = (0..20)
-            .map(|n| slots(1000 + n).iter().map(|v| v.to_bits()).sum())
+            .map(|n| {
+                slots(1000 + n)
+                    .iter()
+                    .fold(0u64, |sum, v| sum.wrapping_add(v.to_bits()))
+            })
             .collect();
         let events = Events::default();
         let (observed, after) = (events.clone(), events.clone());
@@ -223,7 +228,11 @@ mod tests {
                         // The waiter is up before the parallel loops run.
                         assert!(observed.wait_for(Event::Started, 1));
                         (0..20)
-                            .map(|n| slots(1000 + n).iter().map(|v| v.to_bits()).sum())
+                            .map(|n| {
+                                slots(1000 + n)
+                                    .iter()
+                                    .fold(0u64, |sum, v| sum.wrapping_add(v.to_bits()))
+                            })
                             .collect::<Vec<u64>>()
                     },
                     Duration::from_secs(60),

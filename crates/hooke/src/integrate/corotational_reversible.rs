@@ -248,7 +248,7 @@ impl Integrator for CorotationalReversible {
         let mut mass_cache = self.mass_system.take();
         let this = &*self;
         let report = commit_step(model, state, dt, |s| {
-            let started = std::time::Instant::now();
+            let started = web_time::Instant::now();
             let end = s.time + dt;
             let q = &s.positions;
             let n = q.len();

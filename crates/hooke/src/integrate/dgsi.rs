@@ -23,7 +23,7 @@ use crate::model::{Model, State};
 use crate::solve::SolverSettings;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
-use std::time::Instant;
+use web_time::Instant;
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]

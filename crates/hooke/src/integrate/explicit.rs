@@ -59,7 +59,7 @@ pub(crate) fn explicit_step(
     let before = state.positions.clone();
     let start_time = state.time;
     let report = commit_step(model, state, dt, |s| {
-        let started = std::time::Instant::now();
+        let started = web_time::Instant::now();
         let end = s.time + dt;
         // The DOFs free during the step: a pin released at its start no longer holds.
         let dofs = model.dof_map(end);

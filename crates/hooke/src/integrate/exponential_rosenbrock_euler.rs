@@ -120,7 +120,7 @@ impl Integrator for ExponentialRosenbrockEuler {
         let settings = self.settings;
         let mass_system = &mut self.mass_system;
         let mut attempt = |s: &State, dt: f64| -> Result<(State, StepReport)> {
-            let started = std::time::Instant::now();
+            let started = web_time::Instant::now();
             let end = s.time + dt;
             let dofs = model.dof_map(end);
             let n = model.dof_count();

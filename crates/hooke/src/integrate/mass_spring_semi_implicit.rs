@@ -13,7 +13,7 @@ use super::{commit_step, Capabilities, Integrator, StepReport};
 use crate::error::{HookeError, Result};
 use crate::model::{Model, State};
 use crate::solve::{FreeSystem, SolverSettings};
-use std::time::Instant;
+use web_time::Instant;
 
 fn build(_: &toml::Table, _: &SolverSettings) -> Result<Box<dyn Integrator>> {
     Ok(Box::new(MassSpringSemiImplicit::default()))

@@ -357,7 +357,7 @@ fn commit_step_on_worker(
     dt: f64,
     attempt: impl FnOnce(&State) -> Result<(State, StepReport)> + Send,
 ) -> Result<StepReport> {
-    let started = std::time::Instant::now();
+    let started = web_time::Instant::now();
     // Ether drag acts on the velocities every step starts from, whatever the method.
     let dragged = model
         .dragged_velocities(&state.velocities, state.time)
@@ -404,7 +404,7 @@ pub(crate) fn commit_deferred_step(
     dt: f64,
     attempt: impl FnOnce() -> Result<StepReport> + Send,
 ) -> Result<StepReport> {
-    let started = std::time::Instant::now();
+    let started = web_time::Instant::now();
     let outcome = rayon::scope(|_| model.begin_step(state, state.time + dt).and_then(|_| attempt()));
     match outcome {
         Ok(mut report) => {

@@ -13,7 +13,7 @@ use crate::linalg::FactorizationOutcome;
 use crate::linalg::LowRank;
 use crate::model::{DofMap, Model, State};
 use crate::solve::{FreeSystem, IndefiniteSystem, SolverSettings};
-use std::time::Instant;
+use web_time::Instant;
 
 /// Semi-implicit backward Euler (Baraff and Witkin 1998): one Newton iteration of backward
 /// Euler, linearised at the start of the step; first order, one factorisation per step.

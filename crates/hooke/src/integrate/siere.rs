@@ -46,7 +46,7 @@ use crate::linalg::{
 use crate::model::{Model, State};
 use crate::solve::{FreeSystem, SolverSettings};
 use nalgebra::{DMatrix, DVector, Matrix2, Vector2};
-use std::time::Instant;
+use web_time::Instant;
 
 /// When SIERE recomputes its modes.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -308,7 +308,7 @@ fn frame_to_vtk(frame: &Frame) -> Vtk {
 
     Vtk {
         // 1.0 is the first XML version with 64-bit block headers, which vtkio writes.
-        version: Version::new((1, 0)),
+        version: Version::new_xml(1, 0),
         title: format!("hooke frame at t = {} s", frame.time),
         byte_order: ByteOrder::native(),
         file_path: None,

@@ -399,7 +399,7 @@ impl Integrator for FullMixedBackwardEuler {
             // Pinned DOFs start, and stay, where their pins put them at t + h.
             let mut x = state.positions.clone();
             model.apply_prescribed_positions(time, &mut x);
-            let started = std::time::Instant::now();
+            let started = web_time::Instant::now();
             let mut converged = false;
             for _ in 0..limit {
                 let report = this.iteration(model, &mut x, &mut z, &predicted, dt, time)?;

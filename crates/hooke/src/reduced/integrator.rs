@@ -160,7 +160,7 @@ impl Integrator for SubspaceBackwardEuler {
             let limit = settings.iterations.unwrap_or(settings.max_iterations.unwrap_or(50));
             let mut iterations = Vec::new();
             let mut converged = false;
-            let started = std::time::Instant::now();
+            let started = web_time::Instant::now();
             // A term that bounds steps (checked on the full positions, which
             // only then are formed at each iteration).
             let model_bound =

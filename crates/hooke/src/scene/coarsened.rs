@@ -141,7 +141,7 @@ pub fn coarsen_scene(
     modes: usize,
     output: &Path,
 ) -> Result<CoarsenedScene> {
-    let started = std::time::Instant::now();
+    let started = web_time::Instant::now();
     if scene.file.bodies.len() != 1 || !scene.file.networks.is_empty() {
         return Err(HookeError::scene(
             "bodies",

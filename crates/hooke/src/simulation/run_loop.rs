@@ -15,7 +15,7 @@ use crate::output::{tidy, EnergyRecord};
 use crate::run_record::StepStatistics;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use web_time::Instant;
 
 /// What a run keeps between steps besides the state and the observers' own
 /// parts: the loop's share of a checkpoint.

@@ -21,7 +21,7 @@ use super::{Minimizer, MinimizerReport, Objective, QuasiNewtonMatrix, SolverSett
 use crate::error::{HookeError, Result};
 use crate::linalg::{conjugate_gradient, IncompleteCholesky, IndefiniteSystem, SystemMatrix, SystemSolver};
 use std::collections::VecDeque;
-use std::time::Instant;
+use web_time::Instant;
 
 /// L-BFGS's own `[solver]` keys.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]

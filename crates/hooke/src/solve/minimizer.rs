@@ -71,7 +71,7 @@ pub struct TracePoint {
 /// evaluating Φ only for the record is left out of the seconds.
 pub(crate) struct Tracer {
     on: bool,
-    started: std::time::Instant,
+    started: web_time::Instant,
     excluded: f64,
 }
 
@@ -79,7 +79,7 @@ impl Tracer {
     pub(crate) fn new(on: bool) -> Tracer {
         Tracer {
             on,
-            started: std::time::Instant::now(),
+            started: web_time::Instant::now(),
             excluded: 0.0,
         }
     }
@@ -97,7 +97,7 @@ impl Tracer {
         }
         let seconds = self.started.elapsed().as_secs_f64() - self.excluded;
         let value = value.unwrap_or_else(|| {
-            let evaluating = std::time::Instant::now();
+            let evaluating = web_time::Instant::now();
             let value = objective.value(u);
             self.excluded += evaluating.elapsed().as_secs_f64();
             value

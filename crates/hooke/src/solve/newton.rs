@@ -7,7 +7,7 @@ use super::settings::MinimizerSettings;
 use super::{Minimizer, MinimizerReport, Objective, SolverSettings, Stagnation};
 use crate::error::{HookeError, Result};
 use crate::linalg::{conjugate_gradient, FactorizationOutcome, IndefiniteSystem, Jacobi, SystemSolver};
-use std::time::Instant;
+use web_time::Instant;
 
 /// Newton's own `[solver]` keys.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]

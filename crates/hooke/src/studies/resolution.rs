@@ -104,7 +104,7 @@ pub(crate) fn run_variant(
     let mut settings = scene.run_settings(Some(directory));
     settings.vtk_every = frame_every.unwrap_or(settings.vtk_every).max(1);
     let mut built = scene.build()?;
-    let started = std::time::Instant::now();
+    let started = web_time::Instant::now();
     let mut simulation_progress = |step: usize, total: usize| progress(name, step, total);
     let mut simulation = Simulation::new(&built.model, built.integrator.as_mut(), &settings)
         .notes(built.notes.clone())

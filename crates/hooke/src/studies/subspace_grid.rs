@@ -26,7 +26,7 @@ use crate::scene::Scene;
 use crate::solve::SolverSettings;
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::Instant;
+use web_time::Instant;
 
 /// A cubature size of the grid: a multiple of m, a number, or every element.
 #[derive(Clone, Copy, Debug, PartialEq)]
