@@ -15,6 +15,7 @@ mod friction;
 mod mass;
 mod obstacle_motion;
 mod pins;
+mod pointer_spring;
 mod selection;
 mod state;
 mod subspace;
@@ -36,6 +37,7 @@ pub use friction::{Friction, DEFAULT_SLIP_VELOCITY};
 pub use mass::{MassKind, MassMatrix};
 pub use obstacle_motion::{Keyframe, ObstacleMotion, Pose};
 pub use pins::{moves, Motion, Pin, ALL_COMPONENTS};
+pub use pointer_spring::PointerSpring;
 pub use selection::Selection;
 pub use state::State;
 pub use subspace::Subspace;
@@ -664,6 +666,68 @@ impl Model {
     /// The reduced coordinates x = x₀ + B u the model is simulated in (None: every free DOF).
     pub fn subspace(&self) -> Option<&Subspace> {
         self.subspace.as_deref()
+    }
+
+    /// Puts `spring` (the hand of an interactive session) in place of the
+    /// model's pointer spring, or adds it. Add one, holding nothing, before
+    /// anything is computed from the list of terms (a subspace's reduction),
+    /// then replace it as the pointer grabs, moves and lets go; a held vertex
+    /// must exist.
+    ///
+    /// ```
+    /// use hooke::material::{IsotropicMaterial, MaterialModel, MaterialParameters};
+    /// use hooke::mesh::{box_mesh, BoxMeshOptions, TetsPerHex};
+    /// use hooke::model::{MassKind, Model, PointerSpring};
+    /// use nalgebra::Vector3;
+    ///
+    /// let mesh = box_mesh(&BoxMeshOptions {
+    ///     origin: Vector3::zeros(),
+    ///     size: Vector3::new(0.4, 0.1, 0.1),
+    ///     cells: [4, 1, 1],
+    ///     tets_per_hex: TetsPerHex::Six,
+    /// })?;
+    /// let material = IsotropicMaterial::shared(MaterialModel::StableNeoHookean, &MaterialParameters {
+    ///     youngs_modulus: 1e5,
+    ///     poisson_ratio: 0.3,
+    ///     density: 1000.0,
+    /// });
+    /// let mut model = Model::new(mesh.clone(), vec![material; mesh.tet_count()], MassKind::Lumped)?;
+    /// model.set_pointer_spring(PointerSpring::new(None, 0.0))?; // nothing held: no force
+    /// let x = model.rest_positions();
+    /// let mut gradient = vec![0.0; model.dof_count()];
+    /// model.gradient(&x, 0.0, &mut gradient)?;
+    /// assert!(gradient.iter().all(|g| g.abs() < 1e-9));
+    ///
+    /// // Vertex 3 held 1 cm above where it is by 500 N/m: a 5 N pull up on it alone.
+    /// let target = Vector3::new(x[9], x[10], x[11] + 0.01);
+    /// model.set_pointer_spring(PointerSpring::new(Some((3, target)), 500.0))?;
+    /// model.gradient(&x, 0.0, &mut gradient)?;
+    /// assert!((gradient[11] + 5.0).abs() < 1e-9);
+    /// assert!(gradient.iter().enumerate().all(|(i, g)| i == 11 || g.abs() < 1e-9));
+    /// assert!(model.set_pointer_spring(PointerSpring::new(Some((mesh.vertex_count(), target)), 500.0)).is_err());
+    /// # Ok::<(), hooke::HookeError>(())
+    /// ```
+    pub fn set_pointer_spring(&mut self, spring: PointerSpring) -> Result<()> {
+        if let Some((vertex, target)) = spring.held {
+            if vertex >= self.mesh.vertex_count() {
+                return Err(HookeError::Mesh {
+                    reason: format!(
+                        "the pointer holds vertex {vertex}, but the model has {} vertices",
+                        self.mesh.vertex_count()
+                    ),
+                });
+            }
+            if !target.iter().all(|c| c.is_finite()) || !spring.stiffness.is_finite() || spring.stiffness < 0.0 {
+                return Err(HookeError::Mesh {
+                    reason: format!(
+                        "the pointer's target {target:?} and stiffness {} must be finite (and the stiffness ≥ 0)",
+                        spring.stiffness
+                    ),
+                });
+            }
+        }
+        self.replace_terms(|t| t.name() == pointer_spring::NAME, Some(Box::new(spring)));
+        Ok(())
     }
 
     /// Sets the gravitational acceleration (z ignored in 2D): a term

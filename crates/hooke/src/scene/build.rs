@@ -27,12 +27,27 @@ pub struct BuiltScene {
     pub notes: Vec<String>,
 }
 
+/// What a program adds to a scene beyond its file.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BuildOptions {
+    /// A [`PointerSpring`](crate::model::PointerSpring), holding nothing,
+    /// for a program whose user grabs the body (an interactive page): it is
+    /// in the model before the integrator (and a subspace) is built from it,
+    /// and [`Model::set_pointer_spring`](crate::model::Model::set_pointer_spring) moves it.
+    pub pointer: bool,
+}
+
 impl Scene {
     /// Builds meshes, materials, pins, forces, damping and the integrator:
     /// the bodies and networks as one mesh, the model with its terms, what
     /// holds and loads it, the integrator with its checks, and the state at
     /// t = 0.
     pub fn build(&self) -> Result<BuiltScene> {
+        self.build_with(BuildOptions::default())
+    }
+
+    /// As [`Scene::build`], with what `options` add.
+    pub fn build_with(&self, options: BuildOptions) -> Result<BuiltScene> {
         let mut notes = Vec::new();
         let assembled = self.assemble_bodies(&mut notes)?;
         let initial_velocity = assembled.initial_velocity.clone();
@@ -40,6 +55,9 @@ impl Scene {
         let network_surface = assembled.network_surface.clone();
         let mut model = self.model_of(assembled)?;
         self.hold_and_load(&mut model, &mut notes)?;
+        if options.pointer {
+            model.set_pointer_spring(crate::model::PointerSpring::new(None, 0.0))?;
+        }
         if let Some(contact) = &self.file.contact {
             super::contact::add_contact(contact, &mut model, &bodies, network_surface, &mut notes)?;
         }
@@ -689,7 +707,7 @@ impl Scene {
             cubature_points: section.cubature_points,
             seed: section.seed,
         };
-        let started = std::time::Instant::now();
+        let started = web_time::Instant::now();
         let reduced = crate::reduced::ReducedModel::with_cache(model, &settings, Some(&self.cache_folder()))?;
         let stepper =
             SubspaceBackwardEuler::with_reduced(model, std::sync::Arc::new(reduced), method, file.solver.clone());

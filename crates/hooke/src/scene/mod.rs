@@ -9,7 +9,7 @@ mod format;
 mod key_at;
 mod materials;
 
-pub use build::BuiltScene;
+pub use build::{BuildOptions, BuiltScene};
 pub use coarsened::{coarsen_scene, CoarsenedScene};
 pub use format::{
     BodySection, BoxMeshSection, ConstraintSection, ContactSection, ContactStiffness, CoordinatesSection,
