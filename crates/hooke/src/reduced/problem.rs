@@ -187,6 +187,33 @@ impl ReducedModel {
         settings: &SubspaceSettings,
         cache: Option<&std::path::Path>,
     ) -> Result<ReducedModel> {
+        ReducedModel::from_source(model, settings, cache, None)
+    }
+
+    /// As [`ReducedModel::new`], with the eigenmodes and cubature `bytes` hold
+    /// (what [`ReducedModel::precomputed`] wrote for this mesh and settings):
+    /// the same subspace, bit for bit, on every machine, including a browser.
+    pub fn with_precomputed(model: &Model, settings: &SubspaceSettings, bytes: &[u8]) -> Result<ReducedModel> {
+        let given: Precomputed = serde_json::from_slice(bytes).map_err(|error| {
+            HookeError::scene(
+                "subspace",
+                format!("the precomputed subspace could not be read: {error}"),
+            )
+        })?;
+        ReducedModel::from_source(model, settings, None, Some(given))
+    }
+
+    /// The eigenmodes and cubature, for [`ReducedModel::with_precomputed`] (JSON).
+    pub fn precomputed(&self) -> Vec<u8> {
+        serde_json::to_vec(&Precomputed::of(&self.modes, &self.cubature)).expect("numbers serialise")
+    }
+
+    fn from_source(
+        model: &Model,
+        settings: &SubspaceSettings,
+        cache: Option<&std::path::Path>,
+        given: Option<Precomputed>,
+    ) -> Result<ReducedModel> {
         let Mesh::Tetrahedra(mesh) = model.mesh() else {
             return Err(HookeError::scene(
                 "subspace",
@@ -266,10 +293,26 @@ impl ReducedModel {
             }
             key.path(directory, "subspace")
         });
-        let stored = path
-            .as_deref()
-            .and_then(disk_cache::load::<Precomputed>)
-            .filter(|p| p.fits(mesh.vertices.len(), mesh.tets.len(), settings.modes, count));
+        if let Some(given) = &given {
+            if !given.fits(mesh.vertices.len(), mesh.tets.len(), settings.modes, count) {
+                return Err(HookeError::scene(
+                    "subspace",
+                    format!(
+                        "the precomputed subspace is of another mesh or settings: {} vertices and {} modes, where this scene has {} vertices, {} elements, {} modes and {count} cubature points",
+                        given.vertices,
+                        given.eigenvalues.len(),
+                        mesh.vertices.len(),
+                        mesh.tets.len(),
+                        settings.modes
+                    ),
+                ));
+            }
+        }
+        let stored = given.or_else(|| {
+            path.as_deref()
+                .and_then(disk_cache::load::<Precomputed>)
+                .filter(|p| p.fits(mesh.vertices.len(), mesh.tets.len(), settings.modes, count))
+        });
         let from_cache = stored.is_some();
         let (modes, cubature) = match stored {
             Some(stored) => stored.into_parts(),

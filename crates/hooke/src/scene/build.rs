@@ -28,13 +28,18 @@ pub struct BuiltScene {
 }
 
 /// What a program adds to a scene beyond its file.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct BuildOptions {
     /// A [`PointerSpring`](crate::model::PointerSpring), holding nothing,
     /// for a program whose user grabs the body (an interactive page): it is
     /// in the model before the integrator (and a subspace) is built from it,
     /// and [`Model::set_pointer_spring`](crate::model::Model::set_pointer_spring) moves it.
     pub pointer: bool,
+    /// A subspace's eigenmodes and cubature, as
+    /// [`ReducedModel::precomputed`](crate::reduced::ReducedModel::precomputed) wrote them
+    /// (`hooke export-web`), used instead of computing them or reading the cache: the same
+    /// subspace, bit for bit, wherever the scene is built.
+    pub subspace: Option<Vec<u8>>,
 }
 
 impl Scene {
@@ -43,11 +48,11 @@ impl Scene {
     /// holds and loads it, the integrator with its checks, and the state at
     /// t = 0.
     pub fn build(&self) -> Result<BuiltScene> {
-        self.build_with(BuildOptions::default())
+        self.build_with(&BuildOptions::default())
     }
 
     /// As [`Scene::build`], with what `options` add.
-    pub fn build_with(&self, options: BuildOptions) -> Result<BuiltScene> {
+    pub fn build_with(&self, options: &BuildOptions) -> Result<BuiltScene> {
         let mut notes = Vec::new();
         let assembled = self.assemble_bodies(&mut notes)?;
         let initial_velocity = assembled.initial_velocity.clone();
@@ -61,7 +66,7 @@ impl Scene {
         if let Some(contact) = &self.file.contact {
             super::contact::add_contact(contact, &mut model, &bodies, network_surface, &mut notes)?;
         }
-        let integrator = self.integrator_for(&mut model, &mut notes)?;
+        let integrator = self.integrator_for(&mut model, options, &mut notes)?;
         let initial_state = self.initial_state(&mut model, initial_velocity)?;
         if let Some(contact) = &self.file.contact {
             let owners = super::contact::Owners {
@@ -370,7 +375,12 @@ impl Scene {
     /// minimiser's checks, EigenFit, surface constraints and reduced
     /// coordinates added to the model where the scene asks for them; a
     /// subspace or the mixed formulation replaces it by its own.
-    fn integrator_for(&self, model: &mut Model, notes: &mut Vec<String>) -> Result<Box<dyn Integrator>> {
+    fn integrator_for(
+        &self,
+        model: &mut Model,
+        options: &BuildOptions,
+        notes: &mut Vec<String>,
+    ) -> Result<Box<dyn Integrator>> {
         let file = &self.file;
         let mut integrator = file.integrator.build(&file.integrator_solver())?;
         let entry = file.integrator.entry()?;
@@ -421,7 +431,7 @@ impl Scene {
         }
         match &file.subspace {
             Some(section) => {
-                integrator = self.subspace_integrator(model, section, integrator.name(), notes)?;
+                integrator = self.subspace_integrator(model, section, integrator.name(), options, notes)?;
                 integrator.check(model)?;
             }
             None if crate::solve::registry::entry(&file.solver.kind).is_none() => {
@@ -669,6 +679,7 @@ impl Scene {
         model: &Model,
         section: &super::SubspaceSection,
         integrator: &str,
+        options: &BuildOptions,
         notes: &mut Vec<String>,
     ) -> Result<Box<dyn Integrator>> {
         use crate::reduced::{ReducedMethod, SubspaceBackwardEuler, SubspaceSettings};
@@ -708,7 +719,10 @@ impl Scene {
             seed: section.seed,
         };
         let started = web_time::Instant::now();
-        let reduced = crate::reduced::ReducedModel::with_cache(model, &settings, Some(&self.cache_folder()))?;
+        let reduced = match &options.subspace {
+            Some(bytes) => crate::reduced::ReducedModel::with_precomputed(model, &settings, bytes)?,
+            None => crate::reduced::ReducedModel::with_cache(model, &settings, Some(&self.cache_folder()))?,
+        };
         let stepper =
             SubspaceBackwardEuler::with_reduced(model, std::sync::Arc::new(reduced), method, file.solver.clone());
         let reduced = stepper.reduced();
