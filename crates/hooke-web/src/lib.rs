@@ -30,10 +30,13 @@ pub struct Live(LiveScene);
 impl Live {
     /// Reads and builds the scene `text` (a scene file's TOML; `name` names it
     /// in errors). Its meshes must be generated (`box`, `solid`…): the page
-    /// has no files. A subspace's modes and cubature are computed here.
+    /// has no files. A subspace's modes and cubature come from `subspace`
+    /// (the bytes of `hooke export-web`'s subspace.json) when it is not
+    /// empty, and are computed here otherwise.
     #[wasm_bindgen(constructor)]
-    pub fn new(text: &str, name: &str) -> Result<Live, JsError> {
-        LiveScene::new(text, name).map(Live).map_err(to_js)
+    pub fn new(text: &str, name: &str, subspace: &[u8]) -> Result<Live, JsError> {
+        let subspace = (!subspace.is_empty()).then_some(subspace);
+        LiveScene::new(text, name, subspace).map(Live).map_err(to_js)
     }
 
     /// One time step.

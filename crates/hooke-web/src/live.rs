@@ -5,6 +5,7 @@
 use hooke::integrate::Integrator;
 use hooke::mesh::{boundary_facets, Mesh};
 use hooke::model::{Model, PointerSpring, State};
+use hooke::reduced::{ReducedModel, SubspaceSettings};
 use hooke::scene::{BuildOptions, Scene};
 use hooke::HookeError;
 use nalgebra::Vector3;
@@ -31,13 +32,15 @@ pub struct LiveScene {
 impl LiveScene {
     /// Reads and builds the scene `text` (named `name` in errors); files it
     /// names are not available, so its meshes must be generated
-    /// (`box`, `solid`…).
-    pub fn new(text: &str, name: &str) -> hooke::Result<LiveScene> {
-        let scene = Scene::from_text(text, name, ".".into())?;
-        if scene.file.dimension != 3 {
-            return Err(HookeError::scene("dimension", "the live page runs 3D scenes"));
-        }
-        let built = scene.build_with(BuildOptions { pointer: true })?;
+    /// (`box`, `solid`…). A `[subspace]` scene takes its eigenmodes and
+    /// cubature from `subspace` (what [`LiveScene::precompute`] wrote) when
+    /// given, and computes them otherwise.
+    pub fn new(text: &str, name: &str, subspace: Option<&[u8]>) -> hooke::Result<LiveScene> {
+        let scene = scene_of(text, name)?;
+        let built = scene.build_with(&BuildOptions {
+            pointer: true,
+            subspace: subspace.map(<[u8]>::to_vec),
+        })?;
         let pointer_stiffness = POINTER_STIFFNESS_PER_KG * built.model.mass().lumped().iter().sum::<f64>();
         let (surface, surface_vertices) = surface_of(built.model.mesh());
         Ok(LiveScene {
@@ -52,6 +55,29 @@ impl LiveScene {
             surface_vertices,
             steps: 0,
         })
+    }
+
+    /// The eigenmodes and cubature of the `[subspace]` scene `text`, for
+    /// [`LiveScene::new`]: computed once (natively, where it is quicker), they
+    /// give the page the subspace a native run has, bit for bit.
+    pub fn precompute(text: &str, name: &str) -> hooke::Result<Vec<u8>> {
+        let scene = scene_of(text, name)?;
+        let Some(section) = &scene.file.subspace else {
+            return Err(HookeError::scene(
+                "subspace",
+                "the scene has no [subspace] table to precompute",
+            ));
+        };
+        let built = scene.build_with(&BuildOptions {
+            pointer: true,
+            subspace: None,
+        })?;
+        let settings = SubspaceSettings {
+            modes: section.modes,
+            cubature_points: section.cubature_points,
+            seed: section.seed,
+        };
+        Ok(ReducedModel::new(&built.model, &settings)?.precomputed())
     }
 
     /// One time step of the scene's integrator, with the pointer where it is.
@@ -158,6 +184,15 @@ impl LiveScene {
         self.held = held;
         Ok(())
     }
+}
+
+/// The scene of `text`, if the page can run it.
+fn scene_of(text: &str, name: &str) -> hooke::Result<Scene> {
+    let scene = Scene::from_text(text, name, ".".into())?;
+    if scene.file.dimension != 3 {
+        return Err(HookeError::scene("dimension", "the live page runs 3D scenes"));
+    }
+    Ok(scene)
 }
 
 /// The boundary triangles of the bodies (flattened) and the vertices on them.

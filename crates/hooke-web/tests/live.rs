@@ -40,7 +40,7 @@ fn tip(live: &LiveScene) -> usize {
 
 #[test]
 fn a_cantilever_sags_under_gravity_and_its_energy_is_finite() {
-    let mut live = LiveScene::new(CANTILEVER, "cantilever.toml").unwrap();
+    let mut live = LiveScene::new(CANTILEVER, "cantilever.toml", None).unwrap();
     let tip = tip(&live);
     let start = vertex(&live, tip);
     for _ in 0..30 {
@@ -56,8 +56,8 @@ fn a_cantilever_sags_under_gravity_and_its_energy_is_finite() {
 
 #[test]
 fn a_grabbed_vertex_follows_the_pointer_and_lets_go() {
-    let mut free = LiveScene::new(CANTILEVER, "cantilever.toml").unwrap();
-    let mut held = LiveScene::new(CANTILEVER, "cantilever.toml").unwrap();
+    let mut free = LiveScene::new(CANTILEVER, "cantilever.toml", None).unwrap();
+    let mut held = LiveScene::new(CANTILEVER, "cantilever.toml", None).unwrap();
     let tip = tip(&held);
     let target = vertex(&held, tip) + Vector3::new(0.0, 0.0, 0.3);
     held.grab(tip, target).unwrap();
@@ -91,7 +91,7 @@ fn a_grabbed_vertex_follows_the_pointer_and_lets_go() {
 
 #[test]
 fn a_click_picks_the_surface_vertex_under_it_and_nothing_elsewhere() {
-    let live = LiveScene::new(CANTILEVER, "cantilever.toml").unwrap();
+    let live = LiveScene::new(CANTILEVER, "cantilever.toml", None).unwrap();
     let tip = tip(&live);
     let p = vertex(&live, tip);
     let eye = p + Vector3::new(0.0, 0.0, 2.0);
@@ -103,7 +103,7 @@ fn a_click_picks_the_surface_vertex_under_it_and_nothing_elsewhere() {
 
 #[test]
 fn reset_returns_to_the_start_and_steps_again_alike() {
-    let mut live = LiveScene::new(CANTILEVER, "cantilever.toml").unwrap();
+    let mut live = LiveScene::new(CANTILEVER, "cantilever.toml", None).unwrap();
     let start = live.positions().to_vec();
     for _ in 0..10 {
         live.step().unwrap();
@@ -122,16 +122,47 @@ fn reset_returns_to_the_start_and_steps_again_alike() {
 
 #[test]
 fn bad_input_is_refused_with_the_reason() {
-    let error = LiveScene::new(&CANTILEVER.replace("youngs_modulus", "youngs_modulos"), "c.toml")
+    let error = LiveScene::new(&CANTILEVER.replace("youngs_modulus", "youngs_modulos"), "c.toml", None)
         .err()
         .unwrap()
         .to_string();
     assert!(error.contains("youngs_modulos"), "{error}");
-    let mut live = LiveScene::new(CANTILEVER, "cantilever.toml").unwrap();
+    let mut live = LiveScene::new(CANTILEVER, "cantilever.toml", None).unwrap();
     let n = live.positions().len() / 3;
     let error = live.grab(n, Vector3::zeros()).unwrap_err().to_string();
     assert!(error.contains(&format!("vertex {n}")), "{error}");
     let error = live.grab(0, Vector3::new(f64::NAN, 0.0, 0.0)).unwrap_err().to_string();
     assert!(error.contains("finite"), "{error}");
     assert_eq!(live.held(), None, "a refused grab holds nothing");
+}
+
+#[test]
+fn a_precomputed_subspace_gives_the_computed_run_and_another_meshs_is_refused() {
+    let bytes = LiveScene::precompute(CANTILEVER, "cantilever.toml").unwrap();
+    let mut computed = LiveScene::new(CANTILEVER, "cantilever.toml", None).unwrap();
+    let mut given = LiveScene::new(CANTILEVER, "cantilever.toml", Some(&bytes)).unwrap();
+    for _ in 0..20 {
+        computed.step().unwrap();
+        given.step().unwrap();
+    }
+    assert_eq!(computed.positions(), given.positions());
+
+    let finer = CANTILEVER.replace("cells = [10, 2, 2]", "cells = [12, 2, 2]");
+    let error = LiveScene::new(&finer, "finer.toml", Some(&bytes))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(error.contains("another mesh"), "{error}");
+    let error = LiveScene::new(CANTILEVER, "c.toml", Some(b"{not json"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(error.contains("could not be read"), "{error}");
+    let no_subspace = CANTILEVER
+        .replace("[subspace]\nmodes = 8\n", "")
+        .replace("kind = \"mixed_sqp\"\niterations = 1\n", "");
+    let error = LiveScene::precompute(&no_subspace, "full.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("no [subspace]"), "{error}");
 }

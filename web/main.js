@@ -1,0 +1,287 @@
+// The live page: builds a bundled scene in Hooke's WebAssembly module, steps it once a frame,
+// draws its surface with WebGL, and lets the pointer grab the body (a spring from the grabbed
+// vertex to the pointer). `window.hooke` exposes the state for the browser tests.
+import init, { Live } from "./pkg/hooke_web.js";
+
+const canvas = document.getElementById("view");
+const status = document.getElementById("status");
+const hud = document.getElementById("hud");
+const picker = document.getElementById("example");
+
+const page = { live: null, frames: 0, paused: false, stepMs: NaN, energy: NaN, error: null, scene: null };
+window.hooke = page;
+
+function fail(message) {
+  page.error = message;
+  status.textContent = message;
+  status.classList.add("error");
+}
+
+const gl = canvas.getContext("webgl", { antialias: true, preserveDrawingBuffer: true });
+if (!gl) fail("This browser has no WebGL: the page cannot draw the body.");
+
+// ---- small linear algebra (column-major 4 × 4) ----
+const sub = (a, b) => [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+const add = (a, b) => [a[0] + b[0], a[1] + b[1], a[2] + b[2]];
+const scale = (a, s) => [a[0] * s, a[1] * s, a[2] * s];
+const dot = (a, b) => a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+const cross = (a, b) => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+const normalize = (a) => scale(a, 1 / (Math.hypot(a[0], a[1], a[2]) || 1));
+
+function lookAt(eye, target, up) {
+  const f = normalize(sub(target, eye)), s = normalize(cross(f, up)), u = cross(s, f);
+  return [s[0], u[0], -f[0], 0, s[1], u[1], -f[1], 0, s[2], u[2], -f[2], 0, -dot(s, eye), -dot(u, eye), dot(f, eye), 1];
+}
+function perspective(fovy, aspect, near, far) {
+  const f = 1 / Math.tan(fovy / 2), nf = 1 / (near - far);
+  return [f / aspect, 0, 0, 0, 0, f, 0, 0, 0, 0, (far + near) * nf, -1, 0, 0, 2 * far * near * nf, 0];
+}
+function multiply(a, b) {
+  const out = new Array(16).fill(0);
+  for (let c = 0; c < 4; c++) for (let r = 0; r < 4; r++) for (let k = 0; k < 4; k++) out[4 * c + r] += a[4 * k + r] * b[4 * c + k];
+  return out;
+}
+
+// ---- camera: orbiting the body's centre, z up ----
+const camera = { target: [0, 0, 0.5], distance: 3, azimuth: -0.9, elevation: 0.35, fovy: 0.8 };
+function eye() {
+  const c = Math.cos(camera.elevation);
+  return add(camera.target, scale([c * Math.cos(camera.azimuth), c * Math.sin(camera.azimuth), Math.sin(camera.elevation)], camera.distance));
+}
+function viewProjection() {
+  const aspect = canvas.width / Math.max(1, canvas.height);
+  return multiply(perspective(camera.fovy, aspect, camera.distance / 100, camera.distance * 20), lookAt(eye(), camera.target, [0, 0, 1]));
+}
+// The ray through a pixel: origin and unit direction.
+function ray(clientX, clientY) {
+  const rect = canvas.getBoundingClientRect();
+  const x = (2 * (clientX - rect.left)) / rect.width - 1, y = 1 - (2 * (clientY - rect.top)) / rect.height;
+  const e = eye(), f = normalize(sub(camera.target, e)), s = normalize(cross(f, [0, 0, 1])), u = cross(s, f);
+  const t = Math.tan(camera.fovy / 2), aspect = rect.width / Math.max(1, rect.height);
+  return { origin: e, direction: normalize(add(f, add(scale(s, x * t * aspect), scale(u, y * t)))) };
+}
+
+// ---- drawing ----
+function shader(type, source) {
+  const s = gl.createShader(type);
+  gl.shaderSource(s, source);
+  gl.compileShader(s);
+  if (!gl.getShaderParameter(s, gl.COMPILE_STATUS)) throw new Error(gl.getShaderInfoLog(s));
+  return s;
+}
+let program, buffers;
+function setUpDrawing() {
+  program = gl.createProgram();
+  gl.attachShader(program, shader(gl.VERTEX_SHADER, `
+    attribute vec3 position; attribute vec3 normal; attribute vec3 colour;
+    uniform mat4 viewProjection; varying vec3 n; varying vec3 c;
+    void main() { n = normal; c = colour; gl_Position = viewProjection * vec4(position, 1.0); }`));
+  gl.attachShader(program, shader(gl.FRAGMENT_SHADER, `
+    precision mediump float; varying vec3 n; varying vec3 c; uniform vec3 light;
+    void main() { float d = abs(dot(normalize(n), light)); gl_FragColor = vec4(c * (0.25 + 0.75 * d), 1.0); }`));
+  gl.linkProgram(program);
+  buffers = { position: gl.createBuffer(), normal: gl.createBuffer(), colour: gl.createBuffer(), index: gl.createBuffer() };
+  if (!gl.getExtension("OES_element_index_uint")) throw new Error("this WebGL lacks 32-bit indices (OES_element_index_uint)");
+  gl.enable(gl.DEPTH_TEST);
+}
+
+// Per scene: the surface, the floor below the body, and the arrays drawn each frame.
+let mesh = null;
+function prepareMesh(live) {
+  const surface = live.surface(), positions = live.positions();
+  const vertices = positions.length / 3;
+  let low = [Infinity, Infinity, Infinity], high = [-Infinity, -Infinity, -Infinity];
+  for (let v = 0; v < vertices; v++) for (let a = 0; a < 3; a++) {
+    low[a] = Math.min(low[a], positions[3 * v + a]);
+    high[a] = Math.max(high[a], positions[3 * v + a]);
+  }
+  const size = Math.hypot(high[0] - low[0], high[1] - low[1], high[2] - low[2]);
+  camera.target = scale(add(low, high), 0.5);
+  camera.distance = 1.8 * size;
+  // The floor: a square under the body, four body sizes wide, at its lowest point.
+  const w = 2 * size, z = low[2], cx = camera.target[0], cy = camera.target[1];
+  const floor = [cx - w, cy - w, z, cx + w, cy - w, z, cx + w, cy + w, z, cx - w, cy + w, z];
+  const total = vertices + 4;
+  const colours = new Float32Array(3 * total);
+  for (let v = 0; v < vertices; v++) colours.set([0.85, 0.55, 0.35], 3 * v);
+  for (let k = 0; k < 4; k++) colours.set([0.42, 0.46, 0.5], 3 * (vertices + k));
+  const indices = new Uint32Array(surface.length + 6);
+  indices.set(surface);
+  indices.set([0, 1, 2, 0, 2, 3].map((k) => vertices + k), surface.length);
+  mesh = { surface, vertices, floor, size, positions: new Float32Array(3 * total), normals: new Float32Array(3 * total), colours, indices, count: indices.length };
+  gl.bindBuffer(gl.ARRAY_BUFFER, buffers.colour);
+  gl.bufferData(gl.ARRAY_BUFFER, colours, gl.STATIC_DRAW);
+  gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, buffers.index);
+  gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, indices, gl.STATIC_DRAW);
+}
+
+function draw() {
+  const dpr = window.devicePixelRatio || 1;
+  const width = Math.round(canvas.clientWidth * dpr), height = Math.round(canvas.clientHeight * dpr);
+  if (canvas.width !== width || canvas.height !== height) { canvas.width = width; canvas.height = height; }
+  gl.viewport(0, 0, canvas.width, canvas.height);
+  gl.clearColor(0.13, 0.14, 0.16, 1);
+  gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
+  if (!mesh || !page.live) return;
+  const { positions, normals, surface, vertices } = mesh;
+  positions.set(page.live.positions());
+  positions.set(mesh.floor, 3 * vertices);
+  normals.fill(0);
+  for (let t = 0; t < surface.length; t += 3) {
+    const [a, b, c] = [surface[t], surface[t + 1], surface[t + 2]];
+    const pa = [positions[3 * a], positions[3 * a + 1], positions[3 * a + 2]];
+    const n = cross(sub([positions[3 * b], positions[3 * b + 1], positions[3 * b + 2]], pa), sub([positions[3 * c], positions[3 * c + 1], positions[3 * c + 2]], pa));
+    for (const v of [a, b, c]) for (let k = 0; k < 3; k++) normals[3 * v + k] += n[k];
+  }
+  for (let k = 0; k < 4; k++) normals.set([0, 0, 1], 3 * (vertices + k));
+  gl.useProgram(program);
+  for (const [name, data] of [["position", positions], ["normal", normals], ["colour", null]]) {
+    gl.bindBuffer(gl.ARRAY_BUFFER, buffers[name]);
+    if (data) gl.bufferData(gl.ARRAY_BUFFER, data, gl.DYNAMIC_DRAW);
+    const at = gl.getAttribLocation(program, name);
+    gl.enableVertexAttribArray(at);
+    gl.vertexAttribPointer(at, 3, gl.FLOAT, false, 0, 0);
+  }
+  gl.uniformMatrix4fv(gl.getUniformLocation(program, "viewProjection"), false, viewProjection());
+  gl.uniform3fv(gl.getUniformLocation(program, "light"), normalize(add(sub(eye(), camera.target), [0, 0, camera.distance])));
+  gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, buffers.index);
+  gl.drawElements(gl.TRIANGLES, mesh.count, gl.UNSIGNED_INT, 0);
+}
+
+// ---- the pointer: grab the body or turn the view ----
+let drag = null;
+canvas.addEventListener("pointerdown", (event) => {
+  if (!page.live) return;
+  canvas.setPointerCapture(event.pointerId);
+  const { origin, direction } = ray(event.clientX, event.clientY);
+  const vertex = page.live.pick(...origin, ...direction, 0.03 * mesh.size);
+  if (vertex >= 0) {
+    const p = page.live.positions().slice(3 * vertex, 3 * vertex + 3);
+    const point = [p[0], p[1], p[2]];
+    // The pointer moves in the plane through the grabbed point facing the camera.
+    drag = { kind: "grab", vertex, point, normal: normalize(sub(eye(), point)) };
+    page.live.grab(vertex, ...point);
+  } else {
+    drag = { kind: "orbit", x: event.clientX, y: event.clientY };
+  }
+});
+canvas.addEventListener("pointermove", (event) => {
+  if (!drag) return;
+  if (drag.kind === "orbit") {
+    camera.azimuth -= (event.clientX - drag.x) * 0.01;
+    camera.elevation = Math.max(-1.5, Math.min(1.5, camera.elevation + (event.clientY - drag.y) * 0.01));
+    drag.x = event.clientX;
+    drag.y = event.clientY;
+    return;
+  }
+  const { origin, direction } = ray(event.clientX, event.clientY);
+  const along = dot(sub(drag.point, origin), drag.normal) / dot(direction, drag.normal);
+  if (Number.isFinite(along) && along > 0) {
+    drag.target = add(origin, scale(direction, along));
+    page.live.dragTo(...drag.target);
+  }
+});
+const letGo = () => {
+  if (drag && drag.kind === "grab" && page.live) page.live.release();
+  drag = null;
+};
+canvas.addEventListener("pointerup", letGo);
+canvas.addEventListener("pointercancel", letGo);
+canvas.addEventListener("wheel", (event) => {
+  event.preventDefault();
+  camera.distance *= Math.exp(event.deltaY * 0.001);
+}, { passive: false });
+window.addEventListener("keydown", (event) => {
+  if (event.key === " ") { page.paused = !page.paused; event.preventDefault(); }
+  if (event.key === "r" && page.live) { page.live.reset(); page.frames = 0; }
+});
+
+// ---- for the browser tests: what a person would see and where to put the pointer ----
+// Mean and standard deviation of the canvas's grey levels (a blank canvas has none).
+page.pixelStats = () => {
+  const pixels = new Uint8Array(4 * canvas.width * canvas.height);
+  gl.readPixels(0, 0, canvas.width, canvas.height, gl.RGBA, gl.UNSIGNED_BYTE, pixels);
+  let sum = 0, squares = 0;
+  const n = canvas.width * canvas.height;
+  for (let k = 0; k < n; k++) {
+    const grey = (pixels[4 * k] + pixels[4 * k + 1] + pixels[4 * k + 2]) / 3;
+    sum += grey;
+    squares += grey * grey;
+  }
+  const mean = sum / n;
+  return { mean, deviation: Math.sqrt(Math.max(0, squares / n - mean * mean)) };
+};
+page.vertex = (v) => Array.from(page.live.positions_f64().slice(3 * v, 3 * v + 3));
+// The surface vertex nearest the eye (never hidden) and its place on screen (CSS pixels).
+page.nearestVertexOnScreen = () => {
+  const e = eye(), p = page.live.positions_f64();
+  let best = -1, distance = Infinity;
+  for (const v of mesh.surface) {
+    const d = Math.hypot(p[3 * v] - e[0], p[3 * v + 1] - e[1], p[3 * v + 2] - e[2]);
+    if (d < distance) { distance = d; best = v; }
+  }
+  const m = viewProjection(), q = [p[3 * best], p[3 * best + 1], p[3 * best + 2], 1];
+  const clip = [0, 1, 3].map((r) => m[r] * q[0] + m[4 + r] * q[1] + m[8 + r] * q[2] + m[12 + r] * q[3]);
+  const rect = canvas.getBoundingClientRect();
+  return { vertex: best, x: rect.left + ((clip[0] / clip[2] + 1) / 2) * rect.width, y: rect.top + ((1 - clip[1] / clip[2]) / 2) * rect.height };
+};
+page.grabbed = () => (drag && drag.kind === "grab" ? { vertex: drag.vertex, target: drag.target ?? drag.point } : null);
+
+// ---- the loop: one step a frame ----
+function frame() {
+  if (page.live && !page.paused && !page.error) {
+    try {
+      const started = performance.now();
+      page.live.step();
+      page.stepMs = performance.now() - started;
+      page.energy = page.live.energy();
+      page.frames += 1;
+    } catch (error) {
+      fail(`The simulation stopped: ${error.message ?? error}. Press r to start again.`);
+    }
+  }
+  draw();
+  if (page.live) {
+    hud.textContent = `t = ${page.live.time().toFixed(2)} s${page.paused ? " (paused)" : ""}\n` +
+      `step ${page.stepMs.toFixed(2)} ms\nenergy ${page.energy.toExponential(3)} J`;
+  }
+  requestAnimationFrame(frame);
+}
+
+async function load(entry) {
+  page.live = null;
+  page.error = null;
+  status.classList.remove("error");
+  status.textContent = `building ${entry.scene}…`;
+  await new Promise((resolve) => setTimeout(resolve, 20)); // let the message show first
+  try {
+    const response = await fetch(`scenes/${entry.scene}`);
+    if (!response.ok) throw new Error(`the scene file was not found (HTTP ${response.status})`);
+    const text = await response.text();
+    const started = performance.now();
+    const live = new Live(text, entry.scene, new Uint8Array());
+    prepareMesh(live);
+    page.live = live;
+    page.scene = entry.scene;
+    page.frames = 0;
+    status.textContent = `${entry.title} (built in ${((performance.now() - started) / 1000).toFixed(1)} s)`;
+  } catch (error) {
+    fail(`${entry.scene} could not be built: ${error.message ?? error}`);
+  }
+}
+
+async function main() {
+  if (!gl) return;
+  if (typeof WebAssembly !== "object") return fail("This browser cannot run WebAssembly, which the simulation needs.");
+  await init();
+  setUpDrawing();
+  const examples = await (await fetch("examples.json")).json();
+  for (const [k, entry] of examples.entries()) picker.add(new Option(entry.title, k));
+  const wanted = new URLSearchParams(location.search).get("scene");
+  const first = Math.max(0, examples.findIndex((e) => e.scene === wanted));
+  picker.value = first;
+  picker.addEventListener("change", () => load(examples[picker.value]));
+  requestAnimationFrame(frame);
+  await load(examples[first]);
+}
+main().catch((error) => fail(`The page could not start: ${error.message ?? error}`));
