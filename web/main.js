@@ -236,6 +236,8 @@ function frame() {
       page.stepMs = performance.now() - started;
       page.energy = page.live.energy();
       page.frames += 1;
+      // From the navigation's start (performance.now()'s origin) to the first simulated frame.
+      if (page.firstFrameMs === undefined) page.firstFrameMs = performance.now();
     } catch (error) {
       fail(`The simulation stopped: ${error.message ?? error}. Press r to start again.`);
     }
@@ -258,13 +260,17 @@ async function load(entry) {
     const response = await fetch(`scenes/${entry.scene}`);
     if (!response.ok) throw new Error(`the scene file was not found (HTTP ${response.status})`);
     const text = await response.text();
+    // The subspace `hooke export-web` precomputed, when the site has it (else the page computes it).
+    const precomputed = await fetch(`scenes/${entry.scene.replace(/\.toml$/, ".subspace.json")}`);
+    const subspace = precomputed.ok ? new Uint8Array(await precomputed.arrayBuffer()) : new Uint8Array();
     const started = performance.now();
-    const live = new Live(text, entry.scene, new Uint8Array());
+    const live = new Live(text, entry.scene, subspace);
     prepareMesh(live);
     page.live = live;
     page.scene = entry.scene;
     page.frames = 0;
-    status.textContent = `${entry.title} (built in ${((performance.now() - started) / 1000).toFixed(1)} s)`;
+    page.buildSeconds = (performance.now() - started) / 1000;
+    status.textContent = `${entry.title} (built in ${page.buildSeconds.toFixed(1)} s${subspace.length ? ", subspace precomputed" : ""})`;
   } catch (error) {
     fail(`${entry.scene} could not be built: ${error.message ?? error}`);
   }

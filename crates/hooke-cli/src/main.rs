@@ -247,6 +247,18 @@ enum Command {
         #[command(flatten)]
         cache: CacheOption,
     },
+    /// Write a scene for the browser page (web/): a copy of the scene file and, for a [subspace]
+    /// scene, its eigenmodes and cubature (NAME.subspace.json), which the page then loads instead of
+    /// computing them.
+    ExportWeb {
+        /// The scene file (TOML); its meshes must be generated (the page has no files).
+        scene: PathBuf,
+        /// Output folder (default: the current folder).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        cache: CacheOption,
+    },
     /// List the integrators a scene can name, with their aliases, settings and what they handle.
     Integrators,
     /// List the solvers a scene's [solver] table can name: the minimisers, with their own keys,
@@ -1129,6 +1141,29 @@ fn export(scene: &Path, output: Option<&Path>, about: &AboutState) -> Result<(),
     Ok(())
 }
 
+fn export_web(path: &Path, output: Option<&Path>) -> Result<(), HookeError> {
+    let scene = scene_from_file(path)?;
+    let directory = output.unwrap_or(Path::new("."));
+    std::fs::create_dir_all(directory).map_err(|e| HookeError::io(directory, e))?;
+    let stem = path
+        .file_stem()
+        .map_or("scene".into(), |s| s.to_string_lossy().into_owned());
+    let copy = directory.join(format!("{stem}.toml"));
+    if std::fs::canonicalize(path).ok() != std::fs::canonicalize(&copy).ok() {
+        std::fs::copy(path, &copy).map_err(|e| HookeError::io(&copy, e))?;
+    }
+    say!("{}", copy.display());
+    if scene.file.subspace.is_some() {
+        let file = directory.join(format!("{stem}.subspace.json"));
+        // Written beside, then renamed: a stopped export leaves no half file under the name.
+        let partial = directory.join(format!("{stem}.subspace.json.partial"));
+        std::fs::write(&partial, scene.precompute_subspace()?).map_err(|e| HookeError::io(&partial, e))?;
+        std::fs::rename(&partial, &file).map_err(|e| HookeError::io(&file, e))?;
+        say!("{}", file.display());
+    }
+    Ok(())
+}
+
 fn integrators() -> Result<(), HookeError> {
     for entry in hooke::integrate::INTEGRATORS {
         let integrator = entry.with_defaults();
@@ -1479,6 +1514,7 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
         Command::Export {
             scene, output, about, ..
         } => done(export(scene, output.as_deref(), about)),
+        Command::ExportWeb { scene, output, .. } => done(export_web(scene, output.as_deref())),
         Command::Check { scene, .. } => done(check(scene)),
         Command::Uncoarsen {
             run,
@@ -1564,6 +1600,7 @@ fn main() -> ExitCode {
         | Command::Coarsen { cache, .. }
         | Command::Modes { cache, .. }
         | Command::Export { cache, .. }
+        | Command::ExportWeb { cache, .. }
         | Command::Check { cache, .. }
         | Command::Render { cache, .. } => cache.cache.clone(),
         _ => None,

@@ -1983,3 +1983,53 @@ vtk_every = 10
     assert!(uninterrupted.status.success(), "{}", describe(&uninterrupted));
     assert_eq!(table, read(&whole.join("energies.csv")));
 }
+
+#[test]
+fn export_web_writes_the_scene_and_its_subspace_for_the_page() {
+    let scratch = ScratchDirectory::new("export-web");
+    let scenes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../web/scenes");
+    let output = scratch.path().join("site");
+    let result = hooke(&[
+        "export-web".as_ref(),
+        scenes.join("heterogeneous_cantilever.toml").as_os_str(),
+        "-o".as_ref(),
+        output.as_os_str(),
+    ]);
+    assert!(result.status.success(), "{}", describe(&result));
+    assert_eq!(
+        read(&output.join("heterogeneous_cantilever.toml")),
+        read(&scenes.join("heterogeneous_cantilever.toml"))
+    );
+    // The page's module reads it back into the same subspace (crates/hooke-web's tests); here, its shape.
+    let subspace = read(&output.join("heterogeneous_cantilever.subspace.json"));
+    assert!(
+        subspace.starts_with("{\"eigenvalues\":[") && subspace.contains("\"clusters\":["),
+        "{}",
+        &subspace[..80]
+    );
+    assert!(!output.join("heterogeneous_cantilever.subspace.json.partial").exists());
+
+    // A scene without [subspace] is copied alone; a missing one is an error naming it.
+    let plain = scratch.path().join("plain.toml");
+    std::fs::write(
+        &plain,
+        "[simulation]\nduration = 0.1\ntime_step = 0.01\n[[bodies]]\nmesh = { box = { size = [1.0, 0.2, 0.2], cells = [4, 1, 1] } }\nmaterial = { model = \"neo_hookean\", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }\n",
+    )
+    .unwrap();
+    let result = hooke(&[
+        "export-web".as_ref(),
+        plain.as_os_str(),
+        "-o".as_ref(),
+        output.as_os_str(),
+    ]);
+    assert!(result.status.success(), "{}", describe(&result));
+    assert!(output.join("plain.toml").exists() && !output.join("plain.subspace.json").exists());
+    let missing = scratch.path().join("missing.toml");
+    let result = hooke(&["export-web".as_ref(), missing.as_os_str()]);
+    assert_eq!(result.status.code(), Some(2), "{}", describe(&result));
+    assert!(
+        String::from_utf8_lossy(&result.stderr).contains("missing.toml"),
+        "{}",
+        describe(&result)
+    );
+}

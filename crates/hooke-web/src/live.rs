@@ -5,7 +5,6 @@
 use hooke::integrate::Integrator;
 use hooke::mesh::{boundary_facets, Mesh};
 use hooke::model::{Model, PointerSpring, State};
-use hooke::reduced::{ReducedModel, SubspaceSettings};
 use hooke::scene::{BuildOptions, Scene};
 use hooke::HookeError;
 use nalgebra::Vector3;
@@ -61,23 +60,7 @@ impl LiveScene {
     /// [`LiveScene::new`]: computed once (natively, where it is quicker), they
     /// give the page the subspace a native run has, bit for bit.
     pub fn precompute(text: &str, name: &str) -> hooke::Result<Vec<u8>> {
-        let scene = scene_of(text, name)?;
-        let Some(section) = &scene.file.subspace else {
-            return Err(HookeError::scene(
-                "subspace",
-                "the scene has no [subspace] table to precompute",
-            ));
-        };
-        let built = scene.build_with(&BuildOptions {
-            pointer: true,
-            subspace: None,
-        })?;
-        let settings = SubspaceSettings {
-            modes: section.modes,
-            cubature_points: section.cubature_points,
-            seed: section.seed,
-        };
-        Ok(ReducedModel::new(&built.model, &settings)?.precomputed())
+        scene_of(text, name)?.precompute_subspace()
     }
 
     /// One time step of the scene's integrator, with the pointer where it is.

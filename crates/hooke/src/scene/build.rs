@@ -51,6 +51,29 @@ impl Scene {
         self.build_with(&BuildOptions::default())
     }
 
+    /// The eigenmodes and cubature of this `[subspace]` scene, as
+    /// [`BuildOptions::subspace`] takes them (JSON; read from the cache when
+    /// it holds them): computed once where it is quick, they give a browser
+    /// or another machine the same subspace, bit for bit.
+    pub fn precompute_subspace(&self) -> Result<Vec<u8>> {
+        let Some(section) = &self.file.subspace else {
+            return Err(HookeError::scene(
+                "subspace",
+                "the scene has no [subspace] table to precompute",
+            ));
+        };
+        let settings = crate::reduced::SubspaceSettings {
+            modes: section.modes,
+            cubature_points: section.cubature_points,
+            seed: section.seed,
+        };
+        let built = self.build()?;
+        Ok(
+            crate::reduced::ReducedModel::with_cache(&built.model, &settings, Some(&self.cache_folder()))?
+                .precomputed(),
+        )
+    }
+
     /// As [`Scene::build`], with what `options` add.
     pub fn build_with(&self, options: &BuildOptions) -> Result<BuiltScene> {
         let mut notes = Vec::new();
