@@ -2,13 +2,14 @@
 // draws its surface with WebGL, and lets the pointer grab the body (a spring from the grabbed
 // vertex to the pointer). `window.hooke` exposes the state for the browser tests.
 import init, { Live } from "./pkg/hooke_web.js";
+import { parsePvd, parseVtu, surfaceOf, vertexValues, unitOf, colourOf } from "./vtk.js";
 
 const canvas = document.getElementById("view");
 const status = document.getElementById("status");
 const hud = document.getElementById("hud");
 const picker = document.getElementById("example");
 
-const page = { live: null, frames: 0, paused: false, stepMs: NaN, energy: NaN, error: null, scene: null };
+const page = { live: null, frames: 0, paused: false, stepMs: NaN, energy: NaN, error: null, scene: null, run: null };
 window.hooke = page;
 
 function fail(message) {
@@ -87,8 +88,7 @@ function setUpDrawing() {
 
 // Per scene: the surface, the floor below the body, and the arrays drawn each frame.
 let mesh = null;
-function prepareMesh(live) {
-  const surface = live.surface(), positions = live.positions();
+function prepareMesh(surface, positions) {
   const vertices = positions.length / 3;
   let low = [Infinity, Infinity, Infinity], high = [-Infinity, -Infinity, -Infinity];
   for (let v = 0; v < vertices; v++) for (let a = 0; a < 3; a++) {
@@ -122,10 +122,11 @@ function draw() {
   gl.viewport(0, 0, canvas.width, canvas.height);
   gl.clearColor(0.13, 0.14, 0.16, 1);
   gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
-  if (!mesh || !page.live) return;
+  if (!mesh || (!page.live && !page.run)) return;
   const { positions, normals, surface, vertices } = mesh;
-  positions.set(page.live.positions());
+  positions.set(page.run ? page.run.frames[page.run.index].points : page.live.positions());
   positions.set(mesh.floor, 3 * vertices);
+  if (page.run) colourRun();
   normals.fill(0);
   for (let t = 0; t < surface.length; t += 3) {
     const [a, b, c] = [surface[t], surface[t + 1], surface[t + 2]];
@@ -135,7 +136,7 @@ function draw() {
   }
   for (let k = 0; k < 4; k++) normals.set([0, 0, 1], 3 * (vertices + k));
   gl.useProgram(program);
-  for (const [name, data] of [["position", positions], ["normal", normals], ["colour", null]]) {
+  for (const [name, data] of [["position", positions], ["normal", normals], ["colour", page.run ? mesh.colours : null]]) {
     gl.bindBuffer(gl.ARRAY_BUFFER, buffers[name]);
     if (data) gl.bufferData(gl.ARRAY_BUFFER, data, gl.DYNAMIC_DRAW);
     const at = gl.getAttribLocation(program, name);
@@ -151,10 +152,10 @@ function draw() {
 // ---- the pointer: grab the body or turn the view ----
 let drag = null;
 canvas.addEventListener("pointerdown", (event) => {
-  if (!page.live) return;
+  if (!mesh) return;
   canvas.setPointerCapture(event.pointerId);
   const { origin, direction } = ray(event.clientX, event.clientY);
-  const vertex = page.live.pick(...origin, ...direction, 0.03 * mesh.size);
+  const vertex = page.live ? page.live.pick(...origin, ...direction, 0.03 * mesh.size) : -1;
   if (vertex >= 0) {
     const p = page.live.positions().slice(3 * vertex, 3 * vertex + 3);
     const point = [p[0], p[1], p[2]];
@@ -192,9 +193,102 @@ canvas.addEventListener("wheel", (event) => {
   camera.distance *= Math.exp(event.deltaY * 0.001);
 }, { passive: false });
 window.addEventListener("keydown", (event) => {
+  if (event.key === " " && page.run) { playRun(!page.run.playing); event.preventDefault(); return; }
   if (event.key === " ") { page.paused = !page.paused; event.preventDefault(); }
   if (event.key === "r" && page.live) { page.live.reset(); page.frames = 0; }
 });
+
+// ---- the run viewer: a run's frame.pvd and .vtu files, opened or dropped ----
+const runControls = document.getElementById("run-controls");
+const slider = document.getElementById("run-frame");
+const fieldPicker = document.getElementById("run-field");
+const playButton = document.getElementById("run-play");
+const colourBar = document.getElementById("colour-bar");
+
+async function openRun(fileList) {
+  const files = new Map([...fileList].map((f) => [f.name, f]));
+  const collection = [...files.keys()].find((n) => n.endsWith(".pvd"));
+  try {
+    if (!collection) throw new Error("pick a run's folder or its files: frame.pvd and its .vtu frames (none is a .pvd)");
+    const listed = parsePvd(await files.get(collection).text(), collection);
+    const missing = listed.filter((f) => !files.has(f.file.split("/").pop()));
+    if (missing.length) throw new Error(`${collection} names ${missing.length} frame(s) not among the files, first ${missing[0].file}`);
+    status.classList.remove("error");
+    const frames = [];
+    for (const [k, entry] of listed.entries()) {
+      status.textContent = `reading frame ${k + 1} of ${listed.length}…`;
+      const name = entry.file.split("/").pop();
+      const frame = parseVtu(await files.get(name).text(), name);
+      frame.time = entry.time;
+      frames.push(frame);
+    }
+    const surface = surfaceOf(frames[0]);
+    if (surface.triangles.length === 0) throw new Error(`${listed[0].file} has no triangles or tetrahedra to draw`);
+    page.live = null;
+    page.error = null;
+    page.run = { frames, surface, index: 0, playing: false, field: null, range: [0, 1], name: collection };
+    prepareMesh(surface.triangles, frames[0].points);
+    fieldPicker.replaceChildren(...Object.keys({ ...frames[0].pointData, ...frames[0].cellData }).map((n) => new Option(n, n)));
+    fieldPicker.value = frames[0].pointData.displacement ? "displacement" : fieldPicker.options[0]?.value;
+    slider.max = frames.length - 1;
+    runControls.hidden = false;
+    chooseField(fieldPicker.value);
+    showRunFrame();
+    status.textContent = `${collection}: ${frames.length} frames, t = ${frames[0].time} … ${frames[frames.length - 1].time} s`;
+  } catch (error) {
+    fail(`The run could not be opened: ${error.message ?? error}`);
+  }
+}
+
+// The colour range of a field over every frame, so colours mean the same all along the run.
+function chooseField(field) {
+  const run = page.run;
+  run.field = field;
+  let low = Infinity, high = -Infinity;
+  for (const frame of run.frames) {
+    for (const value of vertexValues(frame, field, run.surface)) {
+      low = Math.min(low, value);
+      high = Math.max(high, value);
+    }
+  }
+  run.range = [low, high > low ? high : low + 1];
+  const unit = unitOf(field);
+  const stops = [0, 0.25, 0.5, 0.75, 1].map((s) => `rgb(${colourOf(s).map((c) => Math.round(255 * c)).join(",")})`);
+  colourBar.style.background = `linear-gradient(to right, ${stops.join(",")})`;
+  document.getElementById("colour-low").textContent = `${low.toPrecision(3)}`;
+  document.getElementById("colour-high").textContent = `${high.toPrecision(3)} ${unit}`;
+  document.getElementById("colour-name").textContent = `${field}${unit ? ` (${unit})` : ""}${run.frames[0].pointData[field]?.components > 1 || run.frames[0].cellData[field]?.components > 1 ? ", length" : ""}`;
+}
+
+function colourRun() {
+  const run = page.run, frame = run.frames[run.index];
+  if (!run.field) return;
+  const values = vertexValues(frame, run.field, run.surface);
+  const [low, high] = run.range;
+  for (let v = 0; v < values.length; v++) mesh.colours.set(colourOf((values[v] - low) / (high - low)), 3 * v);
+}
+
+function showRunFrame() {
+  slider.value = page.run.index;
+  hud.textContent = `frame ${page.run.index + 1} of ${page.run.frames.length}\nt = ${Number(page.run.frames[page.run.index].time.toPrecision(6))} s`;
+}
+
+function playRun(playing) {
+  page.run.playing = playing;
+  playButton.textContent = playing ? "pause" : "play";
+}
+
+function closeRun() {
+  page.run = null;
+  runControls.hidden = true;
+}
+
+document.getElementById("run-files").addEventListener("change", (event) => openRun(event.target.files));
+slider.addEventListener("input", () => { page.run.index = Number(slider.value); showRunFrame(); });
+fieldPicker.addEventListener("change", () => chooseField(fieldPicker.value));
+playButton.addEventListener("click", () => playRun(!page.run.playing));
+canvas.addEventListener("dragover", (event) => event.preventDefault());
+canvas.addEventListener("drop", (event) => { event.preventDefault(); openRun(event.dataTransfer.files); });
 
 // ---- for the browser tests: what a person would see and where to put the pointer ----
 // Mean and standard deviation of the canvas's grey levels (a blank canvas has none).
@@ -242,6 +336,10 @@ function frame() {
       fail(`The simulation stopped: ${error.message ?? error}. Press r to start again.`);
     }
   }
+  if (page.run && page.run.playing) {
+    page.run.index = (page.run.index + 1) % page.run.frames.length;
+    showRunFrame();
+  }
   draw();
   if (page.live) {
     hud.textContent = `t = ${page.live.time().toFixed(2)} s${page.paused ? " (paused)" : ""}\n` +
@@ -265,7 +363,8 @@ async function load(entry) {
     const subspace = precomputed.ok ? new Uint8Array(await precomputed.arrayBuffer()) : new Uint8Array();
     const started = performance.now();
     const live = new Live(text, entry.scene, subspace);
-    prepareMesh(live);
+    closeRun();
+    prepareMesh(live.surface(), live.positions());
     page.live = live;
     page.scene = entry.scene;
     page.frames = 0;

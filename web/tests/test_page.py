@@ -109,11 +109,11 @@ def browser():
     driver.quit()
 
 
-def wait_for(driver, condition, seconds, what):
+def wait_for(driver, condition, seconds, what, error_expected=False):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         error = driver.execute_script("return window.hooke && window.hooke.error")
-        assert not error, f"the page says: {error}"
+        assert error_expected or not error, f"the page says: {error}"
         if driver.execute_script(f"return !!({condition})"):
             return
         time.sleep(0.05)
@@ -188,3 +188,70 @@ def test_every_bundled_example_starts_and_steps(browser, site):
         assert first < 10_000, f"{entry['scene']}: first frame after {first:.0f} ms"
         assert console_errors(browser) == []
     (ARTIFACTS / "timings.json").write_text(json.dumps(timings, indent=1))
+
+
+RUN_SCENE = """
+gravity = [0.0, 0.0, -9.81]
+[simulation]
+duration = 0.2
+time_step = 0.02
+[[bodies]]
+mesh = { box = { size = [1.0, 0.2, 0.2], cells = [6, 2, 2] } }
+material = { model = "neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }
+[[pins]]
+select = { plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }
+"""
+
+
+def test_the_viewer_plays_a_run_made_by_hooke_run(browser, site, tmp_path):
+    scene = tmp_path / "sag.toml"
+    scene.write_text(RUN_SCENE)
+    run = tmp_path / "run"
+    subprocess.run([ROOT / "target" / "release" / "hooke", "run", scene, "-o", run, "--quiet"], check=True)
+    files = sorted(str(p) for p in run.iterdir() if p.suffix in (".pvd", ".vtu"))
+    frames = len([f for f in files if f.endswith(".vtu")])
+    assert frames == 11
+
+    browser.get(f"{site}/index.html?scene=heterogeneous_cantilever.toml")
+    wait_for(browser, "window.hooke.live && window.hooke.frames >= 1", 60, "the first frame")
+    browser.find_element("id", "run-files").send_keys("\n".join(files))
+    wait_for(browser, "window.hooke.run", 30, "the run to open")
+    assert browser.execute_script("return window.hooke.live") is None, "the live scene stopped"
+    assert browser.execute_script("return window.hooke.run.frames.length") == frames
+    assert browser.find_element("id", "run-field").get_attribute("value") == "displacement"
+    assert "(m)" in browser.find_element("id", "colour-name").text
+
+    # Scrub to the last frame: the tip hangs lower than at the start, by what the file says.
+    slider = browser.find_element("id", "run-frame")
+    browser.execute_script(
+        "arguments[0].value = arguments[0].max; arguments[0].dispatchEvent(new Event('input'))", slider
+    )
+    index, hud = browser.execute_script("return [window.hooke.run.index, document.getElementById('hud').textContent]")
+    assert index == frames - 1
+    assert f"frame {frames} of {frames}" in hud and "t = 0.2 s" in hud, hud
+    low = browser.execute_script(
+        "const f = window.hooke.run.frames; const z = (k) => Math.min(...f[k].points.filter((_, i) => i % 3 == 2)); return [z(0), z(f.length - 1)]"
+    )
+    assert low[1] < low[0] - 1e-3, f"the lowest point went from {low[0]} to {low[1]}"
+    time.sleep(0.3)
+    stats = browser.execute_script("return window.hooke.pixelStats()")
+    assert stats["deviation"] > 5, f"the canvas looks blank: {stats}"
+    browser.save_screenshot(str(ARTIFACTS / "viewer.png"))
+
+    # Colour by a cell field, play and pause.
+    browser.execute_script(
+        "const s = document.getElementById('run-field'); s.value = 'strain_energy_density'; s.dispatchEvent(new Event('change'))"
+    )
+    assert "J/m³" in browser.find_element("id", "colour-name").text
+    browser.find_element("id", "run-play").click()
+    time.sleep(0.5)
+    browser.find_element("id", "run-play").click()
+    assert browser.execute_script("return window.hooke.run.playing") is False
+    assert console_errors(browser) == []
+
+    # A folder without its collection is refused in words.
+    browser.get(f"{site}/index.html?scene=heterogeneous_cantilever.toml")
+    wait_for(browser, "window.hooke.live", 60, "the page")
+    browser.find_element("id", "run-files").send_keys(str(run / "frame_0001.vtu"))
+    wait_for(browser, "window.hooke.error", 10, "the refusal", error_expected=True)
+    assert "frame.pvd" in browser.execute_script("return window.hooke.error")
