@@ -255,3 +255,37 @@ def test_the_viewer_plays_a_run_made_by_hooke_run(browser, site, tmp_path):
     browser.find_element("id", "run-files").send_keys(str(run / "frame_0001.vtu"))
     wait_for(browser, "window.hooke.error", 10, "the refusal", error_expected=True)
     assert "frame.pvd" in browser.execute_script("return window.hooke.error")
+
+
+def test_the_page_steps_to_the_native_positions(browser, site):
+    """The same check as the Node one, in the browser: the page's module, given the site's
+    precomputed subspace, against the native library given the same file."""
+    browser.get(f"{site}/index.html?scene=heterogeneous_cantilever.toml")
+    wait_for(browser, "window.hooke.live", 60, "the page")
+    browser.set_script_timeout(120)
+    positions = browser.execute_async_script(
+        """
+        const done = arguments[arguments.length - 1];
+        (async () => {
+          const module = await import('./pkg/hooke_web.js');
+          const text = await (await fetch('scenes/wound_pendulum.toml')).text();
+          const subspace = new Uint8Array(await (await fetch('scenes/wound_pendulum.subspace.json')).arrayBuffer());
+          const live = new module.Live(text, 'wound_pendulum.toml', subspace);
+          for (let i = 0; i < 90; i++) live.step();
+          done(Array.from(live.positions_f64()));
+        })().catch((error) => done(String(error)));
+        """
+    )
+    assert isinstance(positions, list), positions
+    native = json.loads(
+        subprocess.run(
+            [REFERENCE_RUN, ROOT / "web" / "scenes" / "wound_pendulum.toml", "90", SITE / "scenes" / "wound_pendulum.subspace.json"],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "RAYON_NUM_THREADS": "1"},
+        ).stdout
+    )["positions"]
+    size = max(abs(x) for x in native)
+    difference = max(abs(a - b) for a, b in zip(positions, native))
+    assert len(positions) == len(native) and difference <= 1e-9 * size, f"largest difference {difference:.3e} m"
