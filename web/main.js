@@ -195,7 +195,13 @@ canvas.addEventListener("wheel", (event) => {
 window.addEventListener("keydown", (event) => {
   if (event.key === " " && page.run) { playRun(!page.run.playing); event.preventDefault(); return; }
   if (event.key === " ") { page.paused = !page.paused; event.preventDefault(); }
-  if (event.key === "r" && page.live) { page.live.reset(); page.frames = 0; }
+  if (event.key === "r" && page.live) {
+    page.live.reset();
+    page.frames = 0;
+    page.error = null;
+    status.classList.remove("error");
+    status.textContent = `${page.scene}: started again`;
+  }
 });
 
 // ---- the run viewer: a run's frame.pvd and .vtu files, opened or dropped ----
