@@ -98,8 +98,9 @@ function prepareMesh(surface, positions) {
   const size = Math.hypot(high[0] - low[0], high[1] - low[1], high[2] - low[2]);
   camera.target = scale(add(low, high), 0.5);
   camera.distance = 1.8 * size;
-  // The floor: a square under the body, four body sizes wide, at its lowest point.
-  const w = 2 * size, z = low[2], cx = camera.target[0], cy = camera.target[1];
+  // The floor: a square four body sizes wide, a quarter of the body's size below its lowest point
+  // (room for it to sag or swing).
+  const w = 2 * size, z = low[2] - 0.25 * size, cx = camera.target[0], cy = camera.target[1];
   const floor = [cx - w, cy - w, z, cx + w, cy - w, z, cx + w, cy + w, z, cx - w, cy + w, z];
   const total = vertices + 4;
   const colours = new Float32Array(3 * total);
