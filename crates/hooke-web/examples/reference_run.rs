@@ -1,7 +1,7 @@
 //! The native run the page's run is compared with: `cargo run --release -p hooke-web --example
 //! reference_run -- SCENE STEPS [SUBSPACE]` builds SCENE as the page does (with the precomputed
 //! subspace SUBSPACE, written first if the file does not exist), takes STEPS steps and prints one
-//! JSON line: build and step times (ms), the time, the energy and every position.
+//! JSON line: build, step and mean iteration times (ms), the time, the energy and every position.
 
 use hooke_web::LiveScene;
 use std::time::Instant;
@@ -35,7 +35,8 @@ fn main() {
         let step = started.elapsed().as_secs_f64() * 1e3 / steps.max(1) as f64;
         let positions: Vec<String> = live.positions().iter().map(|x| format!("{x:e}")).collect();
         Ok(format!(
-            "{{\"build_ms\":{built},\"step_ms\":{step},\"time\":{},\"energy\":{},\"positions\":[{}]}}",
+            "{{\"build_ms\":{built},\"step_ms\":{step},\"iteration_ms\":{},\"time\":{},\"energy\":{},\"positions\":[{}]}}",
+            live.iteration_ms(),
             live.time(),
             live.energy()?,
             positions.join(",")

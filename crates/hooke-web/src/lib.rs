@@ -44,6 +44,12 @@ impl Live {
         self.0.step().map_err(to_js)
     }
 
+    /// The mean time of one minimiser iteration since the start or the last
+    /// reset, ms (NaN before the first step).
+    pub fn iteration_ms(&self) -> f64 {
+        self.0.iteration_ms()
+    }
+
     /// Back to t = 0, nothing held.
     pub fn reset(&mut self) -> Result<(), JsError> {
         self.0.reset().map_err(to_js)

@@ -26,6 +26,14 @@ pub struct LiveScene {
     surface: Vec<u32>,
     surface_vertices: Vec<usize>,
     steps: usize,
+    solver: SolverTime,
+}
+
+/// The minimiser's iterations and the time they took, summed over steps.
+#[derive(Clone, Copy, Default)]
+struct SolverTime {
+    iterations: usize,
+    seconds: f64,
 }
 
 impl LiveScene {
@@ -53,6 +61,7 @@ impl LiveScene {
             surface,
             surface_vertices,
             steps: 0,
+            solver: SolverTime::default(),
         })
     }
 
@@ -65,8 +74,10 @@ impl LiveScene {
 
     /// One time step of the scene's integrator, with the pointer where it is.
     pub fn step(&mut self) -> hooke::Result<()> {
-        self.integrator.step(&self.model, &mut self.state, self.time_step)?;
+        let report = self.integrator.step(&self.model, &mut self.state, self.time_step)?;
         self.steps += 1;
+        self.solver.iterations += report.iterations;
+        self.solver.seconds += report.solve_seconds;
         Ok(())
     }
 
@@ -75,6 +86,7 @@ impl LiveScene {
         self.release()?;
         self.state = self.initial.clone();
         self.steps = 0;
+        self.solver = SolverTime::default();
         Ok(())
     }
 
@@ -101,6 +113,17 @@ impl LiveScene {
     /// Steps taken since the start or the last reset.
     pub fn steps(&self) -> usize {
         self.steps
+    }
+
+    /// The mean time of one iteration of the minimiser over the steps since
+    /// the start or the last reset, ms: the iterations alone, without the
+    /// step's reduction of its time-varying loads or the forming of every
+    /// vertex's position (NaN before the first step).
+    pub fn iteration_ms(&self) -> f64 {
+        match self.solver.iterations {
+            0 => f64::NAN,
+            n => 1e3 * self.solver.seconds / n as f64,
+        }
     }
 
     /// The body's total energy (kinetic, elastic, gravitational), J; the

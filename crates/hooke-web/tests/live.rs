@@ -105,15 +105,22 @@ fn a_click_picks_the_surface_vertex_under_it_and_nothing_elsewhere() {
 fn reset_returns_to_the_start_and_steps_again_alike() {
     let mut live = LiveScene::new(CANTILEVER, "cantilever.toml", None).unwrap();
     let start = live.positions().to_vec();
+    assert!(live.iteration_ms().is_nan(), "no iteration timed before the first step");
     for _ in 0..10 {
         live.step().unwrap();
     }
     let after_ten = live.positions().to_vec();
+    let iteration = live.iteration_ms();
+    assert!(
+        iteration.is_finite() && iteration > 0.0,
+        "an iteration took {iteration} ms"
+    );
     live.grab(tip(&live), Vector3::new(0.5, 0.5, 0.5)).unwrap();
     live.step().unwrap();
     live.reset().unwrap();
     assert_eq!(live.positions(), &start[..]);
     assert_eq!((live.steps(), live.time(), live.held()), (0, 0.0, None));
+    assert!(live.iteration_ms().is_nan(), "the timing starts again");
     for _ in 0..10 {
         live.step().unwrap();
     }

@@ -593,7 +593,8 @@ fn reduced_soft_pins_and_loads_equal_the_full_terms_on_the_subspace() {
     let u: Vec<f64> = (0..reduced.rank()).map(|_| 0.01 * random.next()).collect();
     let x = reduced.positions(&u);
     let rest = model.rest_positions();
-    for time in [0.0, 0.7, 6.0] {
+    // 0.7 twice: the pin's Hessian again after its release (its reduction is kept between steps).
+    for time in [0.0, 0.7, 6.0, 0.7] {
         let loads = reduced.loads(&model, time).unwrap();
         let non_elastic = |x: &[f64]| -> f64 {
             model
@@ -611,6 +612,78 @@ fn reduced_soft_pins_and_loads_equal_the_full_terms_on_the_subspace() {
             (reduced_energy - exact).abs() < 1e-9 * exact.abs().max(1.0),
             "t = {time}: reduced {reduced_energy} against {exact}"
         );
+    }
+}
+
+/// BᵀHB of the model's non-elastic terms at `time`, from the full Hessian and the dense basis.
+fn dense_reduced_loads(model: &Model, reduced: &ReducedModel, time: f64) -> DMatrix<f64> {
+    let x = model.rest_positions();
+    let n = x.len();
+    let mut hessian = DMatrix::zeros(n, n);
+    for term in model.terms().iter().filter(|t| t.as_elasticity().is_none()) {
+        let pattern = model.pattern();
+        let mut values = vec![0.0; pattern.nonzeros()];
+        let mut gradient = vec![0.0; n];
+        let mut low_rank = Vec::new();
+        let mut target = hooke::model::HessianTarget {
+            values: &mut values,
+            low_rank: &mut low_rank,
+        };
+        term.hessian(&x, time, false, &mut gradient, &mut target, false)
+            .unwrap();
+        for column in 0..pattern.size {
+            for k in pattern.column_starts[column]..pattern.column_starts[column + 1] {
+                let row = pattern.row_indices[k];
+                hessian[(row, column)] += values[k];
+                if row != column {
+                    hessian[(column, row)] += values[k];
+                }
+            }
+        }
+    }
+    let b = reduced.basis.dense();
+    b.transpose() * hessian * b
+}
+
+#[test]
+fn the_held_point_is_reduced_again_when_it_changes_and_kept_while_it_does_not() {
+    use hooke::model::PointerSpring;
+    let mut model = bar_with_turning_soft_pin(MaterialModel::FixedCorotational, MassKind::Lumped);
+    model.set_pointer_spring(PointerSpring::new(None, 0.0)).unwrap();
+    let reduced = ReducedModel::new(&model, &SubspaceSettings::new(3)).unwrap();
+    let x = model.rest_positions();
+    let at = |v: usize, dz: f64| Vector3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2] + dz);
+    // Nothing held; vertex 7 held, then dragged (same Hessian, other force);
+    // vertex 12 held by another stiffness; let go; vertex 7 again.
+    let holds = [
+        None,
+        Some((7, 0.1, 300.0)),
+        Some((7, 0.3, 300.0)),
+        Some((12, 0.1, 800.0)),
+        None,
+        Some((7, 0.1, 300.0)),
+    ];
+    for (step, held) in holds.into_iter().enumerate() {
+        let stiffness = held.map_or(0.0, |h| h.2);
+        let spring = PointerSpring::new(held.map(|(v, dz, _)| (v, at(v, dz))), stiffness);
+        model.set_pointer_spring(spring).unwrap();
+        let time = 0.1 * step as f64;
+        let loads = reduced.loads(&model, time).unwrap();
+        let dense = dense_reduced_loads(&model, &reduced, time);
+        let error = (&loads.stiffness - &dense).abs().max();
+        assert!(
+            error <= 1e-9 * dense.abs().max(),
+            "hold {step} ({held:?}): reduced stiffness off the dense BᵀHB by {error:e}"
+        );
+        // The pull on the held point is in the reduced force: Bᵀ of the full gradient.
+        let mut gradient = vec![0.0; x.len()];
+        for term in model.terms().iter().filter(|t| t.as_elasticity().is_none()) {
+            term.gradient(&x, time, &mut gradient, false).unwrap();
+        }
+        let expected = reduced.basis.reduce(&gradient);
+        for (f, g) in loads.force.iter().zip(&expected) {
+            assert!((f + g).abs() <= 1e-9 * expected.iter().fold(1.0f64, |m, v| m.max(v.abs())));
+        }
     }
 }
 

@@ -107,6 +107,10 @@ impl EnergyTerm for Attachment {
             .sum()
     }
 
+    fn hessian_vertices(&self, _time: f64) -> Option<Vec<usize>> {
+        Some(self.vertices.clone())
+    }
+
     fn bind(&mut self, pattern: &LowerPattern, dimension: usize) {
         self.diagonal = self
             .vertices

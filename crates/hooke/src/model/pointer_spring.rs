@@ -66,6 +66,10 @@ impl EnergyTerm for PointerSpring {
         }
     }
 
+    fn hessian_vertices(&self, _time: f64) -> Option<Vec<usize>> {
+        Some(self.held.iter().map(|&(v, _)| v).collect())
+    }
+
     fn bind(&mut self, pattern: &LowerPattern, dimension: usize) {
         self.dimension = dimension;
         self.diagonal = (0..pattern.size)

@@ -178,6 +178,14 @@ pub trait EnergyTerm: Send + Sync {
     /// vertex's own block is always in the pattern.
     fn couplings(&self, _coupled: &mut dyn FnMut(&[usize])) {}
 
+    /// The few vertices whose entries the term's Hessian and gradient touch
+    /// at `time`, when it touches only those (a held point, a handful of
+    /// pins); None: it may touch any. A subspace that reduces the term again
+    /// every step then visits those vertices' entries only.
+    fn hessian_vertices(&self, _time: f64) -> Option<Vec<usize>> {
+        None
+    }
+
     /// Prepares the term for the model's pattern (positions of its entries);
     /// called once the pattern is built, and again if it changes.
     fn bind(&mut self, _pattern: &LowerPattern, _dimension: usize) {}

@@ -136,6 +136,10 @@ pub struct ReducedModel {
     /// The buffer of the scaled gradients G S^{cd} (q × 3|𝒞|), kept between
     /// iterations rather than allocated and zeroed in each.
     pub(crate) scratch: Scratch,
+    /// The Hessian buffer of the terms reduced again at each step.
+    hessian_buffer: ZeroedBuffer,
+    /// Their last reduced Hessians.
+    reduced_terms: ReducedTerms,
     /// The eigenmodes and cubature were read from the disk cache.
     pub from_cache: bool,
 }
@@ -353,7 +357,15 @@ impl ReducedModel {
                 }
             }
         });
-        let constant_loads = reduce_terms(model, &basis, &constant_terms, 0.0)?;
+        let hessian_buffer = ZeroedBuffer::default();
+        let constant_loads = reduce_terms(
+            model,
+            &basis,
+            &constant_terms,
+            0.0,
+            &hessian_buffer,
+            &ReducedTerms::default(),
+        )?;
         let has_varying_terms = !varying_terms.is_empty();
         let signature = term_signature(model);
         // Many weights on a thin body can make the skinning columns dependent:
@@ -382,6 +394,8 @@ impl ReducedModel {
             signature,
             total_mass,
             scratch: Scratch::default(),
+            hessian_buffer,
+            reduced_terms: ReducedTerms::default(),
             from_cache,
         })
     }
@@ -443,7 +457,14 @@ impl ReducedModel {
             .filter(|(_, t)| t.as_elasticity().is_none() && t.varies_in_time())
             .map(|(index, _)| index)
             .collect();
-        let varying = reduce_terms(model, &self.basis, &varying_terms, time)?;
+        let varying = reduce_terms(
+            model,
+            &self.basis,
+            &varying_terms,
+            time,
+            &self.hessian_buffer,
+            &self.reduced_terms,
+        )?;
         Ok(ReducedLoads {
             stiffness: &self.constant_loads.stiffness + varying.stiffness,
             force: self
@@ -623,7 +644,14 @@ fn term_signature(model: &Model) -> Vec<String> {
 
 /// The reduced Hessian and force of some terms at `time`, from their
 /// Hessian and gradient at rest (exact: they are quadratic or linear).
-fn reduce_terms(model: &Model, basis: &SkinningBasis, terms: &[usize], time: f64) -> Result<ReducedLoads> {
+fn reduce_terms(
+    model: &Model,
+    basis: &SkinningBasis,
+    terms: &[usize],
+    time: f64,
+    buffer: &ZeroedBuffer,
+    reduced_terms: &ReducedTerms,
+) -> Result<ReducedLoads> {
     let r = basis.rank();
     let rest = model.rest_positions();
     let pattern = model.pattern();
@@ -647,19 +675,23 @@ fn reduce_terms(model: &Model, basis: &SkinningBasis, terms: &[usize], time: f64
                 term.gradient(&rest, time, &mut gradient, false)?;
                 continue;
             }
-            let mut values = vec![0.0; pattern.nonzeros()];
+            let mut values = buffer.take(pattern.nonzeros());
             let mut low_rank: Vec<LowRank> = Vec::new();
             let mut target = HessianTarget {
                 values: &mut values,
                 low_rank: &mut low_rank,
             };
             term.hessian(&rest, time, false, &mut gradient, &mut target, false)?;
-            add_reduced_sparse(
-                basis,
-                pattern,
-                &values,
-                stiffness.get_or_insert_with(|| DMatrix::zeros(r, r)),
-            );
+            // A term of a few vertices (the held point, soft pins) costs
+            // those vertices' columns, not a pass over the whole pattern.
+            let columns: Vec<usize> = match term.hessian_vertices(time) {
+                Some(vertices) => vertices.iter().flat_map(|&v| 3 * v..3 * v + 3).collect(),
+                None => (0..pattern.size).collect(),
+            };
+            let entries = take_entries(pattern, &mut values, &columns);
+            buffer.put(values);
+            let reduced = reduced_terms.reduced(index, entries, |entries| reduce_sparse(basis, entries));
+            *stiffness.get_or_insert_with(|| DMatrix::zeros(r, r)) += &reduced;
         }
         parts.push(ReducedPart {
             kind,
@@ -683,6 +715,42 @@ fn reduce_terms(model: &Model, basis: &SkinningBasis, terms: &[usize], time: f64
         force,
         parts,
     })
+}
+
+/// A buffer over the Hessian's pattern that is all zeros between uses: a
+/// term's Hessian is written into it and its entries cleared as they are
+/// read, so a term of one vertex does not pay for clearing the whole pattern.
+#[derive(Debug, Default)]
+pub(crate) struct ZeroedBuffer(std::sync::Mutex<Vec<f64>>);
+
+impl Clone for ZeroedBuffer {
+    fn clone(&self) -> Self {
+        ZeroedBuffer::default()
+    }
+}
+
+impl ZeroedBuffer {
+    /// Zeros at `length` (another taker at the same time gets new ones).
+    fn take(&self, length: usize) -> Vec<f64> {
+        let mut buffer = self
+            .0
+            .lock()
+            .ok()
+            .map(|mut kept| std::mem::take(&mut *kept))
+            .unwrap_or_default();
+        if buffer.len() != length {
+            buffer = vec![0.0; length];
+        }
+        buffer
+    }
+
+    /// Gives back `buffer`, which must be all zeros again.
+    fn put(&self, buffer: Vec<f64>) {
+        debug_assert!(buffer.iter().all(|v| *v == 0.0));
+        if let Ok(mut kept) = self.0.lock() {
+            *kept = buffer;
+        }
+    }
 }
 
 /// Whether term `index`'s Hessian is the same at rest and at a displaced
@@ -714,34 +782,87 @@ fn is_quadratic(model: &Model, index: usize, rest: &[f64]) -> Result<bool> {
     Ok(!a.is_empty() && a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 1e-10 * size))
 }
 
-/// Adds BᵀHB for a sparse H on the DOF pattern (lower triangle) to `out`:
-/// H's entry between coordinate c of vertex a and coordinate e of vertex b
-/// couples entry jk of block c and entry lp of block e through yₐ and y_b.
-fn add_reduced_sparse(
-    basis: &SkinningBasis,
+/// A Hessian's nonzero entries in the given columns of `values` as (row,
+/// column, value), cleared from `values` as they are read.
+fn take_entries(
     pattern: &crate::linalg::LowerPattern,
-    values: &[f64],
-    out: &mut DMatrix<f64>,
-) {
-    let q = basis.block();
-    for column in 0..pattern.size {
+    values: &mut [f64],
+    columns: &[usize],
+) -> Vec<(usize, usize, f64)> {
+    let mut entries = Vec::new();
+    for &column in columns {
         for k in pattern.column_starts[column]..pattern.column_starts[column + 1] {
-            let value = values[k];
-            if value == 0.0 {
-                continue;
+            let value = std::mem::take(&mut values[k]);
+            if value != 0.0 {
+                entries.push((pattern.row_indices[k], column, value));
             }
-            let row = pattern.row_indices[k];
-            let (a, c, b, e) = (row / 3, row % 3, column / 3, column % 3);
-            let (ya, yb) = (basis.vertex_row(a), basis.vertex_row(b));
-            for jk in 0..q {
-                for lp in 0..q {
-                    let (i1, i2) = (c * q + jk, e * q + lp);
-                    let v = value * ya[jk] * yb[lp];
-                    out[(i1, i2)] += v;
-                    if row != column {
-                        out[(i2, i1)] += v;
-                    }
+        }
+    }
+    entries
+}
+
+/// BᵀHB for a sparse H given by its lower triangle's entries (row, column,
+/// value) over the DOFs: H's entry between coordinate c of vertex a and
+/// coordinate e of vertex b couples entry jk of block c and entry lp of block
+/// e through yₐ and y_b.
+fn reduce_sparse(basis: &SkinningBasis, entries: &[(usize, usize, f64)]) -> DMatrix<f64> {
+    let q = basis.block();
+    let mut out = DMatrix::zeros(basis.rank(), basis.rank());
+    let mut rows: Option<(usize, Vec<f64>, usize, Vec<f64>)> = None;
+    for &(row, column, value) in entries {
+        let (a, c, b, e) = (row / 3, row % 3, column / 3, column % 3);
+        if rows.as_ref().is_none_or(|(ra, _, rb, _)| (*ra, *rb) != (a, b)) {
+            rows = Some((a, basis.vertex_row(a), b, basis.vertex_row(b)));
+        }
+        let (_, ya, _, yb) = rows.as_ref().expect("set above");
+        for jk in 0..q {
+            let left = value * ya[jk];
+            for lp in 0..q {
+                let (i1, i2) = (c * q + jk, e * q + lp);
+                let v = left * yb[lp];
+                out[(i1, i2)] += v;
+                if row != column {
+                    out[(i2, i1)] += v;
                 }
+            }
+        }
+    }
+    out
+}
+
+/// The reduced Hessian of each term reduced again at each step, with the
+/// entries it came from: a soft pin's or the held point's Hessian stays the
+/// same over many steps while its force moves, and an exact match of the
+/// entries gives back the same matrix without the O(entries · q²) product.
+#[derive(Debug, Default)]
+pub(crate) struct ReducedTerms(std::sync::Mutex<std::collections::HashMap<usize, ReducedTerm>>);
+
+type ReducedTerm = (Vec<(usize, usize, f64)>, DMatrix<f64>);
+
+impl Clone for ReducedTerms {
+    fn clone(&self) -> Self {
+        ReducedTerms::default()
+    }
+}
+
+impl ReducedTerms {
+    /// The reduction of term `index`'s Hessian `entries`: the kept one when
+    /// the entries are those it came from, else `reduce(entries)`, kept.
+    fn reduced(
+        &self,
+        index: usize,
+        entries: Vec<(usize, usize, f64)>,
+        reduce: impl FnOnce(&[(usize, usize, f64)]) -> DMatrix<f64>,
+    ) -> DMatrix<f64> {
+        let Ok(mut kept) = self.0.lock() else {
+            return reduce(&entries);
+        };
+        match kept.get(&index) {
+            Some((from, matrix)) if *from == entries => matrix.clone(),
+            _ => {
+                let matrix = reduce(&entries);
+                kept.insert(index, (entries, matrix.clone()));
+                matrix
             }
         }
     }

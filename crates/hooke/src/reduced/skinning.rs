@@ -148,13 +148,20 @@ pub struct SkinningBasis {
     pub weights: DMatrix<f64>,
     /// X̄, the vertices' rest positions, m.
     pub rest: Vec<Vector3<f64>>,
+    /// W again, row by row (a vertex's m weights side by side), for the
+    /// products that visit every vertex once a step.
+    by_vertex: Vec<f64>,
 }
 
 impl SkinningBasis {
     /// The basis of the weights of `modes` about the rest positions `rest` (one per vertex).
     pub fn new(modes: &SkinningEigenmodes, rest: &[Vector3<f64>]) -> SkinningBasis {
+        let weights = &modes.weights;
         SkinningBasis {
-            weights: modes.weights.clone(),
+            by_vertex: (0..weights.nrows())
+                .flat_map(|i| weights.row(i).iter().copied().collect::<Vec<_>>())
+                .collect(),
+            weights: weights.clone(),
             rest: rest.to_vec(),
         }
     }
@@ -192,8 +199,7 @@ impl SkinningBasis {
         use rayon::prelude::*;
         out.par_chunks_mut(3).enumerate().for_each(|(i, chunk)| {
             let x = self.rest[i];
-            for j in 0..m {
-                let w = self.weights[(i, j)];
+            for (j, &w) in self.by_vertex[i * m..(i + 1) * m].iter().enumerate() {
                 if w == 0.0 {
                     continue;
                 }
