@@ -86,9 +86,10 @@ function setUpDrawing() {
   gl.enable(gl.DEPTH_TEST);
 }
 
-// Per scene: the surface, the floor below the body, and the arrays drawn each frame.
+// Per scene: the surface, the floor below the body (or a run's obstacles in its place), and the
+// arrays drawn each frame. `obstacles`: { triangles, points } of a run's first obstacle frame.
 let mesh = null;
-function prepareMesh(surface, positions) {
+function prepareMesh(surface, positions, obstacles = null) {
   const vertices = positions.length / 3;
   let low = [Infinity, Infinity, Infinity], high = [-Infinity, -Infinity, -Infinity];
   for (let v = 0; v < vertices; v++) for (let a = 0; a < 3; a++) {
@@ -99,17 +100,27 @@ function prepareMesh(surface, positions) {
   camera.target = scale(add(low, high), 0.5);
   camera.distance = 1.8 * size;
   // The floor: a square four body sizes wide, a quarter of the body's size below its lowest point
-  // (room for it to sag or swing).
+  // (room for it to sag or swing). A run with obstacles shows them instead: they are its ground.
   const w = 2 * size, z = low[2] - 0.25 * size, cx = camera.target[0], cy = camera.target[1];
-  const floor = [cx - w, cy - w, z, cx + w, cy - w, z, cx + w, cy + w, z, cx - w, cy + w, z];
-  const total = vertices + 4;
+  const floor = obstacles ? [] : [cx - w, cy - w, z, cx + w, cy - w, z, cx + w, cy + w, z, cx - w, cy + w, z];
+  const floorVertices = floor.length / 3, obstacleVertices = obstacles ? obstacles.points.length / 3 : 0;
+  const total = vertices + floorVertices + obstacleVertices;
   const colours = new Float32Array(3 * total);
   for (let v = 0; v < vertices; v++) colours.set([0.85, 0.55, 0.35], 3 * v);
-  for (let k = 0; k < 4; k++) colours.set([0.42, 0.46, 0.5], 3 * (vertices + k));
-  const indices = new Uint32Array(surface.length + 6);
-  indices.set(surface);
-  indices.set([0, 1, 2, 0, 2, 3].map((k) => vertices + k), surface.length);
-  mesh = { surface, vertices, floor, size, positions: new Float32Array(3 * total), normals: new Float32Array(3 * total), colours, indices, count: indices.length };
+  for (let k = 0; k < floorVertices; k++) colours.set([0.42, 0.46, 0.5], 3 * (vertices + k));
+  for (let k = 0; k < obstacleVertices; k++) colours.set([0.6, 0.58, 0.55], 3 * (vertices + k));
+  // Shaded by their own normals: the body's surface and the obstacles' triangles.
+  const obstacleTriangles = obstacles ? obstacles.triangles.map((v) => v + vertices) : new Uint32Array(0);
+  const shaded = new Uint32Array(surface.length + obstacleTriangles.length);
+  shaded.set(surface);
+  shaded.set(obstacleTriangles, surface.length);
+  const indices = new Uint32Array(shaded.length + (floorVertices ? 6 : 0));
+  indices.set(shaded);
+  if (floorVertices) indices.set([0, 1, 2, 0, 2, 3].map((k) => vertices + k), shaded.length);
+  mesh = {
+    surface, shaded, vertices, floor, floorVertices, obstacleVertices, size,
+    positions: new Float32Array(3 * total), normals: new Float32Array(3 * total), colours, indices, count: indices.length,
+  };
   gl.bindBuffer(gl.ARRAY_BUFFER, buffers.colour);
   gl.bufferData(gl.ARRAY_BUFFER, colours, gl.STATIC_DRAW);
   gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, buffers.index);
@@ -124,18 +135,19 @@ function draw() {
   gl.clearColor(0.13, 0.14, 0.16, 1);
   gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
   if (!mesh || (!page.live && !page.run)) return;
-  const { positions, normals, surface, vertices } = mesh;
+  const { positions, normals, shaded, vertices, floorVertices } = mesh;
   positions.set(page.run ? page.run.frames[page.run.index].points : page.live.positions());
   positions.set(mesh.floor, 3 * vertices);
+  if (page.run && page.run.obstacles) positions.set(page.run.obstacles.frames[page.run.index], 3 * vertices);
   if (page.run) colourRun();
   normals.fill(0);
-  for (let t = 0; t < surface.length; t += 3) {
-    const [a, b, c] = [surface[t], surface[t + 1], surface[t + 2]];
+  for (let t = 0; t < shaded.length; t += 3) {
+    const [a, b, c] = [shaded[t], shaded[t + 1], shaded[t + 2]];
     const pa = [positions[3 * a], positions[3 * a + 1], positions[3 * a + 2]];
     const n = cross(sub([positions[3 * b], positions[3 * b + 1], positions[3 * b + 2]], pa), sub([positions[3 * c], positions[3 * c + 1], positions[3 * c + 2]], pa));
     for (const v of [a, b, c]) for (let k = 0; k < 3; k++) normals[3 * v + k] += n[k];
   }
-  for (let k = 0; k < 4; k++) normals.set([0, 0, 1], 3 * (vertices + k));
+  for (let k = 0; k < floorVertices; k++) normals.set([0, 0, 1], 3 * (vertices + k));
   gl.useProgram(program);
   for (const [name, data] of [["position", positions], ["normal", normals], ["colour", page.run ? mesh.colours : null]]) {
     gl.bindBuffer(gl.ARRAY_BUFFER, buffers[name]);
@@ -212,9 +224,29 @@ const fieldPicker = document.getElementById("run-field");
 const playButton = document.getElementById("run-play");
 const colourBar = document.getElementById("colour-bar");
 
+// The obstacles beside a run's frames (obstacle.pvd and its .vtu files, written at the same
+// times), or null when the files have none.
+async function openObstacles(files, frameCount) {
+  if (!files.has("obstacle.pvd")) return null;
+  const listed = parsePvd(await files.get("obstacle.pvd").text(), "obstacle.pvd");
+  if (listed.length !== frameCount) throw new Error(`obstacle.pvd lists ${listed.length} frames and the body ${frameCount}: they are not of one run`);
+  const missing = listed.filter((f) => !files.has(f.file.split("/").pop()));
+  if (missing.length) throw new Error(`obstacle.pvd names ${missing.length} file(s) not among the files, first ${missing[0].file}`);
+  let triangles = null;
+  const frames = [];
+  for (const entry of listed) {
+    const name = entry.file.split("/").pop();
+    const frame = parseVtu(await files.get(name).text(), name);
+    triangles ??= surfaceOf(frame).triangles;
+    if (frames.length && frame.points.length !== frames[0].length) throw new Error(`${name} has ${frame.points.length / 3} points, the first obstacle frame ${frames[0].length / 3}`);
+    frames.push(frame.points);
+  }
+  return { triangles, frames };
+}
+
 async function openRun(fileList) {
   const files = new Map([...fileList].map((f) => [f.name, f]));
-  const collection = [...files.keys()].find((n) => n.endsWith(".pvd"));
+  const collection = files.has("frame.pvd") ? "frame.pvd" : [...files.keys()].find((n) => n.endsWith(".pvd") && n !== "obstacle.pvd");
   try {
     if (!collection) throw new Error("pick a run's folder or its files: frame.pvd and its .vtu frames (none is a .pvd)");
     const listed = parsePvd(await files.get(collection).text(), collection);
@@ -231,17 +263,19 @@ async function openRun(fileList) {
     }
     const surface = surfaceOf(frames[0]);
     if (surface.triangles.length === 0) throw new Error(`${listed[0].file} has no triangles or tetrahedra to draw`);
+    const obstacles = await openObstacles(files, frames.length);
     page.live = null;
     page.error = null;
-    page.run = { frames, surface, index: 0, playing: false, field: null, range: [0, 1], name: collection };
-    prepareMesh(surface.triangles, frames[0].points);
+    page.run = { frames, surface, obstacles, index: 0, playing: false, field: null, range: [0, 1], name: collection };
+    prepareMesh(surface.triangles, frames[0].points, obstacles && { triangles: obstacles.triangles, points: obstacles.frames[0] });
     fieldPicker.replaceChildren(...Object.keys({ ...frames[0].pointData, ...frames[0].cellData }).map((n) => new Option(n, n)));
     fieldPicker.value = frames[0].pointData.displacement ? "displacement" : fieldPicker.options[0]?.value;
     slider.max = frames.length - 1;
     runControls.hidden = false;
     chooseField(fieldPicker.value);
     showRunFrame();
-    status.textContent = `${collection}: ${frames.length} frames, t = ${frames[0].time} … ${frames[frames.length - 1].time} s`;
+    status.textContent = `${collection}: ${frames.length} frames, t = ${frames[0].time} … ${frames[frames.length - 1].time} s` +
+      (obstacles ? `, with obstacles (${obstacles.triangles.length / 3} triangles)` : "");
   } catch (error) {
     fail(`The run could not be opened: ${error.message ?? error}`);
   }

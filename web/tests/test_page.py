@@ -201,6 +201,9 @@ mesh = { box = { size = [1.0, 0.2, 0.2], cells = [6, 2, 2] } }
 material = { model = "neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }
 [[pins]]
 select = { plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }
+[[obstacles]]
+shape = { sphere = { center = [0.9, 0.1, -0.35], radius = 0.2 } }
+stiffness = 1e4
 """
 
 
@@ -210,8 +213,9 @@ def test_the_viewer_plays_a_run_made_by_hooke_run(browser, site, tmp_path):
     run = tmp_path / "run"
     subprocess.run([ROOT / "target" / "release" / "hooke", "run", scene, "-o", run, "--quiet"], check=True)
     files = sorted(str(p) for p in run.iterdir() if p.suffix in (".pvd", ".vtu"))
-    frames = len([f for f in files if f.endswith(".vtu")])
+    frames = len([f for f in files if pathlib.Path(f).name.startswith("frame_")])
     assert frames == 11
+    assert len([f for f in files if pathlib.Path(f).name.startswith("obstacle_")]) == frames
 
     browser.get(f"{site}/index.html?scene=heterogeneous_cantilever.toml")
     wait_for(browser, "window.hooke.live && window.hooke.frames >= 1", 60, "the first frame")
@@ -219,6 +223,15 @@ def test_the_viewer_plays_a_run_made_by_hooke_run(browser, site, tmp_path):
     wait_for(browser, "window.hooke.run", 30, "the run to open")
     assert browser.execute_script("return window.hooke.live") is None, "the live scene stopped"
     assert browser.execute_script("return window.hooke.run.frames.length") == frames
+    # The ball under the beam, from the run's obstacle files, at every frame (16 × 32 bands).
+    triangles, centre, count = browser.execute_script(
+        "const o = window.hooke.run.obstacles; const p = o.frames[0]; const n = p.length / 3;"
+        "const c = [0, 1, 2].map((a) => p.filter((_, i) => i % 3 == a).reduce((s, x) => s + x, 0) / n);"
+        "return [o.triangles.length / 3, c, o.frames.length]"
+    )
+    assert (triangles, count) == (960, frames)
+    assert max(abs(a - b) for a, b in zip(centre, [0.9, 0.1, -0.35])) < 1e-2, centre
+    assert "with obstacles" in browser.find_element("id", "status").text
     assert browser.find_element("id", "run-field").get_attribute("value") == "displacement"
     assert "(m)" in browser.find_element("id", "colour-name").text
 
@@ -256,6 +269,13 @@ def test_the_viewer_plays_a_run_made_by_hooke_run(browser, site, tmp_path):
     browser.find_element("id", "run-files").send_keys(str(run / "frame_0001.vtu"))
     wait_for(browser, "window.hooke.error", 10, "the refusal", error_expected=True)
     assert "frame.pvd" in browser.execute_script("return window.hooke.error")
+
+    # The obstacles' collection without its files is refused, naming it.
+    browser.get(f"{site}/index.html?scene=heterogeneous_cantilever.toml")
+    wait_for(browser, "window.hooke.live", 60, "the page")
+    browser.find_element("id", "run-files").send_keys("\n".join(f for f in files if "obstacle_" not in f))
+    wait_for(browser, "window.hooke.error", 30, "the refusal", error_expected=True)
+    assert "obstacle.pvd names 11 file(s) not among the files" in browser.execute_script("return window.hooke.error")
 
 
 def test_the_page_steps_to_the_native_positions(browser, site):

@@ -992,3 +992,52 @@ fn a_cloth_through_a_body_at_the_start_is_refused_naming_both() {
         "{message}"
     );
 }
+
+#[test]
+fn a_run_writes_its_obstacles_where_they_are_at_each_frame() {
+    // The descending plate's scene: the floor stays, the plate comes down at 5 cm/s.
+    let text = format!(
+        "{}{}{FLOOR}[[obstacles]]\nshape = {{ plane = {{ point = [0.0, 0.0, 0.206], normal = [0.0, 0.0, -1.0] }} }}\nmotion = {{ velocity = [0.0, 0.0, -0.05] }}\n[contact]\ndistance = 5e-4\n",
+        header(0.3, 0.01),
+        cube([0.0, 0.0, 0.001], 1e5)
+    );
+    let built = Scene::from_text(&text, "<test>", std::env::temp_dir())
+        .unwrap()
+        .build()
+        .unwrap();
+    let folder = std::env::temp_dir().join(format!("hooke-obstacle-frames-{}", std::process::id()));
+    let mut series = hooke::output::VtkSeriesWriter::create(&folder, "obstacle").unwrap();
+    let mut state = built.initial_state.clone();
+    for time in [0.0, 0.2] {
+        state.time = time;
+        let path = hooke::simulation::write_obstacles(&mut series, &built.model, &state).unwrap();
+        let frame = hooke::output::read_frame(&path).unwrap();
+        // Two squares of two triangles; corners welded: four points each.
+        assert_eq!(
+            (frame.mesh.element_count(), frame.positions.len()),
+            (4, 8),
+            "t = {time}"
+        );
+        let heights: Vec<f64> = frame.positions.iter().map(|p| p.z).collect();
+        let plate = 0.206 - 0.05 * time;
+        assert!(
+            heights.iter().all(|&z| z.abs() < 1e-12 || (z - plate).abs() < 1e-12),
+            "t = {time}: {heights:?}"
+        );
+        assert_eq!(
+            heights.iter().filter(|&&z| (z - plate).abs() < 1e-12).count(),
+            4,
+            "t = {time}"
+        );
+        // Four body sizes wide around the body (the cube is 0.2 m: 0.35 m of diagonal).
+        let width = frame.positions.iter().map(|p| p.x).fold(f64::NEG_INFINITY, f64::max)
+            - frame.positions.iter().map(|p| p.x).fold(f64::INFINITY, f64::min);
+        assert!(width > 1.0, "{width}");
+    }
+    let collection = std::fs::read_to_string(series.finish().unwrap()).unwrap();
+    assert!(
+        collection.contains("timestep=\"0.2\"") && collection.contains("obstacle_0001.vtu"),
+        "{collection}"
+    );
+    let _ = std::fs::remove_dir_all(&folder);
+}

@@ -148,7 +148,7 @@ fn run_files(directory: &Path) -> Vec<(String, Vec<u8>)> {
         .unwrap()
         .map(|e| e.unwrap())
         .map(|e| e.file_name().into_string().unwrap())
-        .filter(|name| name.starts_with("frame") || name == "energies.csv")
+        .filter(|name| name.starts_with("frame") || name.starts_with("obstacle") || name == "energies.csv")
         .map(|name| {
             let bytes = std::fs::read(directory.join(&name)).unwrap();
             (name, bytes)
@@ -343,6 +343,43 @@ fn a_torn_run_resumes_with_its_tears() {
         .replace("render_every = 15", "render_every = 0");
     for stop_after in [3, 12] {
         assert_resume_is_exact(&text, "backward_euler (tearing)", stop_after);
+    }
+}
+
+/// A run with obstacles writes them beside each frame (`obstacle.pvd`, the
+/// same times and numbers), and a resumed one goes on with both series.
+#[test]
+fn a_run_with_obstacles_resumes_both_series_byte_for_byte() {
+    let text = bar_scene("backward_euler", "neo_hookean", true).replace(
+        "[integrator]",
+        "[[obstacles]]\nshape = { sphere = { center = [0.2, 0.05, -0.3], radius = 0.25 } }\nstiffness = 1e4\n\
+         [[obstacles]]\nshape = { plane = { point = [0.0, 0.0, -0.2], normal = [0.0, 0.0, 1.0] } }\nstiffness = 1e4\n\
+         [integrator]",
+    );
+    let whole = scratch("obstacles");
+    assert!(run(&text, &whole, None).unwrap().failure.is_none());
+    let times = |name: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(whole.join(name)).unwrap();
+        text.split("timestep=\"")
+            .skip(1)
+            .map(|rest| rest.split('"').next().unwrap().to_string())
+            .collect()
+    };
+    let frames = times("frame.pvd");
+    assert!(frames.len() > 2);
+    assert_eq!(times("obstacle.pvd"), frames, "the obstacles at every frame's time");
+    for k in 0..frames.len() {
+        let frame = hooke::output::read_frame(&whole.join(format!("obstacle_{k:04}.vtu"))).unwrap();
+        // The ball (16 × 32 bands, one triangle a cell in the bands at the poles) and the plane's square.
+        assert_eq!(
+            frame.mesh.element_count(),
+            2 * 16 * 32 - 2 * 32 + 2,
+            "obstacle_{k:04}.vtu"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&whole);
+    for stop_after in [4, 9] {
+        assert_resume_is_exact(&text, "backward_euler (obstacles)", stop_after);
     }
 }
 

@@ -17,6 +17,7 @@ pub use crate::numbers::{readable, significant, tidy};
 pub use animation::{render_frames, render_run, render_run_gif, run_frames, series_frames};
 pub use energies::{EnergiesCsvWriter, OptionalColumns};
 pub use frame_reader::{parse_frame, read_frame, FrameData};
+pub(crate) use obstacle_shapes::obstacle_triangles;
 pub use plot::{plot_convergence, plot_energies, plot_lines};
 pub use render::{render, render_framed, ClipPlane, Framing, Image, RenderField, RenderInput, RenderSettings};
 pub use vtk_series::{write_vtu, Frame, VtkSeriesWriter};

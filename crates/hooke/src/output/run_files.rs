@@ -7,15 +7,23 @@ use crate::error::{HookeError, Result};
 use std::path::Path;
 
 /// Whether `name` is one of the files a run writes: the frame series
-/// (`frame_0000.vtu`, `frame.pvd`), the pictures (`render_0000.png`), the
+/// (`frame_0000.vtu`, `frame.pvd`), the obstacles at the same times
+/// (`obstacle_0000.vtu`, `obstacle.pvd`), the pictures (`render_0000.png`), the
 /// energies (`energies.csv`, `energies.png`), `summary.json`, the checkpoint,
 /// and the hidden temporaries of any of them that a killed run left behind.
 pub fn is_run_file(name: &str) -> bool {
     numbered(name, "frame_", ".vtu")
+        || numbered(name, "obstacle_", ".vtu")
         || numbered(name, "render_", ".png")
         || matches!(
             name,
-            "frame.pvd" | "frame.pvd.tmp" | "energies.csv" | "energies.png" | "summary.json" | "checkpoint.json"
+            "frame.pvd"
+                | "frame.pvd.tmp"
+                | "obstacle.pvd"
+                | "energies.csv"
+                | "energies.png"
+                | "summary.json"
+                | "checkpoint.json"
         )
         || temporary_of(name, is_run_file)
 }
@@ -103,6 +111,9 @@ mod tests {
             ".frame_0007.vtu.tmp",
             ".summary.json.tmp",
             "frame.pvd.tmp",
+            "obstacle_0002.vtu",
+            "obstacle.pvd",
+            ".obstacle.pvd.tmp",
         ] {
             assert!(is_run_file(name), "{name}");
         }
@@ -117,6 +128,7 @@ mod tests {
             ".notes.tmp",
             "..summary.json.tmp.tmp",
             "comparison.json",
+            "obstacle.obj",
         ] {
             assert!(!is_run_file(name), "{name}");
         }

@@ -136,6 +136,39 @@ impl VtkSeriesWriter {
         Ok(path)
     }
 
+    /// Writes triangles (rigid obstacles at `time`) as the next frame of the
+    /// series: a `.vtu` of triangle cells over welded points, no fields.
+    pub fn write_surface(&mut self, time: f64, triangles: &[[Vector3<f64>; 3]]) -> Result<PathBuf> {
+        let file_name = format!("{}_{:04}.vtu", self.base_name, self.frames.len());
+        let path = self.directory.join(&file_name);
+        let invalid = |reason: String| HookeError::io(&path, io::Error::new(io::ErrorKind::InvalidInput, reason));
+        if !time.is_finite() {
+            return Err(invalid(format!("frame time {time} is not finite")));
+        }
+        if let Some(t) = triangles
+            .iter()
+            .position(|t| t.iter().any(|p| !p.iter().all(|c| c.is_finite())))
+        {
+            return Err(invalid(format!("triangle {t} has a coordinate that is not finite")));
+        }
+        let vtk = surface_to_vtk(time, triangles);
+        let mut failure = None;
+        let written = write_atomically(&path, |writer| {
+            vtk.write_xml(writer).map_err(|error| {
+                let message = format!("VTK export failed: {error}");
+                failure = Some(error);
+                io::Error::other(message)
+            })
+        });
+        match (written, failure) {
+            (Err(_), Some(error)) => return Err(vtk_error(&path, error)),
+            (result, _) => result?,
+        }
+        self.frames.push((time, file_name));
+        self.write_collection()?;
+        Ok(path)
+    }
+
     /// Writes the final `.pvd` index and returns its path.
     pub fn finish(&mut self) -> Result<PathBuf> {
         self.write_collection()
@@ -319,6 +352,40 @@ fn frame_to_vtk(frame: &Frame) -> Vtk {
                 types,
             },
             data,
+        }),
+    }
+}
+
+/// A triangle soup as an unstructured grid of triangles, corners that are
+/// the same point (bit for bit) welded so that viewers shade it smoothly.
+fn surface_to_vtk(time: f64, triangles: &[[Vector3<f64>; 3]]) -> Vtk {
+    let mut index: std::collections::HashMap<[u64; 3], u64> = std::collections::HashMap::new();
+    let mut points: Vec<f64> = Vec::new();
+    let mut connectivity: Vec<u64> = Vec::with_capacity(3 * triangles.len());
+    for corner in triangles.iter().flatten() {
+        let key = [corner.x.to_bits(), corner.y.to_bits(), corner.z.to_bits()];
+        let next = index.len() as u64;
+        let vertex = *index.entry(key).or_insert_with(|| {
+            points.extend([corner.x, corner.y, corner.z]);
+            next
+        });
+        connectivity.push(vertex);
+    }
+    Vtk {
+        version: Version::new_xml(1, 0),
+        title: format!("hooke obstacles at t = {time} s"),
+        byte_order: ByteOrder::native(),
+        file_path: None,
+        data: DataSet::inline(UnstructuredGridPiece {
+            points: points.into(),
+            cells: Cells {
+                cell_verts: VertexNumbers::XML {
+                    connectivity,
+                    offsets: (1..=triangles.len() as u64).map(|t| 3 * t).collect(),
+                },
+                types: vec![CellType::Triangle; triangles.len()],
+            },
+            data: Attributes::new(),
         }),
     }
 }

@@ -152,6 +152,24 @@ pub fn render_state(
     )
 }
 
+/// Writes the model's obstacles where they are at `state`'s time as the next
+/// frame of their own series (`obstacle.pvd`, beside the body's frames): a
+/// plane as a square four body sizes wide around the body, the others whole.
+pub fn write_obstacles(writer: &mut VtkSeriesWriter, model: &Model, state: &State) -> Result<PathBuf> {
+    let positions = as_points(model, &state.positions);
+    let (low, high) = positions.iter().fold(
+        (Vector3::repeat(f64::INFINITY), Vector3::repeat(f64::NEG_INFINITY)),
+        |(low, high), p| (low.inf(p), high.sup(p)),
+    );
+    let size = (high - low).norm().max(f64::MIN_POSITIVE);
+    let triangles: Vec<[Vector3<f64>; 3]> = model
+        .obstacles()
+        .iter()
+        .flat_map(|o| crate::output::obstacle_triangles(&o.shape_at(state.time), 0.5 * (low + high), 2.0 * size))
+        .collect();
+    writer.write_surface(state.time, &triangles)
+}
+
 /// Writes `state` of `model` as the next frame of a ParaView series: positions,
 /// velocities, each element's strain energy density and material number,
 /// springs as line cells, and for discontinuous bodies the mean displacement of

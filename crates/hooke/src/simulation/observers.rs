@@ -4,7 +4,7 @@
 //! divergence watch and the progress callback. A new output is a new
 //! observer (`Simulation::observe`), not a new branch in the loop.
 
-use super::{draw_pictures, write_state, RunSettings};
+use super::{draw_pictures, write_obstacles, write_state, RunSettings};
 use crate::checkpoint::Checkpoint;
 use crate::divergence::DivergenceWatch;
 use crate::error::{HookeError, Result};
@@ -173,6 +173,9 @@ pub(super) struct FrameSeries {
     vtk_every: usize,
     render_every: usize,
     writer: Option<VtkSeriesWriter>,
+    /// The obstacles at each frame's time (`obstacle.pvd`), for viewers that
+    /// have only the run's files; None without obstacles.
+    obstacles: Option<VtkSeriesWriter>,
     /// Frames (indices in the series) that pictures are drawn from.
     render_frames: Vec<usize>,
     /// The time of the last frame written.
@@ -186,6 +189,7 @@ impl FrameSeries {
             vtk_every: settings.vtk_every,
             render_every: settings.render_every,
             writer: None,
+            obstacles: None,
             render_frames: Vec::new(),
             last_frame_time: None,
         }
@@ -193,16 +197,49 @@ impl FrameSeries {
 
     fn write(&mut self, run: &RunView) -> Result<()> {
         if let Some(writer) = self.writer.as_mut() {
-            write_state(writer, run.model, run.state)?;
+            write_frame(writer, &mut self.obstacles, &self.directory, run)?;
             self.last_frame_time = Some(run.state.time);
         }
         Ok(())
     }
 }
 
+/// The body's frame, and the obstacles' at the same index when there are any.
+fn write_frame(
+    writer: &mut VtkSeriesWriter,
+    obstacles: &mut Option<VtkSeriesWriter>,
+    directory: &std::path::Path,
+    run: &RunView,
+) -> Result<PathBuf> {
+    let path = write_state(writer, run.model, run.state)?;
+    if !run.model.obstacles().is_empty() {
+        if obstacles.is_none() {
+            *obstacles = Some(VtkSeriesWriter::create(directory, OBSTACLES)?);
+        }
+        let series = obstacles.as_mut().expect("created above");
+        // Frames of a resumed run that began without this file list stay aligned.
+        if series.frame_count() + 1 == writer.frame_count() {
+            write_obstacles(series, run.model, run.state)?;
+        }
+    }
+    Ok(path)
+}
+
+/// The base name of the obstacles' series.
+const OBSTACLES: &str = "obstacle";
+
 impl RunObserver for FrameSeries {
     fn resume(&mut self, checkpoint: &Checkpoint, _records: &mut Vec<EnergyRecord>) -> Result<()> {
         let writer = VtkSeriesWriter::resume(&self.directory, "frame", checkpoint.frames.clone())?;
+        // The obstacles' frames have the body's times and numbers.
+        if self.directory.join(format!("{OBSTACLES}.pvd")).exists() {
+            let frames = checkpoint
+                .frames
+                .iter()
+                .map(|(time, name)| (*time, name.replacen("frame_", &format!("{OBSTACLES}_"), 1)))
+                .collect();
+            self.obstacles = Some(VtkSeriesWriter::resume(&self.directory, OBSTACLES, frames)?);
+        }
         self.last_frame_time = writer.frames().last().map(|&(time, _)| time);
         self.writer = Some(writer);
         self.render_frames = checkpoint.render_frames.clone();
@@ -249,7 +286,7 @@ impl RunObserver for FrameSeries {
         // A run that stopped early keeps its last good state as the series' last frame.
         if let (Some(_), Some(written)) = (&ending.failure, self.last_frame_time) {
             if written != run.state.time {
-                match write_state(writer, run.model, run.state) {
+                match write_frame(writer, &mut self.obstacles, &self.directory, run) {
                     Ok(_) => ending.notes.push(format!(
                         "the last good state (t = {}) was added as the last frame",
                         tidy(run.state.time)
@@ -271,6 +308,11 @@ impl RunObserver for FrameSeries {
                     .failure
                     .get_or_insert(HookeError::io(&self.directory, std::io::Error::other(reason)));
             }
+        }
+        if let Some(Err(error)) = self.obstacles.as_mut().map(VtkSeriesWriter::finish) {
+            ending
+                .notes
+                .push(format!("the obstacles' VTK collection could not be written: {error}"));
         }
         match writer.finish() {
             Ok(path) => ending.outputs.push(path),
