@@ -1095,7 +1095,24 @@ fn a_subspace_is_read_back_from_the_cache_and_recomputed_when_the_scene_changes(
         }
         state.positions
     };
-    assert_eq!(step(first), step(second));
+    let computed = step(first);
+    assert_eq!(computed, step(second));
+    // Precomputed where no cache can be written (its folder is a file): the
+    // same steps again, and the note says where the subspace came from.
+    let unwritable = cache.with_extension("file");
+    std::fs::write(&unwritable, b"").unwrap();
+    let mut scene = hooke::scene::Scene::from_text(&text, "test.toml", ".".into()).unwrap();
+    scene.cache_directory = Some(unwritable.clone());
+    let bytes = scene.precompute_subspace().unwrap();
+    let given = scene
+        .build_with(&hooke::scene::BuildOptions {
+            pointer: false,
+            subspace: Some(bytes),
+        })
+        .unwrap();
+    assert!(note(&given).contains("given precomputed"), "{}", note(&given));
+    assert_eq!(step(given), computed);
+    let _ = std::fs::remove_file(&unwritable);
     // Another material: computed again. A damaged file: computed again.
     let stiffer = build(&text.replace("youngs_modulus = 1e5", "youngs_modulus = 2e5"));
     assert!(note(&stiffer).contains("computed"));

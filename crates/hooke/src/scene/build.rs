@@ -67,11 +67,15 @@ impl Scene {
             cubature_points: section.cubature_points,
             seed: section.seed,
         };
-        let built = self.build()?;
-        Ok(
-            crate::reduced::ReducedModel::with_cache(&built.model, &settings, Some(&self.cache_folder()))?
-                .precomputed(),
-        )
+        // The model as build_with has it when it makes the subspace (bodies,
+        // pins and loads; the modes and cubature depend on nothing added
+        // later), without building the subspace integrator too: where the
+        // cache cannot be written that would compute everything twice.
+        let mut notes = Vec::new();
+        let assembled = self.assemble_bodies(&mut notes)?;
+        let mut model = self.model_of(assembled)?;
+        self.hold_and_load(&mut model, &mut notes)?;
+        Ok(crate::reduced::ReducedModel::with_cache(&model, &settings, Some(&self.cache_folder()))?.precomputed())
     }
 
     /// As [`Scene::build`], with what `options` add.
@@ -754,9 +758,10 @@ impl Scene {
             settings.modes,
             reduced.rank(),
             reduced.points.len(),
-            match reduced.from_cache {
-                true => "read from the cache",
-                false => "computed",
+            match (options.subspace.is_some(), reduced.from_cache) {
+                (true, _) => "given precomputed",
+                (false, true) => "read from the cache",
+                (false, false) => "computed",
             },
             started.elapsed().as_secs_f64(),
             match method {
