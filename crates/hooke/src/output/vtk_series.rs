@@ -151,19 +151,7 @@ impl VtkSeriesWriter {
         {
             return Err(invalid(format!("triangle {t} has a coordinate that is not finite")));
         }
-        let vtk = surface_to_vtk(time, triangles);
-        let mut failure = None;
-        let written = write_atomically(&path, |writer| {
-            vtk.write_xml(writer).map_err(|error| {
-                let message = format!("VTK export failed: {error}");
-                failure = Some(error);
-                io::Error::other(message)
-            })
-        });
-        match (written, failure) {
-            (Err(_), Some(error)) => return Err(vtk_error(&path, error)),
-            (result, _) => result?,
-        }
+        write_vtk_file(&path, surface_to_vtk(time, triangles))?;
         self.frames.push((time, file_name));
         self.write_collection()?;
         Ok(path)
@@ -202,9 +190,14 @@ pub fn write_vtu(path: &Path, frame: &Frame) -> Result<()> {
 /// Writes the XML `.vtu` file of a checked frame, atomically: a killed run
 /// never leaves an empty or truncated frame.
 fn write_vtu_file(path: &Path, frame: &Frame) -> Result<()> {
+    write_vtk_file(path, frame_to_vtk(frame))
+}
+
+/// Writes `vtk` as an XML file, atomically, with vtkio's errors in ours.
+fn write_vtk_file(path: &Path, vtk: Vtk) -> Result<()> {
     let mut failure = None;
     let written = write_atomically(path, |writer| {
-        frame_to_vtk(frame).write_xml(writer).map_err(|error| {
+        vtk.write_xml(writer).map_err(|error| {
             let message = format!("VTK export failed: {error}");
             failure = Some(error);
             io::Error::other(message)
