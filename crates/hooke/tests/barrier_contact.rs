@@ -771,6 +771,34 @@ fn a_two_finger_gripper_squeezes_and_lifts_a_soft_cube_by_friction() {
     assert!(lifted > 0.08, "the cube's bottom is {lifted} m above the floor");
 }
 
+/// At a loose tolerance Newton used to accept steps that closed most of the
+/// fingers' gap to the cube; in the gripper scene the gaps shrank fivefold a
+/// stage while the fingers closed, reached zero, and step 13 failed with no
+/// admissible step. A converged step must now be small against the closest
+/// gap (GAP_FRACTION), and the squeeze goes through.
+#[test]
+fn at_a_loose_tolerance_the_gripper_scene_closes_without_exhausting_the_gap() {
+    let scenes = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenes");
+    let text = std::fs::read_to_string(scenes.join("contact_gripper.toml")).unwrap() + "\n[solver]\ntolerance = 1e-4\n";
+    let mut built = Scene::from_text(&text, "contact_gripper.toml", scenes)
+        .unwrap()
+        .build()
+        .unwrap();
+    let surface = built.model.barrier_contact().unwrap().surface().clone();
+    let mut state = built.initial_state.clone();
+    for step in 1..=20 {
+        built
+            .integrator
+            .step(&built.model, &mut state, 0.01)
+            .unwrap_or_else(|e| panic!("step {step}: {e}"));
+        let contact = built.model.barrier_contact().unwrap();
+        let x = contact.with_fixed_positions(&state.positions);
+        assert!(intersection::first_crossing(&surface, &x).is_none(), "step {step}");
+        let closest = contact.report(&state.positions).smallest_distance;
+        assert!(closest > 1e-6, "step {step}: the closest pair is {closest} m apart");
+    }
+}
+
 #[test]
 fn without_friction_the_gripper_squeezes_but_the_cube_stays_on_the_floor() {
     let lifted = run_gripper(0.0, 80);

@@ -51,6 +51,10 @@ fn additive_ccd(
         return None;
     }
     let mut distance = squared_distance(&x).sqrt();
+    // Touching already: no step is safe (and advancing by 0.9 · 0 would loop).
+    if distance == 0.0 {
+        return Some(0.0);
+    }
     let gap = STOP_FRACTION * distance;
     let mut time = 0.0;
     let mut advance = (1.0 - STOP_FRACTION) * distance / closing;
@@ -158,6 +162,20 @@ mod tests {
         // Moving together (a rigid translation) never meets.
         let (x, _) = falling_point(1.0, 2.0);
         assert_eq!(point_triangle_time(x, [v(0.0, 0.0, -5.0); 4]), None);
+    }
+
+    #[test]
+    fn a_pair_already_touching_admits_no_step_at_once() {
+        // The point on the triangle, moving into it or along it.
+        let (x, p) = falling_point(0.0, 1.0);
+        assert_eq!(point_triangle_time(x, p), Some(0.0));
+        let sliding = [v(1.0, 0.0, 0.0), v(0.0, 0.0, 0.0), v(0.0, 0.0, 0.0), v(0.0, 0.0, 0.0)];
+        assert_eq!(point_triangle_time(x, sliding), Some(0.0));
+        // Two edges crossing at a point.
+        let x = [v(-1.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(0.0, -1.0, 0.0), v(0.0, 1.0, 0.0)];
+        let up = v(0.0, 0.0, 1.0);
+        let zero = v(0.0, 0.0, 0.0);
+        assert_eq!(edge_edge_time(x, [up, up, zero, zero]), Some(0.0));
     }
 
     #[test]

@@ -530,6 +530,12 @@ impl Objective for IncrementalPotential<'_> {
         self.model.feasible_step(&x, &self.full_displacement(direction))
     }
 
+    fn contact_gap(&self, unknowns: &[f64]) -> Option<f64> {
+        let contact = self.model.barrier_contact()?;
+        let gap = contact.report(&self.full_positions(unknowns)).smallest_distance;
+        gap.is_finite().then_some(gap)
+    }
+
     fn increment_size(&self, change: &[f64]) -> f64 {
         match &self.coordinates {
             Coordinates::Free { .. } => change.iter().fold(0.0, |m: f64, d| m.max(d.abs())),

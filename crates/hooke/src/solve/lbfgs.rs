@@ -13,7 +13,7 @@
 //! loads, fibres) act through the gradient alone (§2.13).
 
 use super::entry::{MinimizerCapabilities, MinimizerEntry, SettingKey};
-use super::line_search::{backtrack_with_gradient, feasible_bound};
+use super::line_search::{backtrack_with_gradient, feasible_bound, small_against_gaps};
 use super::minimizer::Tracer;
 use super::newton::{line_search_failed, stalled_over, ROUND_OFF_LEVEL};
 use super::settings::MinimizerSettings;
@@ -423,7 +423,7 @@ impl Minimizer for Lbfgs {
             // is solved; the increment test is the same for all (unlike
             // Newton's, whose test assumes the exact step).
             let bound = feasible_bound(objective, x, &direction)?;
-            if report.increment <= threshold && bound == 1.0 {
+            if report.increment <= threshold && bound == 1.0 && small_against_gaps(objective, x, report.increment) {
                 x.iter_mut().zip(&direction).for_each(|(a, d)| *a += d);
                 tracer.record(&mut report, objective, x, None);
                 return Ok(report);
@@ -647,6 +647,40 @@ mod tests {
         quadratic.key = 2;
         minimizer.minimize(&quadratic, &mut [0.0; 12]).unwrap();
         assert_eq!(quadratic.builds.get(), builds + 2, "a new key, a new factorisation");
+    }
+
+    /// As Newton's: a loose tolerance must not end on a step large against the
+    /// contact's gap (see newton.rs, a_loose_tolerance_still_ends_close_against_the_contact_gap).
+    /// Not from deep inside the barrier (κ = 10⁵ from d̂/2, say): there the
+    /// first curvature pair is the barrier's, A₀ (the spring) lacks it, the
+    /// line search leaves the barrier's reach, and the next direction, scaled
+    /// by that stiff pair, passes the increment test with the residual at 1.
+    /// That is L-BFGS's increment test, not the gap's, and stays open.
+    #[test]
+    fn a_loose_tolerance_still_ends_close_against_the_contact_gap() {
+        use crate::solve::test_objectives::PressedOnWall;
+        for (kappa, start) in [(1e3, 0.9e-3), (1e2, 0.9e-3), (1e4, 0.9e-3), (10.0, 1e-5), (1e3, 0.5e-3)] {
+            let wall = PressedOnWall {
+                target: -1.0,
+                dhat: 1e-3,
+                kappa,
+            };
+            let minimum = wall.minimum();
+            let mut x = vec![start];
+            let mut minimizer = Lbfgs::new(
+                SolverSettings {
+                    tolerance: 1e-2,
+                    ..SolverSettings::named("lbfgs").unwrap()
+                },
+                LbfgsSettings::default(),
+            );
+            let report = minimizer.minimize(&wall, &mut x).unwrap();
+            assert!(
+                (x[0] - minimum).abs() <= 0.05 * minimum,
+                "κ {kappa}, from {start}: ended at {} against the minimum {minimum} ({report:?})",
+                x[0]
+            );
+        }
     }
 
     /// A fixed budget stops after exactly that many iterations, short of the

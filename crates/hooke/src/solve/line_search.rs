@@ -100,6 +100,21 @@ pub(crate) fn feasible_bound(objective: &dyn Objective, u: &[f64], direction: &[
     Ok(bound)
 }
 
+/// The largest increment a converged step may make against the smallest
+/// contact distance: a tenth of it, the margin additive CCD keeps too, so a
+/// converged step closes at most a fifth of any gap (both sides move).
+pub const GAP_FRACTION: f64 = 0.1;
+
+/// Whether an increment of size `increment` (in length units) from `u` is
+/// small against the objective's smallest contact distance
+/// ([`Objective::contact_gap`]), as a converged step must be. Asked only
+/// when every other convergence test has passed: it may run a broad phase.
+pub(crate) fn small_against_gaps(objective: &dyn Objective, u: &[f64], increment: f64) -> bool {
+    objective
+        .contact_gap(u)
+        .is_none_or(|gap| increment <= GAP_FRACTION * gap)
+}
+
 /// Tries α = α₀, α₀/2, α₀/4, … from the feasible step bound α₀ until
 /// `accept(u + α d, α)` holds.
 fn halve_until(

@@ -14,12 +14,14 @@ mod newton;
 mod objective;
 pub mod registry;
 mod settings;
+#[cfg(test)]
+mod test_objectives;
 
 pub use crate::linalg::IndefiniteSystem;
 pub use free_system::FreeSystem;
 pub use incremental_potential::{Coordinates, DampingPart, IncrementalPotential, Inertia, ViscoelasticTerm};
 pub use lbfgs::{InitialHessian, Lbfgs, LbfgsSettings};
-pub use line_search::{backtrack, backtrack_with, backtrack_with_gradient, LineSearch};
+pub use line_search::{backtrack, backtrack_with, backtrack_with_gradient, LineSearch, GAP_FRACTION};
 pub use local_global::LocalGlobalSettings;
 pub use minimizer::{Minimizer, MinimizerReport, TracePoint};
 pub use newton::{Newton, NewtonSettings};

@@ -1,7 +1,7 @@
 //! Newton's method with a backtracking (Armijo) line search.
 
 use super::entry::{MinimizerCapabilities, MinimizerEntry, SettingKey};
-use super::line_search::{backtrack, feasible_bound};
+use super::line_search::{backtrack, feasible_bound, small_against_gaps};
 use super::minimizer::Tracer;
 use super::settings::MinimizerSettings;
 use super::{Minimizer, MinimizerReport, Objective, SolverSettings, Stagnation};
@@ -205,8 +205,13 @@ impl Minimizer for Newton {
             // Converged when the full Newton increment (not a step the line search
             // shortened, nor one from a shifted matrix) is below the tolerance. It is
             // applied whole: near the minimum Φ cannot resolve a decrease of its size.
-            // A step the feasible bound cuts is not the minimiser's: iterate on.
-            if !shifted && report.increment <= threshold && bound == 1.0 {
+            // A step the feasible bound cuts is not the minimiser's: iterate on. Nor
+            // is one large against the closest contact's gap (see GAP_FRACTION).
+            if !shifted
+                && report.increment <= threshold
+                && bound == 1.0
+                && small_against_gaps(objective, x, report.increment)
+            {
                 x.iter_mut().zip(&direction).for_each(|(a, d)| *a += d);
                 tracer.record(&mut report, objective, x, None);
                 return Ok(report);
@@ -321,6 +326,31 @@ mod tests {
             tolerance,
             stagnation,
             ..SolverSettings::default()
+        }
+    }
+
+    /// A loose tolerance (1 cm on a gap of 0.1 mm) must not end on a step
+    /// that moves the contact by more than a tenth of its gap: over steps that
+    /// closes gaps to zero (the gripper scene did, at tolerance 1e-4).
+    #[test]
+    fn a_loose_tolerance_still_ends_close_against_the_contact_gap() {
+        use crate::solve::test_objectives::PressedOnWall;
+        for (kappa, start) in [(1e3, 0.9e-3), (1e3, 1e-6), (1e5, 0.5e-3), (10.0, 1e-5)] {
+            let wall = PressedOnWall {
+                target: -1.0,
+                dhat: 1e-3,
+                kappa,
+            };
+            let minimum = wall.minimum();
+            let mut x = vec![start];
+            let report = Newton::new(settings(1e-2, Stagnation::Report), NewtonSettings::default())
+                .minimize(&wall, &mut x)
+                .unwrap();
+            assert!(
+                (x[0] - minimum).abs() <= 0.2 * minimum,
+                "κ {kappa}, from {start}: ended at {} against the minimum {minimum} ({report:?})",
+                x[0]
+            );
         }
     }
 

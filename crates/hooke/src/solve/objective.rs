@@ -129,6 +129,18 @@ pub trait Objective {
         Ok(1.0)
     }
 
+    /// The smallest distance between contact primitives at u (barrier
+    /// contact's closest pair within its reach), or None when the objective
+    /// has no contact or no pair is that close. A minimiser counts a step as
+    /// converged only when it is a small fraction of this distance
+    /// ([`GAP_FRACTION`](super::GAP_FRACTION)): a loose tolerance would
+    /// otherwise accept steps that close most of a gap, and over a few steps
+    /// the gaps shrink to zero, where no step is admissible.
+    fn contact_gap(&self, u: &[f64]) -> Option<f64> {
+        let _ = u;
+        None
+    }
+
     /// The size of a change of the unknowns in length units (∞-norm of the
     /// positions it moves), for convergence tests.
     fn increment_size(&self, change: &[f64]) -> f64 {
