@@ -7,14 +7,14 @@
 //! examines. Pairs that share a vertex are never candidates: their distance
 //! is zero by construction.
 //!
-//! The boxes go into R-trees (the `rstar` crate's bulk-loaded R*-tree), and
-//! the queries run in parallel, one per vertex or edge, each returning its
-//! partners sorted: the candidates are the same list, in the same order, on
-//! any number of threads.
+//! The boxes go into a bounding volume hierarchy (bvh.rs), and the queries
+//! run in parallel, in blocks of vertices or edges, each query's partners
+//! sorted: the candidates are the same list, in the same order, on any
+//! number of threads.
 
+use super::bvh::{Aabb, Bvh};
 use super::surface::ContactSurface;
 use rayon::prelude::*;
-use rstar::{RTree, RTreeObject, AABB};
 
 /// The pairs that may meet during a step.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -25,33 +25,26 @@ pub struct Candidates {
     pub edge_edge: Vec<(usize, usize)>,
 }
 
-/// A primitive's index with its box.
-pub(super) struct Boxed {
-    pub(super) index: usize,
-    pub(super) envelope: AABB<[f64; 3]>,
-}
+/// Queries per parallel task: enough to pay for the task, few enough to
+/// spread the work of a surface with a small contact region.
+const QUERIES_PER_TASK: usize = 256;
 
-impl RTreeObject for Boxed {
-    type Envelope = AABB<[f64; 3]>;
-    fn envelope(&self) -> Self::Envelope {
-        self.envelope
-    }
-}
-
-/// The box around `vertices` at both `start` and `end` positions, grown by
-/// `margin` on every side.
-pub(super) fn swept_box(vertices: &[usize], start: &[f64], end: &[f64], margin: f64) -> AABB<[f64; 3]> {
-    let mut low = [f64::INFINITY; 3];
-    let mut high = [f64::NEG_INFINITY; 3];
-    for &v in vertices {
-        for positions in [start, end] {
-            for k in 0..3 {
-                low[k] = low[k].min(positions[3 * v + k]);
-                high[k] = high[k].max(positions[3 * v + k]);
+/// The pairs of each query in `queries` (in order), each query's partners
+/// found by `search` (which pushes them) and sorted.
+fn pairs_of<T: Sync>(queries: &[T], search: impl Fn(&T, &mut Vec<(usize, usize)>) + Sync) -> Vec<(usize, usize)> {
+    let blocks: Vec<Vec<(usize, usize)>> = queries
+        .par_chunks(QUERIES_PER_TASK)
+        .map(|block| {
+            let mut pairs = Vec::new();
+            for query in block {
+                let from = pairs.len();
+                search(query, &mut pairs);
+                pairs[from..].sort_unstable();
             }
-        }
-    }
-    AABB::from_corners(low.map(|x| x - margin), high.map(|x| x + margin))
+            pairs
+        })
+        .collect();
+    blocks.concat()
 }
 
 /// The candidate pairs of `surface` for a step from positions `start` to
@@ -60,61 +53,37 @@ pub(super) fn swept_box(vertices: &[usize], start: &[f64], end: &[f64], margin: 
 /// of each other.
 pub fn candidates(surface: &ContactSurface, start: &[f64], end: &[f64], reach: f64) -> Candidates {
     let margin = 0.5 * reach;
-    let faces = RTree::bulk_load(
-        surface
-            .faces
+    let boxes = |primitives: &[_]| -> Vec<Aabb> {
+        primitives
             .par_iter()
-            .enumerate()
-            .map(|(index, f)| Boxed {
-                index,
-                envelope: swept_box(f, start, end, margin),
-            })
-            .collect(),
-    );
-    let edge_boxes: Vec<AABB<[f64; 3]>> = surface
+            .map(|p: &[usize; 3]| Aabb::swept(p, start, end, margin))
+            .collect()
+    };
+    let faces = Bvh::new(&boxes(&surface.faces));
+    let edge_boxes: Vec<Aabb> = surface
         .edges
         .par_iter()
-        .map(|e| swept_box(e, start, end, margin))
+        .map(|e| Aabb::swept(e, start, end, margin))
         .collect();
-    let edges = RTree::bulk_load(
-        edge_boxes
-            .iter()
-            .enumerate()
-            .map(|(index, &envelope)| Boxed { index, envelope })
-            .collect(),
-    );
-    let vertex_face: Vec<Vec<(usize, usize)>> = surface
-        .vertices
-        .par_iter()
-        .map(|&v| {
-            let query = swept_box(&[v], start, end, margin);
-            let mut found: Vec<(usize, usize)> = faces
-                .locate_in_envelope_intersecting(query)
-                .filter(|f| !surface.faces[f.index].contains(&v))
-                .map(|f| (v, f.index))
-                .collect();
-            found.sort_unstable();
-            found
-        })
-        .collect();
-    let edge_edge: Vec<Vec<(usize, usize)>> = edge_boxes
-        .par_iter()
-        .enumerate()
-        .map(|(i, query)| {
-            let [a0, a1] = surface.edges[i];
-            let mut found: Vec<(usize, usize)> = edges
-                .locate_in_envelope_intersecting(*query)
-                .filter(|e| e.index > i && !surface.edges[e.index].iter().any(|&b| b == a0 || b == a1))
-                .map(|e| (i, e.index))
-                .collect();
-            found.sort_unstable();
-            found
-        })
-        .collect();
-    Candidates {
-        vertex_face: vertex_face.into_iter().flatten().collect(),
-        edge_edge: edge_edge.into_iter().flatten().collect(),
-    }
+    let edges = Bvh::new(&edge_boxes);
+    let vertex_face = pairs_of(&surface.vertices, |&v, pairs| {
+        let query = Aabb::swept(&[v], start, end, margin);
+        faces.for_each_overlap(&query, None, |f| {
+            if !surface.faces[f].contains(&v) {
+                pairs.push((v, f));
+            }
+        });
+    });
+    let indexed: Vec<usize> = (0..surface.edges.len()).collect();
+    let edge_edge = pairs_of(&indexed, |&i, pairs| {
+        let [a0, a1] = surface.edges[i];
+        edges.for_each_overlap(&edge_boxes[i], Some(i), |j| {
+            if !surface.edges[j].iter().any(|&b| b == a0 || b == a1) {
+                pairs.push((i, j));
+            }
+        });
+    });
+    Candidates { vertex_face, edge_edge }
 }
 
 #[cfg(test)]
@@ -157,17 +126,15 @@ mod tests {
 
     /// All pairs by testing every box against every other.
     fn brute_force(surface: &ContactSurface, start: &[f64], end: &[f64], reach: f64) -> Candidates {
-        let boxes = |list: &[Vec<usize>]| -> Vec<AABB<[f64; 3]>> {
-            list.iter().map(|p| swept_box(p, start, end, 0.5 * reach)).collect()
+        let boxes = |list: &[Vec<usize>]| -> Vec<Aabb> {
+            list.iter().map(|p| Aabb::swept(p, start, end, 0.5 * reach)).collect()
         };
-        let overlap = |a: &AABB<[f64; 3]>, b: &AABB<[f64; 3]>| {
-            (0..3).all(|k| a.lower()[k] <= b.upper()[k] && b.lower()[k] <= a.upper()[k])
-        };
+        let overlap = |a: &Aabb, b: &Aabb| (0..3).all(|k| a.low[k] <= b.high[k] && b.low[k] <= a.high[k]);
         let faces = boxes(&surface.faces.iter().map(|f| f.to_vec()).collect::<Vec<_>>());
         let edges = boxes(&surface.edges.iter().map(|e| e.to_vec()).collect::<Vec<_>>());
         let mut result = Candidates::default();
         for &v in &surface.vertices {
-            let query = swept_box(&[v], start, end, 0.5 * reach);
+            let query = Aabb::swept(&[v], start, end, 0.5 * reach);
             for (f, face) in surface.faces.iter().enumerate() {
                 if !face.contains(&v) && overlap(&query, &faces[f]) {
                     result.vertex_face.push((v, f));

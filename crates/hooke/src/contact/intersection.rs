@@ -8,12 +8,11 @@
 //! passing inside the triangle's three edges), in floating point: a touch
 //! exactly on a boundary counts as a crossing.
 
-use super::broad_phase::{swept_box, Boxed};
+use super::bvh::{Aabb, Bvh};
 use super::point;
 use super::surface::ContactSurface;
 use nalgebra::Vector3;
 use rayon::prelude::*;
-use rstar::RTree;
 
 /// An edge crossing a triangle: which, and where.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -76,31 +75,23 @@ const COPLANAR: f64 = 1e-10;
 /// at positions `x` (3 per model vertex), in the surface's edge order, or
 /// None when the surface is free of intersections.
 pub fn first_crossing(surface: &ContactSurface, x: &[f64]) -> Option<Crossing> {
-    let faces = RTree::bulk_load(
-        surface
-            .faces
-            .iter()
-            .enumerate()
-            .map(|(index, f)| Boxed {
-                index,
-                envelope: swept_box(f, x, x, 0.0),
-            })
-            .collect(),
-    );
+    let boxes: Vec<Aabb> = surface.faces.iter().map(|f| Aabb::swept(f, x, x, 0.0)).collect();
+    let faces = Bvh::new(&boxes);
     surface
         .edges
         .par_iter()
         .filter_map(|edge| {
             let (p, q) = (point(x, edge[0]), point(x, edge[1]));
-            faces
-                .locate_in_envelope_intersecting(swept_box(edge, x, x, 0.0))
-                .filter(|f| !surface.faces[f.index].iter().any(|v| edge.contains(v)))
+            let mut near = Vec::new();
+            faces.for_each_overlap(&Aabb::swept(edge, x, x, 0.0), None, |f| near.push(f));
+            near.into_iter()
+                .filter(|&f| !surface.faces[f].iter().any(|v| edge.contains(v)))
                 .filter_map(|f| {
-                    let face = surface.faces[f.index];
+                    let face = surface.faces[f];
                     let [a, b, c] = face.map(|v| point(x, v));
                     segment_crosses_triangle(&p, &q, &a, &b, &c).map(|point| {
                         (
-                            f.index,
+                            f,
                             Crossing {
                                 edge: *edge,
                                 face,

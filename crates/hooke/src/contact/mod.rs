@@ -13,6 +13,7 @@
 
 pub mod barrier;
 pub mod broad_phase;
+mod bvh;
 pub mod ccd;
 pub mod distance;
 pub mod friction;
