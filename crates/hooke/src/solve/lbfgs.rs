@@ -660,11 +660,7 @@ mod tests {
     fn a_loose_tolerance_still_ends_close_against_the_contact_gap() {
         use crate::solve::test_objectives::PressedOnWall;
         for (kappa, start) in [(1e3, 0.9e-3), (1e2, 0.9e-3), (1e4, 0.9e-3), (10.0, 1e-5), (1e3, 0.5e-3)] {
-            let wall = PressedOnWall {
-                target: -1.0,
-                dhat: 1e-3,
-                kappa,
-            };
+            let wall = PressedOnWall::with_stiffness(kappa);
             let minimum = wall.minimum();
             let mut x = vec![start];
             let mut minimizer = Lbfgs::new(

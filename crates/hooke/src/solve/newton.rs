@@ -336,11 +336,7 @@ mod tests {
     fn a_loose_tolerance_still_ends_close_against_the_contact_gap() {
         use crate::solve::test_objectives::PressedOnWall;
         for (kappa, start) in [(1e3, 0.9e-3), (1e3, 1e-6), (1e5, 0.5e-3), (10.0, 1e-5)] {
-            let wall = PressedOnWall {
-                target: -1.0,
-                dhat: 1e-3,
-                kappa,
-            };
+            let wall = PressedOnWall::with_stiffness(kappa);
             let minimum = wall.minimum();
             let mut x = vec![start];
             let report = Newton::new(settings(1e-2, Stagnation::Report), NewtonSettings::default())

@@ -17,6 +17,15 @@ pub(crate) struct PressedOnWall {
 }
 
 impl PressedOnWall {
+    /// Pulled toward 1 m inside the wall, with d̂ = 1 mm and stiffness κ.
+    pub fn with_stiffness(kappa: f64) -> PressedOnWall {
+        PressedOnWall {
+            target: -1.0,
+            dhat: 1e-3,
+            kappa,
+        }
+    }
+
     /// b(u) and its first two derivatives.
     fn barrier(&self, u: f64) -> (f64, f64, f64) {
         if u >= self.dhat {
