@@ -108,6 +108,7 @@ pub fn step_bound_where(
     let by = |v: usize| Vector3::new(dx[3 * v], dx[3 * v + 1], dx[3 * v + 2]);
     let gather = |vertices: [usize; 4]| (vertices.map(at), vertices.map(by));
     let faces = pairs.vertex_face.par_iter().filter_map(|&(v, f)| {
+        let (v, f) = (v as usize, f as usize);
         let [a, b, c] = surface.faces[f];
         let vertices = [v, a, b, c];
         if !counts(&vertices) {
@@ -117,6 +118,7 @@ pub fn step_bound_where(
         point_triangle_time(points, moves)
     });
     let edges = pairs.edge_edge.par_iter().filter_map(|&(i, j)| {
+        let (i, j) = (i as usize, j as usize);
         let ([a, b], [c, d]) = (surface.edges[i], surface.edges[j]);
         let vertices = [a, b, c, d];
         if !counts(&vertices) {

@@ -83,7 +83,7 @@ pub fn first_crossing(surface: &ContactSurface, x: &[f64]) -> Option<Crossing> {
         .filter_map(|edge| {
             let (p, q) = (point(x, edge[0]), point(x, edge[1]));
             let mut near = Vec::new();
-            faces.for_each_overlap(&Aabb::swept(edge, x, x, 0.0), None, |f| near.push(f));
+            faces.for_each_overlap(&Aabb::swept(edge, x, x, 0.0), |f| near.push(f));
             near.into_iter()
                 .filter(|&f| !surface.faces[f].iter().any(|v| edge.contains(v)))
                 .filter_map(|f| {

@@ -41,6 +41,7 @@ pub fn active_pairs(surface: &ContactSurface, rest: &[f64], x: &[f64], dhat: f64
     let found = candidates(surface, x, x, dhat);
     let reach = dhat * dhat;
     let faces = found.vertex_face.par_iter().filter_map(|&(v, f)| {
+        let (v, f) = (v as usize, f as usize);
         let [a, b, c] = surface.faces[f];
         let (d2, _) = super::distance::point_triangle(&point(x, v), &point(x, a), &point(x, b), &point(x, c));
         (d2 < reach).then_some(ActivePair {
@@ -49,6 +50,7 @@ pub fn active_pairs(surface: &ContactSurface, rest: &[f64], x: &[f64], dhat: f64
         })
     });
     let edges = found.edge_edge.par_iter().filter_map(|&(i, j)| {
+        let (i, j) = (i as usize, j as usize);
         let ([a, b], [c, d]) = (surface.edges[i], surface.edges[j]);
         let (d2, _) = super::distance::edge_edge(&point(x, a), &point(x, b), &point(x, c), &point(x, d));
         (d2 < reach).then(|| ActivePair {

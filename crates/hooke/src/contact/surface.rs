@@ -5,6 +5,7 @@
 //! triangles; a rope its segments, edges of no triangle.
 
 use crate::mesh::TetMesh;
+use rayon::prelude::*;
 
 /// Vertices, edges and triangles of a contact surface, each list sorted, so
 /// that everything built on it is in one order whatever the input's.
@@ -33,7 +34,7 @@ impl ContactSurface {
     /// The surface of triangles and of segments that bound no triangle (a
     /// rope's): every edge of either, and every vertex.
     pub fn of_parts(mut faces: Vec<[usize; 3]>, segments: Vec<[usize; 2]>) -> ContactSurface {
-        faces.sort_unstable();
+        faces.par_sort_unstable();
         faces.dedup();
         let mut edges: Vec<[usize; 2]> = faces
             .iter()
@@ -41,11 +42,15 @@ impl ContactSurface {
             .chain(segments)
             .map(|[a, b]| [a.min(b), a.max(b)])
             .collect();
-        edges.sort_unstable();
+        edges.par_sort_unstable();
         edges.dedup();
-        let mut vertices: Vec<usize> = faces.iter().flatten().chain(edges.iter().flatten()).copied().collect();
-        vertices.sort_unstable();
-        vertices.dedup();
+        // Every vertex is on an edge; marks in place of a sort.
+        let count = edges.iter().map(|e| e[1] + 1).max().unwrap_or(0);
+        let mut used = vec![false; count];
+        for &v in edges.iter().flatten() {
+            used[v] = true;
+        }
+        let vertices = (0..count).filter(|&v| used[v]).collect();
         ContactSurface { vertices, edges, faces }
     }
 
