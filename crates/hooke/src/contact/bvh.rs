@@ -58,14 +58,7 @@ impl Aabb {
     /// Whether the two boxes share a point.
     #[inline]
     pub fn overlaps(&self, other: &Aabb) -> bool {
-        // Without short circuits: one branch instead of six that the
-        // processor cannot predict.
-        (self.low[0] <= other.high[0])
-            & (other.low[0] <= self.high[0])
-            & (self.low[1] <= other.high[1])
-            & (other.low[1] <= self.high[1])
-            & (self.low[2] <= other.high[2])
-            & (other.low[2] <= self.high[2])
+        corners_overlap([&self.low, &self.high], [&other.low, &other.high])
     }
 
     /// The smallest box holding both.
@@ -104,13 +97,22 @@ impl OuterBox {
 
     #[inline]
     fn overlaps(&self, other: &OuterBox) -> bool {
-        (self.low[0] <= other.high[0])
-            & (other.low[0] <= self.high[0])
-            & (self.low[1] <= other.high[1])
-            & (other.low[1] <= self.high[1])
-            & (self.low[2] <= other.high[2])
-            & (other.low[2] <= self.high[2])
+        corners_overlap([&self.low, &self.high], [&other.low, &other.high])
     }
+}
+
+/// Whether two closed boxes, each given by its [low, high] corners, share a
+/// point.
+#[inline]
+fn corners_overlap<T: PartialOrd>([low_a, high_a]: [&[T; 3]; 2], [low_b, high_b]: [&[T; 3]; 2]) -> bool {
+    // Without short circuits: one branch instead of six that the processor
+    // cannot predict.
+    (low_a[0] <= high_b[0])
+        & (low_b[0] <= high_a[0])
+        & (low_a[1] <= high_b[1])
+        & (low_b[1] <= high_a[1])
+        & (low_a[2] <= high_b[2])
+        & (low_b[2] <= high_a[2])
 }
 
 /// The largest single-precision number at most `x`.
