@@ -27,6 +27,10 @@ pub struct Candidates {
     /// (edge, edge): indices into the surface's edges, the first smaller.
     /// Each pair appears once.
     pub edge_edge: Vec<(u32, u32)>,
+    /// (vertex, edge) of a planar surface (2D contact): a model vertex and an
+    /// index into the surface's edges. Empty for a 3D surface, whose
+    /// point–edge distances come within point–triangle and edge–edge pairs.
+    pub vertex_edge: Vec<(u32, u32)>,
 }
 
 /// The candidate pairs of `surface` for a step from positions `start` to
@@ -41,6 +45,9 @@ pub fn candidates(surface: &ContactSurface, start: &[f64], end: &[f64], reach: f
     );
     let margin = 0.5 * reach;
     let swept = |vertices: &[usize]| Aabb::swept(vertices, start, end, margin);
+    if surface.planar {
+        return planar_candidates(surface, &swept);
+    }
     // The three trees at once: each build has serial parts.
     let (faces, (edges, points)) = rayon::join(
         || Bvh::new(&surface.faces.par_iter().map(|f| swept(f)).collect::<Vec<_>>()),
@@ -71,7 +78,35 @@ pub fn candidates(surface: &ContactSurface, start: &[f64], end: &[f64], reach: f
             pairs.push((i.min(j) as u32, i.max(j) as u32));
         }
     });
-    Candidates { vertex_face, edge_edge }
+    Candidates {
+        vertex_face,
+        edge_edge,
+        vertex_edge: Vec::new(),
+    }
+}
+
+/// The candidates of a planar surface: vertices against edges (in 2D two
+/// edges cannot cross before a vertex of one meets the other).
+fn planar_candidates(surface: &ContactSurface, swept: &(impl Fn(&[usize]) -> Aabb + Sync)) -> Candidates {
+    let (edges, points) = rayon::join(
+        || Bvh::new(&surface.edges.par_iter().map(|e| swept(e)).collect::<Vec<_>>()),
+        || {
+            let vertices = surface.vertices.par_iter();
+            Bvh::new(&vertices.map(|v| swept(std::slice::from_ref(v))).collect::<Vec<_>>())
+        },
+    );
+    let point_list = points.in_order(|p| surface.vertices[p]);
+    let edge_list = edges.in_order(|e| (e, surface.edges[e]));
+    let vertex_edge = points.pairs_with(&edges, |p, e, pairs| {
+        let (v, (edge, ends)) = (point_list[p], edge_list[e]);
+        if !ends.contains(&v) {
+            pairs.push((v as u32, edge as u32));
+        }
+    });
+    Candidates {
+        vertex_edge,
+        ..Candidates::default()
+    }
 }
 
 #[cfg(test)]
@@ -182,5 +217,56 @@ mod tests {
         let found = candidates(&surface, &start, &end, 1e-3);
         assert!(found.vertex_face.contains(&(3, 0)), "{found:?}");
         assert!(!candidates(&surface, &start, &start, 1e-3).vertex_face.contains(&(3, 0)));
+    }
+
+    #[test]
+    fn a_planar_surface_has_exactly_the_overlapping_vertex_edge_boxes_the_same_on_any_thread_count() {
+        // Random segments in z = 0, some chained, moved in the plane.
+        let mut next = generator(11);
+        let count = 2500;
+        let mut start = Vec::new();
+        let mut edges = Vec::new();
+        for e in 0..count {
+            let centre = [next(), next()];
+            for _ in 0..2 {
+                start.extend([centre[0] + 0.04 * (next() - 0.5), centre[1] + 0.04 * (next() - 0.5), 0.0]);
+            }
+            edges.push([2 * e, 2 * e + 1]);
+            if e % 5 == 0 && e + 1 < count {
+                edges.push([2 * e + 1, 2 * e + 2]);
+            }
+        }
+        let end: Vec<f64> = start
+            .iter()
+            .enumerate()
+            .map(|(i, x)| if i % 3 == 2 { 0.0 } else { x + 0.02 * (next() - 0.5) })
+            .collect();
+        let surface = ContactSurface::of_plane_edges(edges);
+        let reach = 0.005;
+        let on = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| candidates(&surface, &start, &end, reach))
+        };
+        let found = on(2);
+        assert_eq!(found, on(1));
+        assert!(found.vertex_face.is_empty() && found.edge_edge.is_empty());
+        let mut sorted = found.vertex_edge.clone();
+        sorted.sort_unstable();
+        let mut expected = Vec::new();
+        let overlap = |a: &Aabb, b: &Aabb| (0..3).all(|k| a.low[k] <= b.high[k] && b.low[k] <= a.high[k]);
+        let boxes: Vec<Aabb> = surface.edges.iter().map(|e| Aabb::swept(e, &start, &end, 0.5 * reach)).collect();
+        for &v in &surface.vertices {
+            let query = Aabb::swept(&[v], &start, &end, 0.5 * reach);
+            for (e, edge) in surface.edges.iter().enumerate() {
+                if !edge.contains(&v) && overlap(&query, &boxes[e]) {
+                    expected.push((v as u32, e as u32));
+                }
+            }
+        }
+        assert!(expected.len() > 100, "{}", expected.len());
+        assert_eq!(sorted, expected);
     }
 }

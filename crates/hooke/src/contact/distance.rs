@@ -77,6 +77,24 @@ pub fn point_triangle_kind(
     best.1
 }
 
+/// Which feature of an edge is closest to a point (2D point–edge contact).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PointEdgeKind {
+    /// Endpoint `0` or `1` of the edge.
+    Vertex(usize),
+    /// The edge's line (the projection falls inside the edge).
+    Line,
+}
+
+/// The closest feature of edge (a, b) to point p. A degenerate edge is its first endpoint.
+pub fn point_edge_kind(p: &Vector3<f64>, a: &Vector3<f64>, b: &Vector3<f64>) -> PointEdgeKind {
+    match point_segment_parameter(p, a, b) {
+        t if t <= 0.0 => PointEdgeKind::Vertex(0),
+        t if t >= 1.0 => PointEdgeKind::Vertex(1),
+        _ => PointEdgeKind::Line,
+    }
+}
+
 /// Below this sin² of the angle between two edges they count as parallel
 /// (the IPC toolkit's threshold).
 pub const PARALLEL_SIN_SQUARED: f64 = 2.5e-16;
@@ -262,6 +280,23 @@ pub fn point_triangle(p: &Vector3<f64>, t0: &Vector3<f64>, t1: &Vector3<f64>, t2
     }
 }
 
+/// The squared distance between point p and edge (a, b), and its gradient
+/// with respect to (p, a, b), through the closest feature: the pair of 2D
+/// contact (Li et al. 2020 treat 2D meshes by point–edge pairs alone).
+pub fn point_edge(p: &Vector3<f64>, a: &Vector3<f64>, b: &Vector3<f64>) -> (f64, [f64; 9]) {
+    let ends = [a, b];
+    match point_edge_kind(p, a, b) {
+        PointEdgeKind::Line => point_line(p, a, b),
+        PointEdgeKind::Vertex(i) => {
+            let (value, g) = point_point(p, ends[i]);
+            let mut gradient = [0.0; 9];
+            gradient[..3].copy_from_slice(&g[..3]);
+            gradient[3 + 3 * i..6 + 3 * i].copy_from_slice(&g[3..]);
+            (value, gradient)
+        }
+    }
+}
+
 /// The squared distance between edges (a0, a1) and (b0, b1), and its gradient
 /// with respect to (a0, a1, b0, b1), through the closest features.
 pub fn edge_edge(a0: &Vector3<f64>, a1: &Vector3<f64>, b0: &Vector3<f64>, b1: &Vector3<f64>) -> (f64, [f64; 12]) {
@@ -347,11 +382,11 @@ pub fn line_line_hessian(
 }
 
 /// Scatters a feature's squared distance, gradient and Hessian (over the
-/// pair's vertices `slots`, in the feature's order) into the pair's 12.
-fn scatter<const M: usize>(part: WithHessian<M>, slots: &[usize]) -> WithHessian<12> {
+/// pair's vertices `slots`, in the feature's order) into the pair's N.
+fn scatter<const M: usize, const N: usize>(part: WithHessian<M>, slots: &[usize]) -> WithHessian<N> {
     let (value, g, h) = part;
-    let mut gradient = [0.0; 12];
-    let mut hessian = SMatrix::<f64, 12, 12>::zeros();
+    let mut gradient = [0.0; N];
+    let mut hessian = SMatrix::<f64, N, N>::zeros();
     for (a, &sa) in slots.iter().enumerate() {
         for k in 0..3 {
             gradient[3 * sa + k] += g[3 * a + k];
@@ -381,6 +416,15 @@ pub fn point_triangle_hessian(
             let j = (i + 1) % 3;
             scatter(point_line_hessian(p, corners[i], corners[j]), &[0, 1 + i, 1 + j])
         }
+    }
+}
+
+/// [`point_edge`] with its Hessian (that of the closest feature).
+pub fn point_edge_hessian(p: &Vector3<f64>, a: &Vector3<f64>, b: &Vector3<f64>) -> WithHessian<9> {
+    let ends = [a, b];
+    match point_edge_kind(p, a, b) {
+        PointEdgeKind::Line => point_line_hessian(p, a, b),
+        PointEdgeKind::Vertex(i) => scatter(point_point_hessian(p, ends[i]), &[0, 1 + i]),
     }
 }
 
@@ -681,5 +725,60 @@ mod tests {
                         .all(|(a, b)| (a - b).abs() <= 1e-10 * (1.0 + b.abs()))
             );
         }
+    }
+
+    #[test]
+    fn point_edge_distances_are_the_least_over_the_edge_with_matching_derivatives_in_each_kind() {
+        let mut kinds_seen = std::collections::HashSet::new();
+        for seed in 0..200 {
+            // In the plane z = 0, as 2D contact lifts its points.
+            let v: Vec<Vector3<f64>> = points(20_000 + seed, 3)
+                .into_iter()
+                .map(|p| Vector3::new(2.0 * p.x - 0.5, p.y, 0.0))
+                .collect();
+            let (value, gradient) = point_edge(&v[0], &v[1], &v[2]);
+            let reference = sampled(&v[0..1], &v[1..3]);
+            assert!(value <= reference + 1e-12, "seed {seed}: {value} above {reference}");
+            assert!(reference - value <= 2e-3 * (1.0 + reference), "seed {seed}");
+            let (with_value, with_gradient, hessian) = point_edge_hessian(&v[0], &v[1], &v[2]);
+            assert!((with_value - value).abs() <= 1e-12);
+            assert!(with_gradient.iter().zip(&gradient).all(|(a, b)| (a - b).abs() <= 1e-10 * (1.0 + b.abs())));
+            let kind = point_edge_kind(&v[0], &v[1], &v[2]);
+            let stable = (0..9).all(|index| {
+                [-1e-5, 1e-5].iter().all(|&h| {
+                    let mut moved = v.clone();
+                    moved[index / 3][index % 3] += h;
+                    point_edge_kind(&moved[0], &moved[1], &moved[2]) == kind
+                })
+            });
+            if !stable {
+                continue;
+            }
+            kinds_seen.insert(format!("{kind:?}"));
+            check_gradient(|x| point_edge(&x[0], &x[1], &x[2]), &v);
+            let h = 1e-6;
+            for j in 0..9 {
+                let moved = |s: f64| {
+                    let mut y = v.clone();
+                    y[j / 3][j % 3] += s;
+                    point_edge(&y[0], &y[1], &y[2]).1
+                };
+                let (plus, minus) = (moved(h), moved(-h));
+                for i in 0..9 {
+                    let difference = (plus[i] - minus[i]) / (2.0 * h);
+                    assert!(
+                        (difference - hessian[(i, j)]).abs() <= 1e-5 * (1.0 + hessian[(i, j)].abs()),
+                        "seed {seed} {kind:?}: H[{i}][{j}] = {} against {difference}",
+                        hessian[(i, j)]
+                    );
+                }
+            }
+        }
+        for kind in ["Line", "Vertex(0)", "Vertex(1)"] {
+            assert!(kinds_seen.contains(kind), "{kind} never met: {kinds_seen:?}");
+        }
+        // A degenerate edge is a point.
+        let p = Vector3::new(1.0, 2.0, 0.0);
+        assert_eq!(point_edge(&p, &Vector3::zeros(), &Vector3::zeros()).0, 5.0);
     }
 }

@@ -102,6 +102,15 @@ pub fn point_triangle_weights(x: &[f64], vertices: [usize; 4]) -> [f64; 4] {
     weights
 }
 
+/// The relative position of the closest points of a point–edge pair
+/// (p, a, b) of a planar surface as weights: [1, −(1 − t), −t] with t the
+/// closest point's parameter on the edge, clamped to it (the fourth is 0).
+pub fn point_edge_weights(x: &[f64], vertices: [usize; 4]) -> [f64; 4] {
+    let [p, a, b, _] = vertices.map(|v| point(x, v));
+    let t = point_segment_parameter(&p, &a, &b).clamp(0.0, 1.0);
+    [1.0, -(1.0 - t), -t, 0.0]
+}
+
 /// The relative position of the closest points of edges (a0, a1) and
 /// (b0, b1) as weights: the first edge's point minus the second's.
 pub fn edge_edge_weights(x: &[f64], vertices: [usize; 4]) -> [f64; 4] {
@@ -130,12 +139,19 @@ pub fn edge_edge_weights(x: &[f64], vertices: [usize; 4]) -> [f64; 4] {
 }
 
 impl FrictionContact {
-    /// A pair's contact at positions `x`, from the weights of its closest
-    /// points; None where they coincide (no tangent plane).
-    pub fn of_pair(x: &[f64], vertices: [usize; 4], weights: [f64; 4], normal_force: f64) -> Option<FrictionContact> {
+    /// A pair's contact at positions `x` on its first `count` vertices (4,
+    /// or 3 for a point–edge pair), from the weights of its closest points;
+    /// None where they coincide (no tangent plane).
+    pub fn of_pair(
+        x: &[f64],
+        vertices: [usize; 4],
+        count: usize,
+        weights: [f64; 4],
+        normal_force: f64,
+    ) -> Option<FrictionContact> {
         let contact = FrictionContact {
             vertices,
-            count: 4,
+            count,
             weights,
             normal: Vector3::zeros(),
             normal_force,
@@ -284,13 +300,34 @@ mod tests {
         let mut out = Vec::new();
         for x in [lag, beside, corner] {
             let w = point_triangle_weights(&x, [0, 1, 2, 3]);
-            out.push((FrictionContact::of_pair(&x, [0, 1, 2, 3], w, 2.5).unwrap(), x));
+            out.push((FrictionContact::of_pair(&x, [0, 1, 2, 3], 4, w, 2.5).unwrap(), x));
         }
         let w = edge_edge_weights(&edges, [0, 1, 2, 3]);
-        out.push((FrictionContact::of_pair(&edges, [0, 1, 2, 3], w, 0.7).unwrap(), edges));
+        out.push((FrictionContact::of_pair(&edges, [0, 1, 2, 3], 4, w, 0.7).unwrap(), edges));
         let tilted = Vector3::new(0.3, 0.1, 1.0).normalize();
         out.push((FrictionContact::of_plane(0, 1, tilted, 4.0), vec![0.0; 6]));
+        // Points over an edge in the plane z = 0: within it, and past its end.
+        for p in [[0.3, 0.12], [1.2, 0.3]] {
+            let x = vec![p[0], p[1], 0.0, 0.0, 0.0, 0.0, 1.0, 0.1, 0.0, 0.0, 0.0, 0.0];
+            let w = point_edge_weights(&x, [0, 1, 2, 3]);
+            out.push((FrictionContact::of_pair(&x, [0, 1, 2, 3], 3, w, 1.5).unwrap(), x));
+        }
         out
+    }
+
+    #[test]
+    fn point_edge_weights_give_the_distance_and_a_normal_in_the_plane() {
+        for (contact, x) in cases().into_iter().skip(5) {
+            assert_eq!(contact.count, 3);
+            let gap = contact.relative(&x).norm();
+            let [p, a, b, _] = contact.vertices.map(|v| point(&x, v));
+            let expected = super::super::distance::point_edge(&p, &a, &b).0;
+            assert!((gap * gap - expected).abs() < 1e-14, "{gap}² vs {expected}");
+            assert_eq!(contact.normal.z, 0.0);
+            // Sliding along the edge slips; moving the pair together does not.
+            let together: Vec<f64> = (0..4).flat_map(|_| [0.03, -0.02, 0.0]).collect();
+            assert!(contact.slip(&together).norm() < 1e-15);
+        }
     }
 
     #[test]

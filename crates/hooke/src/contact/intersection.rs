@@ -1,5 +1,6 @@
 //! Whether a surface intersects itself: some edge crossing a triangle it
-//! does not share a vertex with. Barrier contact never lets this happen, so
+//! does not share a vertex with, or on a planar (2D) surface, two edges
+//! crossing that share no vertex. Barrier contact never lets this happen, so
 //! the check is independent of it: scenes are refused when they start
 //! intersecting, and tests check every frame of a contact run with it.
 //!
@@ -14,15 +15,58 @@ use super::surface::ContactSurface;
 use nalgebra::Vector3;
 use rayon::prelude::*;
 
-/// An edge crossing a triangle: which, and where.
+/// What an edge crosses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Crossed {
+    /// A triangle, by its vertices.
+    Triangle([usize; 3]),
+    /// Another edge of a planar surface, by its vertices.
+    Edge([usize; 2]),
+}
+
+/// An edge crossing a triangle (or in 2D, another edge): which, and where.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Crossing {
     /// The edge's vertices.
     pub edge: [usize; 2],
-    /// The triangle's vertices.
-    pub face: [usize; 3],
-    /// Where the edge meets the triangle's plane, m.
+    /// What it crosses.
+    pub crossed: Crossed,
+    /// Where the edge meets it, m.
     pub point: Vector3<f64>,
+}
+
+impl Crossing {
+    /// A vertex of what the edge crosses.
+    pub fn crossed_vertex(&self) -> usize {
+        match self.crossed {
+            Crossed::Triangle(face) => face[0],
+            Crossed::Edge(edge) => edge[0],
+        }
+    }
+}
+
+/// Twice the signed area of the triangle (a, b, c) in the xy plane.
+fn area(a: &Vector3<f64>, b: &Vector3<f64>, c: &Vector3<f64>) -> f64 {
+    (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x)
+}
+
+/// Where the segments p–q and a–b of the xy plane cross, if they do
+/// (proper crossings, and touches beyond rounding; collinear overlaps are
+/// not crossings, as flat faces are not in 3D).
+pub fn segments_cross(p: &Vector3<f64>, q: &Vector3<f64>, a: &Vector3<f64>, b: &Vector3<f64>) -> Option<Vector3<f64>> {
+    let scale = (q - p).norm() * (b - a).norm();
+    let tolerance = COPLANAR * scale;
+    let side = |v: f64| (v > tolerance) as i32 - (v < -tolerance) as i32;
+    let (sa, sb) = (area(p, q, a), area(p, q, b));
+    let (sp, sq) = (area(a, b, p), area(a, b, q));
+    if side(sa) * side(sb) > 0 || side(sp) * side(sq) > 0 {
+        return None;
+    }
+    if side(sa) == 0 && side(sb) == 0 {
+        return None;
+    }
+    let t = sp / (sp - sq);
+    t.is_finite().then(|| p + t * (q - p))
 }
 
 /// Six times the signed volume of the tetrahedron (a, b, c, d).
@@ -75,6 +119,9 @@ const COPLANAR: f64 = 1e-10;
 /// at positions `x` (3 per model vertex), in the surface's edge order, or
 /// None when the surface is free of intersections.
 pub fn first_crossing(surface: &ContactSurface, x: &[f64]) -> Option<Crossing> {
+    if surface.planar {
+        return first_planar_crossing(surface, x);
+    }
     let boxes: Vec<Aabb> = surface.faces.iter().map(|f| Aabb::swept(f, x, x, 0.0)).collect();
     let faces = Bvh::new(&boxes);
     surface
@@ -94,13 +141,47 @@ pub fn first_crossing(surface: &ContactSurface, x: &[f64]) -> Option<Crossing> {
                             f,
                             Crossing {
                                 edge: *edge,
-                                face,
+                                crossed: Crossed::Triangle(face),
                                 point,
                             },
                         )
                     })
                 })
                 .min_by_key(|(index, _)| *index)
+                .map(|(_, crossing)| crossing)
+        })
+        .find_first(|_| true)
+}
+
+/// [`first_crossing`] of a planar surface: edges crossing edges.
+fn first_planar_crossing(surface: &ContactSurface, x: &[f64]) -> Option<Crossing> {
+    let boxes: Vec<Aabb> = surface.edges.iter().map(|e| Aabb::swept(e, x, x, 0.0)).collect();
+    let edges = Bvh::new(&boxes);
+    surface
+        .edges
+        .par_iter()
+        .enumerate()
+        .filter_map(|(i, edge)| {
+            let (p, q) = (point(x, edge[0]), point(x, edge[1]));
+            let mut near = Vec::new();
+            edges.for_each_overlap(&boxes[i], |j| near.push(j));
+            near.into_iter()
+                .filter(|&j| j > i && !surface.edges[j].iter().any(|v| edge.contains(v)))
+                .filter_map(|j| {
+                    let other = surface.edges[j];
+                    let (a, b) = (point(x, other[0]), point(x, other[1]));
+                    segments_cross(&p, &q, &a, &b).map(|point| {
+                        (
+                            j,
+                            Crossing {
+                                edge: *edge,
+                                crossed: Crossed::Edge(other),
+                                point,
+                            },
+                        )
+                    })
+                })
+                .min_by_key(|(j, _)| *j)
                 .map(|(_, crossing)| crossing)
         })
         .find_first(|_| true)
@@ -144,6 +225,32 @@ mod tests {
             x.extend(y);
             let surface = ContactSurface::of_triangles(faces);
             assert_eq!(first_crossing(&surface, &x).is_some(), crossing, "gap {gap}");
+        }
+    }
+
+    #[test]
+    fn crossing_segments_in_the_plane_cross_and_touching_or_apart_ones_do_not_unless_they_overlap() {
+        let v = |x: f64, y: f64| Vector3::new(x, y, 0.0);
+        let at = segments_cross(&v(0.0, -1.0), &v(0.0, 1.0), &v(-1.0, 0.5), &v(1.0, 0.5));
+        assert!((at.expect("crosses") - v(0.0, 0.5)).norm() < 1e-15);
+        assert!(segments_cross(&v(0.0, -1.0), &v(0.0, 1.0), &v(0.1, 0.5), &v(1.0, 0.5)).is_none());
+        assert!(segments_cross(&v(0.0, 0.0), &v(1.0, 0.0), &v(2.0, 0.0), &v(3.0, 0.0)).is_none());
+        // Two squares' boundaries, overlapping or apart.
+        for (gap, crossing) in [(0.5, true), (1.01, false)] {
+            let mesh = crate::mesh::rectangle_mesh([0.0, 0.0], [1.0, 1.0], [3, 3]).unwrap();
+            let other = crate::mesh::rectangle_mesh([gap, 0.3], [1.0, 1.0], [3, 3]).unwrap();
+            let mut x: Vec<f64> = mesh.vertices.iter().flat_map(|p| [p.x, p.y, 0.0]).collect();
+            x.extend(other.vertices.iter().flat_map(|p| [p.x, p.y, 0.0]));
+            let shift = mesh.vertices.len();
+            let first = ContactSurface::of_plane_triangles(&mesh);
+            let second = ContactSurface::of_plane_triangles(&other);
+            let edges = first.edges.iter().copied().chain(second.edges.iter().map(|e| e.map(|v| v + shift))).collect();
+            let surface = ContactSurface::of_plane_edges(edges);
+            let found = first_crossing(&surface, &x);
+            assert_eq!(found.is_some(), crossing, "gap {gap}: {found:?}");
+            if let Some(found) = found {
+                assert!(matches!(found.crossed, Crossed::Edge(_)));
+            }
         }
     }
 }

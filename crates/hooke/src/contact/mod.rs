@@ -47,3 +47,12 @@ pub fn bounding_diagonal(x: &[f64], vertices: &[usize]) -> f64 {
     }
     (hi - lo).norm()
 }
+
+/// Positions (or displacements) of `dimension` coordinates per vertex as 3
+/// per vertex: a 2D model's lie in the plane z = 0, where its contact is computed.
+pub fn lifted(x: &[f64], dimension: usize) -> std::borrow::Cow<'_, [f64]> {
+    match dimension {
+        3 => std::borrow::Cow::Borrowed(x),
+        _ => std::borrow::Cow::Owned(x.chunks(dimension).flat_map(|p| [p[0], p[1], 0.0]).collect()),
+    }
+}

@@ -9,27 +9,82 @@
 //! an edge counts once for each pair it comes from (the IPC toolkit's
 //! default, non-convergent formulation sums the same terms as weights).
 //!
+//! A planar surface (2D, in z = 0) has point–edge pairs alone, each
+//! b(d², d̂²) (Li et al. 2020 treat 2D the same way; the IPC toolkit's 2D
+//! meshes do so too).
+//!
 //! The stiffness κ multiplies B outside this module. Gradients and Hessians
 //! are with respect to all 3 coordinates of every vertex; the Hessian comes
-//! as one 12×12 block per pair, on the pair's four vertices.
+//! as one 12×12 block per pair, on the pair's four vertices (a point–edge
+//! pair's fourth slot is empty: its rows and columns are zero).
 
 use super::barrier::{barrier, barrier_first_derivative, barrier_second_derivative};
 use super::broad_phase::candidates;
-use super::distance::{edge_edge_hessian, point_triangle_hessian, WithHessian};
+use super::distance::{edge_edge_hessian, point_edge_hessian, point_triangle_hessian, WithHessian};
 use super::mollifier::{cross_squared_norm, mollifier, threshold};
 use super::point;
 use super::surface::ContactSurface;
 use nalgebra::{SMatrix, SVector};
 use rayon::prelude::*;
 
-/// A pair within the barrier's reach: its four vertices (point and triangle,
-/// or the two edges' ends) and, for edges, the mollifier's threshold.
+/// What a pair's primitives are.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PairKind {
+    /// A point and a triangle: vertices [p, t0, t1, t2].
+    PointTriangle,
+    /// Two edges [a0, a1, b0, b1], with the mollifier's ε (from the rest positions).
+    EdgeEdge {
+        /// The edge–edge mollifier's ε.
+        mollifier_threshold: f64,
+    },
+    /// A point and an edge of a planar surface: [p, a, b] (2D contact).
+    PointEdge,
+}
+
+/// A pair within the barrier's reach: its vertices (point and triangle, the
+/// two edges' ends, or point and edge) and what they are.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ActivePair {
-    /// The model's vertices of the pair, in the order of the distance functions.
+    /// The model's vertices of the pair, in the order of the distance
+    /// functions; a point–edge pair uses the first three (see [`Self::points`]).
     pub vertices: [usize; 4],
-    /// The edge–edge mollifier's ε (None for a point–triangle pair).
-    pub mollifier_threshold: Option<f64>,
+    /// Point–triangle, edge–edge or point–edge.
+    pub kind: PairKind,
+}
+
+impl ActivePair {
+    /// The pair's vertices: four, or three for a point–edge pair.
+    pub fn points(&self) -> &[usize] {
+        match self.kind {
+            PairKind::PointEdge => &self.vertices[..3],
+            _ => &self.vertices,
+        }
+    }
+
+    /// The mollifier's ε of an edge–edge pair.
+    pub fn mollifier_threshold(&self) -> Option<f64> {
+        match self.kind {
+            PairKind::EdgeEdge { mollifier_threshold } => Some(mollifier_threshold),
+            _ => None,
+        }
+    }
+
+    /// The squared distance of the pair at positions `x` (3 per vertex).
+    pub fn squared_distance(&self, x: &[f64]) -> f64 {
+        let [a, b, c, d] = self.vertices.map(|v| point(x, v));
+        match self.kind {
+            PairKind::PointTriangle => super::distance::point_triangle(&a, &b, &c, &d).0,
+            PairKind::EdgeEdge { .. } => super::distance::edge_edge(&a, &b, &c, &d).0,
+            PairKind::PointEdge => super::distance::point_edge(&a, &b, &c).0,
+        }
+    }
+
+    /// A pair's 12×12 block (as [`pair_term`] gives it) on [`Self::points`]
+    /// alone, column-major.
+    pub fn block(&self, hessian: &SMatrix<f64, 12, 12>) -> Vec<f64> {
+        let n = 3 * self.points().len();
+        hessian.view((0, 0), (n, n)).iter().copied().collect()
+    }
 }
 
 /// One pair's energy, gradient and Hessian on its 12 coordinates.
@@ -40,13 +95,27 @@ pub type PairTerm = WithHessian<12>;
 pub fn active_pairs(surface: &ContactSurface, rest: &[f64], x: &[f64], dhat: f64) -> Vec<ActivePair> {
     let found = candidates(surface, x, x, dhat);
     let reach = dhat * dhat;
+    if surface.planar {
+        return found
+            .vertex_edge
+            .par_iter()
+            .filter_map(|&(v, e)| {
+                let [a, b] = surface.edges[e as usize];
+                let pair = ActivePair {
+                    vertices: [v as usize, a, b, b],
+                    kind: PairKind::PointEdge,
+                };
+                (pair.squared_distance(x) < reach).then_some(pair)
+            })
+            .collect();
+    }
     let faces = found.vertex_face.par_iter().filter_map(|&(v, f)| {
         let (v, f) = (v as usize, f as usize);
         let [a, b, c] = surface.faces[f];
         let (d2, _) = super::distance::point_triangle(&point(x, v), &point(x, a), &point(x, b), &point(x, c));
         (d2 < reach).then_some(ActivePair {
             vertices: [v, a, b, c],
-            mollifier_threshold: None,
+            kind: PairKind::PointTriangle,
         })
     });
     let edges = found.edge_edge.par_iter().filter_map(|&(i, j)| {
@@ -55,12 +124,9 @@ pub fn active_pairs(surface: &ContactSurface, rest: &[f64], x: &[f64], dhat: f64
         let (d2, _) = super::distance::edge_edge(&point(x, a), &point(x, b), &point(x, c), &point(x, d));
         (d2 < reach).then(|| ActivePair {
             vertices: [a, b, c, d],
-            mollifier_threshold: Some(threshold(
-                &point(rest, a),
-                &point(rest, b),
-                &point(rest, c),
-                &point(rest, d),
-            )),
+            kind: PairKind::EdgeEdge {
+                mollifier_threshold: threshold(&point(rest, a), &point(rest, b), &point(rest, c), &point(rest, d)),
+            },
         })
     });
     let mut pairs: Vec<ActivePair> = faces.collect();
@@ -73,9 +139,10 @@ pub fn active_pairs(surface: &ContactSurface, rest: &[f64], x: &[f64], dhat: f64
 pub fn pair_term(pair: &ActivePair, x: &[f64], dhat: f64) -> PairTerm {
     let [p0, p1, p2, p3] = pair.vertices.map(|v| point(x, v));
     let reach = dhat * dhat;
-    let (d2, g, h) = match pair.mollifier_threshold {
-        None => point_triangle_hessian(&p0, &p1, &p2, &p3),
-        Some(_) => edge_edge_hessian(&p0, &p1, &p2, &p3),
+    let (d2, g, h) = match pair.kind {
+        PairKind::PointTriangle => point_triangle_hessian(&p0, &p1, &p2, &p3),
+        PairKind::EdgeEdge { .. } => edge_edge_hessian(&p0, &p1, &p2, &p3),
+        PairKind::PointEdge => padded(point_edge_hessian(&p0, &p1, &p2)),
     };
     let g = SVector::<f64, 12>::from_column_slice(&g);
     let (b, b1, b2) = (
@@ -86,7 +153,7 @@ pub fn pair_term(pair: &ActivePair, x: &[f64], dhat: f64) -> PairTerm {
     let plain_gradient = b1 * g;
     let plain_hessian = b2 * g * g.transpose() + b1 * h;
     let Some(epsilon) = pair
-        .mollifier_threshold
+        .mollifier_threshold()
         .filter(|&e| cross_squared_norm(&p0, &p1, &p2, &p3) < e)
     else {
         return (b, plain_gradient.into(), plain_hessian);
@@ -98,6 +165,15 @@ pub fn pair_term(pair: &ActivePair, x: &[f64], dhat: f64) -> PairTerm {
     let hessian: SMatrix<f64, 12, 12> =
         m * plain_hessian + plain_gradient * gm.transpose() + gm * plain_gradient.transpose() + b * hm;
     (m * b, gradient.into(), hessian)
+}
+
+/// A three-vertex term in the first 9 of 12 coordinates.
+fn padded((value, g, h): WithHessian<9>) -> WithHessian<12> {
+    let mut gradient = [0.0; 12];
+    gradient[..9].copy_from_slice(&g);
+    let mut hessian = SMatrix::<f64, 12, 12>::zeros();
+    hessian.fixed_view_mut::<9, 9>(0, 0).copy_from(&h);
+    (value, gradient, hessian)
 }
 
 /// The positive semi-definite part of a pair's Hessian (its eigenvalues
@@ -115,7 +191,7 @@ pub fn energy_and_gradient(pairs: &[ActivePair], x: &[f64], dhat: f64, gradient:
     let mut energy = 0.0;
     for (pair, (e, g, _)) in pairs.iter().zip(&terms) {
         energy += e;
-        for (slot, &v) in pair.vertices.iter().enumerate() {
+        for (slot, &v) in pair.points().iter().enumerate() {
             for k in 0..3 {
                 gradient[3 * v + k] += g[3 * slot + k];
             }
@@ -146,7 +222,7 @@ mod tests {
         // The upper triangle's three vertices over the lower face; no edge pair
         // comes within d̂ except through those vertices' edges, which lie in
         // parallel planes 0.05 apart.
-        let point_face: Vec<_> = pairs.iter().filter(|p| p.mollifier_threshold.is_none()).collect();
+        let point_face: Vec<_> = pairs.iter().filter(|p| p.kind == PairKind::PointTriangle).collect();
         assert_eq!(point_face.len(), 3, "{pairs:?}");
         let (energy, _, _) = pair_term(point_face[0], &x, dhat);
         assert!((energy - barrier(0.05 * 0.05, dhat * dhat)).abs() < 1e-15);
@@ -159,7 +235,9 @@ mod tests {
     fn the_projected_hessian_is_semidefinite_and_keeps_a_semidefinite_one() {
         let pair = ActivePair {
             vertices: [0, 1, 2, 3],
-            mollifier_threshold: Some(1e-3),
+            kind: PairKind::EdgeEdge {
+                mollifier_threshold: 1e-3,
+            },
         };
         let x = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.1, 0.01, 0.15, 0.9, 0.025, 0.15];
         let (_, _, hessian) = pair_term(&pair, &x, 0.3);
@@ -181,25 +259,42 @@ mod tests {
             (
                 ActivePair {
                     vertices: [0, 1, 2, 3],
-                    mollifier_threshold: None,
+                    kind: PairKind::PointTriangle,
                 },
                 vec![0.3, 0.2, 0.12, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0],
             ),
             (
                 ActivePair {
                     vertices: [0, 1, 2, 3],
-                    mollifier_threshold: Some(1e-3),
+                    kind: PairKind::EdgeEdge {
+                        mollifier_threshold: 1e-3,
+                    },
                 },
                 vec![0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.5, -0.5, 0.15, 0.5, 0.5, 0.15],
             ),
             (
                 ActivePair {
                     vertices: [0, 1, 2, 3],
-                    mollifier_threshold: Some(1e-3),
+                    kind: PairKind::EdgeEdge {
+                        mollifier_threshold: 1e-3,
+                    },
                 },
                 vec![0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.1, 0.01, 0.15, 0.9, 0.025, 0.15],
             ),
         ];
+        // A point over an edge in the plane z = 0, inside it and past its end
+        // (the fourth vertex is not the pair's).
+        let mut cases = cases;
+        for x in [
+            vec![0.3, 0.12, 0.0, 0.0, 0.0, 0.0, 1.0, 0.1, 0.0, 5.0, 5.0, 0.0],
+            vec![1.1, 0.2, 0.0, 0.0, 0.0, 0.0, 1.0, 0.1, 0.0, 5.0, 5.0, 0.0],
+        ] {
+            let pair = ActivePair {
+                vertices: [0, 1, 2, 3],
+                kind: PairKind::PointEdge,
+            };
+            cases.push((pair, x));
+        }
         for (case, (pair, x)) in cases.iter().enumerate() {
             let (_, gradient, hessian) = pair_term(pair, x, dhat);
             let h = 1e-7;

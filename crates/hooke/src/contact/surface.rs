@@ -2,9 +2,11 @@
 //! between (Li et al. 2020, §4): its surface vertices, edges and triangles,
 //! named by the model's vertex indices. A tetrahedral mesh contributes its
 //! boundary triangles; a triangle surface (cloth, an obstacle) all of its
-//! triangles; a rope its segments, edges of no triangle.
+//! triangles; a rope its segments, edges of no triangle. A 2D body (plane
+//! strain, in z = 0) contributes its boundary edges, and its surface is
+//! *planar*: its pairs are point–edge pairs, as 2D IPC has them.
 
-use crate::mesh::TetMesh;
+use crate::mesh::{TetMesh, TriangleMesh};
 use rayon::prelude::*;
 
 /// Vertices, edges and triangles of a contact surface, each list sorted, so
@@ -17,6 +19,9 @@ pub struct ContactSurface {
     pub edges: Vec<[usize; 2]>,
     /// Its triangles, in the given orientation, ascending.
     pub faces: Vec<[usize; 3]>,
+    /// A 2D surface: boundary edges in the plane z = 0, no triangles; its
+    /// pairs are a vertex and an edge.
+    pub planar: bool,
 }
 
 impl ContactSurface {
@@ -24,6 +29,27 @@ impl ContactSurface {
     pub fn of_tetrahedra(mesh: &TetMesh) -> ContactSurface {
         let faces = crate::mesh::boundary_faces(mesh).into_iter().map(|(f, _)| f).collect();
         ContactSurface::of_triangles(faces)
+    }
+
+    /// The boundary of a 2D triangle mesh: its boundary edges (a planar surface).
+    pub fn of_plane_triangles(mesh: &TriangleMesh) -> ContactSurface {
+        let mut count = std::collections::HashMap::new();
+        for t in &mesh.triangles {
+            for c in 0..3 {
+                let (a, b) = (t[c], t[(c + 1) % 3]);
+                *count.entry([a.min(b), a.max(b)]).or_insert(0) += 1;
+            }
+        }
+        let boundary = count.into_iter().filter(|(_, n)| *n == 1).map(|(e, _)| e).collect();
+        ContactSurface::of_plane_edges(boundary)
+    }
+
+    /// A planar surface of edges in the plane z = 0.
+    pub fn of_plane_edges(edges: Vec<[usize; 2]>) -> ContactSurface {
+        ContactSurface {
+            planar: true,
+            ..ContactSurface::of_parts(Vec::new(), edges)
+        }
     }
 
     /// The surface of a list of triangles (and their edges and vertices).
@@ -51,14 +77,25 @@ impl ContactSurface {
             used[v] = true;
         }
         let vertices = (0..count).filter(|&v| used[v]).collect();
-        ContactSurface { vertices, edges, faces }
+        ContactSurface {
+            vertices,
+            edges,
+            faces,
+            planar: false,
+        }
     }
 
-    /// This surface with `other`'s primitives added (one sorted list each).
+    /// This surface with `other`'s primitives added (one sorted list each);
+    /// planar if either is (a planar surface has no triangles).
     pub fn joined(self, other: ContactSurface) -> ContactSurface {
-        let faces = self.faces.into_iter().chain(other.faces).collect();
+        let planar = self.planar || other.planar;
+        let faces: Vec<_> = self.faces.into_iter().chain(other.faces).collect();
+        debug_assert!(!(planar && !faces.is_empty()), "a planar surface has no triangles");
         let segments = self.edges.into_iter().chain(other.edges).collect();
-        ContactSurface::of_parts(faces, segments)
+        ContactSurface {
+            planar,
+            ..ContactSurface::of_parts(faces, segments)
+        }
     }
 }
 
@@ -83,6 +120,19 @@ mod tests {
         assert_eq!(3 * f, 2 * e);
         // Every vertex of a 3 × 2 × 1 box is on its surface.
         assert_eq!(v, mesh.vertices.len());
+    }
+
+    #[test]
+    fn a_rectangle_in_the_plane_is_a_closed_loop_of_its_boundary_edges() {
+        let mesh = crate::mesh::rectangle_mesh([0.0, 0.0], [1.0, 0.5], [4, 2]).unwrap();
+        let surface = ContactSurface::of_plane_triangles(&mesh);
+        assert!(surface.planar && surface.faces.is_empty());
+        // 2 (4 + 2) boundary edges and as many vertices, each on two edges.
+        assert_eq!(surface.edges.len(), 12);
+        assert_eq!(surface.vertices.len(), 12);
+        let mut degree = vec![0; mesh.vertices.len()];
+        surface.edges.iter().flatten().for_each(|&v| degree[v] += 1);
+        assert!(surface.vertices.iter().all(|&v| degree[v] == 2));
     }
 
     #[test]

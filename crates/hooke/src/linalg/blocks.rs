@@ -62,6 +62,23 @@ impl VertexBlocks {
         self.values.extend(matrix.iter().map(|v| weight * v));
     }
 
+    /// [`Self::push`] of a block given with 3 coordinates per vertex (as
+    /// contact computes in the plane z = 0 of a 2D model): with fewer
+    /// coordinates per vertex, only the first `dimension` of each are kept.
+    pub fn push_from_3d(&mut self, vertices: &[usize], weight: f64, matrix: &[f64]) {
+        let d = self.dimension;
+        if d == 3 {
+            return self.push(vertices, weight, matrix);
+        }
+        let (n, m) = (3 * vertices.len(), d * vertices.len());
+        assert_eq!(matrix.len(), n * n, "a 3D block on {} vertices has {n}² entries", vertices.len());
+        let kept = |k: usize| 3 * (k / d) + k % d;
+        let reduced: Vec<f64> = (0..m)
+            .flat_map(|column| (0..m).map(move |row| matrix[kept(column) * n + kept(row)]))
+            .collect();
+        self.push(vertices, weight, &reduced)
+    }
+
     /// Calls `entry(row, column, value)` for each entry of the blocks'
     /// lower triangles, in full coordinates (row ≥ column after swapping).
     fn for_each_lower(&self, mut entry: impl FnMut(usize, usize, f64)) {
@@ -207,5 +224,20 @@ mod tests {
         let (pattern, values) = blocks.add_to(&full, &[1.0, 1.0, 1.0], &[Some(0), Some(1)]);
         assert!(Arc::ptr_eq(&pattern, &full));
         assert_eq!(values, vec![4.0, 3.0, 2.0]);
+    }
+
+    #[test]
+    fn a_3d_block_on_a_2d_model_keeps_the_x_and_y_coordinates_of_each_vertex() {
+        // Entry (i, j) of the 6 × 6 block is 10 i + j.
+        let matrix: Vec<f64> = (0..36).map(|k| (10 * (k % 6) + k / 6) as f64).collect();
+        let mut blocks = VertexBlocks::new(2);
+        blocks.push_from_3d(&[4, 7], 2.0, &matrix);
+        // Kept coordinates 0, 1, 3, 4; column-major.
+        let kept = [0, 1, 3, 4];
+        let expected: Vec<f64> = (0..16).map(|k| 2.0 * (10 * kept[k % 4] + kept[k / 4]) as f64).collect();
+        assert_eq!(blocks.values, expected);
+        let mut same = VertexBlocks::new(3);
+        same.push_from_3d(&[4, 7], 1.0, &matrix);
+        assert_eq!(same.values, matrix);
     }
 }

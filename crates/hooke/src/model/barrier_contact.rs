@@ -10,6 +10,10 @@
 //! ([`EnergyTerm::add_changing_blocks`]), each projected to PSD on its own
 //! (§4.4) when the solver projects.
 //!
+//! A 2D model's surface is planar (its boundary edges, point–edge pairs):
+//! its positions are lifted to the plane z = 0 before the geometry sees
+//! them, and the z parts of gradients and blocks are dropped after.
+//!
 //! κ is fixed, or adaptive (contact/stiffness.rs): balanced against the
 //! rest of the potential at each step's start, and doubled when the smallest
 //! distance keeps shrinking while tiny. (The toolkit's users apply the
@@ -20,11 +24,11 @@
 use super::term::{EnergyTerm, HessianTarget, TermCapabilities, TermKind};
 use super::{Model, ObstacleMotion, State};
 use crate::contact::barrier::{barrier, barrier_first_derivative, barrier_second_derivative};
-use crate::contact::friction::{edge_edge_weights, point_triangle_weights, FrictionContact};
+use crate::contact::friction::{edge_edge_weights, point_edge_weights, point_triangle_weights, FrictionContact};
 use crate::contact::mollifier::cross_squared_norm;
-use crate::contact::potential::{active_pairs, clamp_to_psd, energy_and_gradient, pair_term, ActivePair};
+use crate::contact::potential::{active_pairs, clamp_to_psd, energy_and_gradient, pair_term, ActivePair, PairKind};
 use crate::contact::surface::ContactSurface;
-use crate::contact::{bounding_diagonal, point};
+use crate::contact::{bounding_diagonal, lifted, point};
 use crate::error::{HookeError, Result};
 use crate::linalg::VertexBlocks;
 use nalgebra::{Matrix3, Vector3};
@@ -85,6 +89,8 @@ pub struct BarrierContact {
     rest: Vec<f64>,
     /// The model's vertex count.
     model_vertices: usize,
+    /// The model's coordinates per vertex: 3, or 2 for a planar surface.
+    dimension: usize,
     /// The fixed surfaces' vertex positions as given, 3 per vertex.
     fixed: Vec<f64>,
     /// The planes as given.
@@ -149,7 +155,7 @@ pub struct ContactReport {
 
 impl BarrierContact {
     /// Barrier contact on `surface` (model vertices, positions at rest
-    /// `rest`, 3 per vertex) and `planes`, acting below `dhat`.
+    /// `rest`, 3 per vertex, or 2 for a planar surface) and `planes`, acting below `dhat`.
     pub fn new(
         surface: ContactSurface,
         rest: Vec<f64>,
@@ -171,10 +177,19 @@ impl BarrierContact {
                 ));
             }
         }
+        let dimension = if surface.planar { 2 } else { 3 };
+        let rest = lifted(&rest, dimension).into_owned();
+        if surface.planar && planes.iter().any(|p| p.normal.z != 0.0 || p.point.z != 0.0) {
+            return Err(HookeError::scene(
+                "obstacles",
+                "a 2D scene's plane obstacles are lines in z = 0: give their point and normal two components",
+            ));
+        }
         let diagonal = bounding_diagonal(&rest, &surface.vertices);
         Ok(BarrierContact {
             surface,
             model_vertices: rest.len() / 3,
+            dimension,
             rest,
             fixed: Vec::new(),
             movers: Vec::new(),
@@ -340,7 +355,7 @@ impl BarrierContact {
 
     /// Whether a pair on these vertices counts: it moves (a model vertex is
     /// in it), and without self-contact, it joins two owners.
-    fn counts(&self, vertices: &[usize; 4]) -> bool {
+    fn counts(&self, vertices: &[usize]) -> bool {
         if vertices.iter().all(|&v| v >= self.model_vertices) {
             return false;
         }
@@ -350,13 +365,14 @@ impl BarrierContact {
         }
     }
 
-    /// Model positions (or displacements, with `fixed` zero) extended by the fixed surfaces'.
+    /// Model positions (or displacements, with `fixed` zero), in 3D, extended by the fixed surfaces'.
     fn extended<'a>(&self, x: &'a [f64], displacement: bool) -> std::borrow::Cow<'a, [f64]> {
+        let x = lifted(x, self.dimension);
         if self.fixed.is_empty() {
-            return std::borrow::Cow::Borrowed(x);
+            return x;
         }
         let mut all = Vec::with_capacity(x.len() + self.fixed.len());
-        all.extend_from_slice(x);
+        all.extend_from_slice(&x);
         match displacement {
             true => all.resize(x.len() + self.fixed.len(), 0.0),
             false if self.movers.is_empty() => all.extend_from_slice(&self.fixed),
@@ -374,7 +390,7 @@ impl BarrierContact {
         }
         let mut pairs = active_pairs(&self.surface, &self.rest, x, self.dhat);
         if self.bodies.is_some() || !self.fixed.is_empty() {
-            pairs.retain(|p| self.counts(&p.vertices));
+            pairs.retain(|p| self.counts(p.points()));
         }
         *self.last_pairs.lock().expect("not poisoned") = Some((x.to_vec(), pairs.clone()));
         pairs
@@ -391,8 +407,8 @@ impl BarrierContact {
         self.model_vertices
     }
 
-    /// The model's positions x followed by the fixed surfaces' vertices: the
-    /// positions [`Self::surface`] is numbered in.
+    /// The model's positions x (lifted to z = 0 for a 2D model) followed by
+    /// the fixed surfaces' vertices: the positions [`Self::surface`] is numbered in.
     pub fn with_fixed_positions(&self, x: &[f64]) -> Vec<f64> {
         self.extended(x, false).into_owned()
     }
@@ -450,7 +466,7 @@ impl BarrierContact {
         }
     }
 
-    /// The force of the contact on each vertex, −∂E_c/∂x (3 per vertex), N.
+    /// The force of the contact on each vertex, −∂E_c/∂x (as x, d per vertex), N.
     pub fn forces(&self, x: &[f64]) -> Vec<f64> {
         let mut gradient = vec![0.0; x.len()];
         let kappa = self.kappa();
@@ -478,15 +494,18 @@ impl BarrierContact {
             .iter()
             .filter_map(|pair| {
                 let [p0, p1, p2, p3] = pair.vertices.map(|v| point(x, v));
-                let weights = match pair.mollifier_threshold {
-                    None => point_triangle_weights(x, pair.vertices),
-                    Some(epsilon) if cross_squared_norm(&p0, &p1, &p2, &p3) >= epsilon => {
+                let weights = match pair.kind {
+                    PairKind::PointTriangle => point_triangle_weights(x, pair.vertices),
+                    PairKind::PointEdge => point_edge_weights(x, pair.vertices),
+                    PairKind::EdgeEdge { mollifier_threshold } => {
+                        if cross_squared_norm(&p0, &p1, &p2, &p3) < mollifier_threshold {
+                            return None;
+                        }
                         edge_edge_weights(x, pair.vertices)
                     }
-                    Some(_) => return None,
                 };
-                let d2 = pair_distance(pair, x).powi(2);
-                FrictionContact::of_pair(x, pair.vertices, weights, force(d2))
+                let d2 = pair.squared_distance(x);
+                FrictionContact::of_pair(x, pair.vertices, pair.points().len(), weights, force(d2))
             })
             .collect();
         for (v, p, d) in self.plane_pairs(x) {
@@ -504,13 +523,18 @@ impl BarrierContact {
     }
 
     /// Σ b over every pair within reach (κ not applied) at the model's
-    /// positions x, its gradient added into `gradient` (3 per model vertex).
+    /// positions x, its gradient added into `gradient` (as x, d per model vertex).
     fn barrier_sum(&self, x: &[f64], gradient: Option<&mut [f64]>) -> f64 {
         let x = &self.extended(x, false);
         let mut all = vec![0.0; x.len()];
         let sum = self.extended_barrier_sum(x, &mut all);
         if let Some(gradient) = gradient {
-            gradient.iter_mut().zip(&all).for_each(|(g, a)| *g += a);
+            let d = self.dimension;
+            for v in 0..self.model_vertices {
+                for k in 0..d {
+                    gradient[d * v + k] += all[3 * v + k];
+                }
+            }
         }
         sum
     }
@@ -538,21 +562,24 @@ impl BarrierContact {
 
 /// The distance of a pair from its squared distance.
 fn pair_distance(pair: &ActivePair, x: &[f64]) -> f64 {
-    let [a, b, c, d] = pair.vertices.map(|v| point(x, v));
-    let d2 = match pair.mollifier_threshold {
-        None => crate::contact::distance::point_triangle(&a, &b, &c, &d).0,
-        Some(_) => crate::contact::distance::edge_edge(&a, &b, &c, &d).0,
-    };
-    d2.sqrt()
+    pair.squared_distance(x).sqrt()
 }
+
 
 impl EnergyTerm for BarrierContact {
     fn name(&self) -> String {
-        format!(
-            "barrier contact of {} surface triangles and {} planes",
-            self.surface.faces.len(),
-            self.planes.len()
-        )
+        match self.surface.planar {
+            true => format!(
+                "2D barrier contact of {} boundary edges and {} planes",
+                self.surface.edges.len(),
+                self.planes.len()
+            ),
+            false => format!(
+                "barrier contact of {} surface triangles and {} planes",
+                self.surface.faces.len(),
+                self.planes.len()
+            ),
+        }
     }
 
     fn kind(&self) -> TermKind {
@@ -561,7 +588,7 @@ impl EnergyTerm for BarrierContact {
 
     fn capabilities(&self) -> TermCapabilities {
         TermCapabilities {
-            planar: false,
+            planar: self.surface.planar,
             ..TermCapabilities::SMOOTH
         }
     }
@@ -629,7 +656,7 @@ impl EnergyTerm for BarrierContact {
             })
             .collect();
         for (pair, h) in pairs.iter().zip(&hessians) {
-            blocks.push(&pair.vertices, kappa, h.as_slice());
+            blocks.push_from_3d(pair.points(), kappa, &pair.block(h));
         }
         let reach = self.dhat * self.dhat;
         for (v, p, d) in self.plane_pairs(x) {
@@ -642,7 +669,7 @@ impl EnergyTerm for BarrierContact {
             }
             let n = self.planes[p].normal;
             let block: Matrix3<f64> = weight * n * n.transpose();
-            blocks.push(&[v], kappa, block.as_slice());
+            blocks.push_from_3d(&[v], kappa, block.as_slice());
         }
         Ok(())
     }
@@ -692,10 +719,11 @@ impl EnergyTerm for BarrierContact {
         let mass = masses.iter().sum::<f64>() / masses.len().max(1) as f64 / (h * h);
         let mut energy_gradient = vec![0.0; x.len()];
         model.gradient(x, time, &mut energy_gradient)?;
+        let d = self.dimension;
         for (v, m) in masses.iter().enumerate() {
-            for k in 0..3 {
+            for k in 0..d {
                 // Inertia: ∂/∂x ‖x − x̃‖²_M / 2h² at x = xₙ is −M vₙ / h.
-                energy_gradient[3 * v + k] -= m * state.velocities[3 * v + k] / h;
+                energy_gradient[d * v + k] -= m * state.velocities[d * v + k] / h;
             }
         }
         let mut barrier_gradient = vec![0.0; x.len()];
@@ -727,6 +755,7 @@ impl EnergyTerm for BarrierContact {
         // The obstacles' straight way from now to the target, with the bodies
         // held at x: as far along it as CCD allows (each pair keeps a tenth of
         // its gap), and 90% of each vertex's distance to a moving plane.
+        let x = &lifted(x, self.dimension);
         let mut at = x.to_vec();
         at.extend_from_slice(&now.fixed);
         let mut way = vec![0.0; x.len()];

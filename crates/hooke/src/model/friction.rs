@@ -36,8 +36,11 @@ pub const DEFAULT_SLIP_VELOCITY: f64 = 1e-3;
 /// What the step's start fixed.
 #[derive(Default)]
 struct Lag {
-    /// xⁿ, 3 per model vertex.
+    /// xⁿ, d per model vertex.
     start: Vec<f64>,
+    /// The model's coordinates per vertex, d (friction works in 3D, a 2D
+    /// model's positions lifted to z = 0).
+    dimension: usize,
     /// The step's length h, s.
     step: f64,
     contacts: Vec<FrictionContact>,
@@ -91,7 +94,7 @@ impl Friction {
         self.lag.lock().expect("not poisoned").contacts.clone()
     }
 
-    /// The displacement from the lag (3 per model vertex, then the fixed
+    /// The displacement from the lag (3 per model vertex, z = 0 for a 2D model, then the fixed
     /// surfaces' vertices', which move with their obstacles) and the
     /// smoothing length ε_v h.
     fn displacement(&self, lag: &Lag, x: &[f64]) -> (Vec<f64>, f64) {
@@ -103,8 +106,11 @@ impl Friction {
             .map_or(0, |v| 3 * (v + 1));
         let model = 3 * self.model_vertices;
         let mut displacement = vec![0.0; needed.max(model + lag.fixed_moved.len())];
-        for (d, (a, b)) in displacement.iter_mut().zip(x.iter().zip(&lag.start)) {
-            *d = a - b;
+        let d = lag.dimension;
+        for (v, (a, b)) in x.chunks(d).zip(lag.start.chunks(d)).enumerate() {
+            for k in 0..d {
+                displacement[3 * v + k] = a[k] - b[k];
+            }
         }
         displacement[model..model + lag.fixed_moved.len()].copy_from_slice(&lag.fixed_moved);
         (displacement, self.slip_velocity * lag.step)
@@ -132,7 +138,7 @@ impl EnergyTerm for Friction {
 
     fn capabilities(&self) -> TermCapabilities {
         TermCapabilities {
-            planar: false,
+            planar: true,
             ..TermCapabilities::SMOOTH
         }
     }
@@ -172,7 +178,12 @@ impl EnergyTerm for Friction {
             self.model_vertices,
             &mut own,
         );
-        gradient.iter_mut().zip(&own).for_each(|(g, o)| *g += o);
+        let d = lag.dimension;
+        for v in 0..self.model_vertices {
+            for k in 0..d {
+                gradient[d * v + k] += own[3 * v + k];
+            }
+        }
         Ok(energy)
     }
 
@@ -206,7 +217,7 @@ impl EnergyTerm for Friction {
         // vertices lie past the unknowns, where the system drops them.
         for contact in &lag.contacts {
             let block = contact_block(contact, &displacement, self.coefficient, epsilon);
-            blocks.push(&contact.vertices[..contact.count], 1.0, &block);
+            blocks.push_from_3d(&contact.vertices[..contact.count], 1.0, &block);
         }
         Ok(())
     }
@@ -219,6 +230,7 @@ impl EnergyTerm for Friction {
         let fixed_start = contact.obstacle_positions();
         *self.lag.lock().expect("not poisoned") = Lag {
             start: state.positions.clone(),
+            dimension: model.dimension(),
             step: (time - state.time).max(f64::MIN_POSITIVE),
             contacts,
             fixed_moved: vec![0.0; fixed_start.len()],

@@ -16,7 +16,7 @@ pub struct Keyframe {
     /// s.
     pub time: f64,
     /// m.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::model::vectors::two_or_three")]
     pub translation: [f64; 3],
     /// rad.
     #[serde(default)]
@@ -29,13 +29,13 @@ pub struct Keyframe {
 #[serde(deny_unknown_fields)]
 pub struct ObstacleMotion {
     /// A steady velocity, m/s.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::model::vectors::two_or_three")]
     pub velocity: [f64; 3],
     /// A steady spin about `center`, rad/s (a vector along the axis).
     #[serde(default)]
     pub angular_velocity: [f64; 3],
     /// The centre rotations turn about, m (default the origin).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::model::vectors::two_or_three")]
     pub center: [f64; 3],
     /// Keyframes in increasing time, instead of a steady motion: the pose is
     /// the first key's before it, the last key's after it, and linear in

@@ -5,6 +5,7 @@
 use super::format::{ContactSection, ContactStiffness};
 use crate::contact::{intersection, point as at, ContactSurface};
 use crate::error::{HookeError, Result};
+use crate::mesh::Mesh;
 use crate::model::{
     BarrierContact, BarrierStiffness, ContactPlane, Friction, Model, ObstacleShape, DEFAULT_SLIP_VELOCITY,
 };
@@ -32,15 +33,12 @@ pub(super) fn add_contact(
     networks: ContactSurface,
     notes: &mut Vec<String>,
 ) -> Result<()> {
-    let Some(mesh) = model.mesh().tetrahedra() else {
-        return Err(HookeError::scene(
-            "contact",
-            "barrier contact is 3D so far; 2D point–edge contact is not built yet",
-        ));
+    let surface = match model.mesh() {
+        Mesh::Tetrahedra(mesh) => ContactSurface::of_tetrahedra(mesh).joined(networks),
+        Mesh::Triangles(mesh) => ContactSurface::of_plane_triangles(mesh),
     };
-    let surface = ContactSurface::of_tetrahedra(mesh).joined(networks);
     let x0 = model.rest_positions();
-    let diagonal = crate::contact::bounding_diagonal(&x0, &surface.vertices);
+    let diagonal = crate::contact::bounding_diagonal(&crate::contact::lifted(&x0, model.dimension()), &surface.vertices);
     let dhat = section.distance.unwrap_or(DEFAULT_DISTANCE_SCALE * diagonal);
     if section.distance.is_none() {
         notes.push(format!(
@@ -152,7 +150,7 @@ pub(super) fn check_start(section: &ContactSection, model: &Model, owners: &Owne
         moving && (section.self_contact || names.iter().any(|n| *n != names[0]))
     };
     if let Some(crossing) = intersection::first_crossing(surface, &x) {
-        let vertices = [crossing.edge[0], crossing.edge[1], crossing.face[0]];
+        let vertices = [crossing.edge[0], crossing.edge[1], crossing.crossed_vertex()];
         if counts(&vertices) {
             let names: Vec<String> = vertices.iter().map(|&v| name(v)).collect();
             return Err(HookeError::scene(
@@ -188,9 +186,10 @@ pub(super) fn check_start(section: &ContactSection, model: &Model, owners: &Owne
     }
     let rest = contact.with_fixed_positions(&model.rest_positions());
     let pairs = crate::contact::potential::active_pairs(surface, &rest, &x, dhat);
-    if let Some(pair) = pairs.iter().find(|p| counts(&p.vertices)) {
-        let centre = pair.vertices.iter().map(|&v| at(&x, v)).sum::<Vector3<f64>>() / 4.0;
-        let names: Vec<String> = pair.vertices.iter().map(|&v| name(v)).collect();
+    if let Some(pair) = pairs.iter().find(|p| counts(p.points())) {
+        let points = pair.points();
+        let centre = points.iter().map(|&v| at(&x, v)).sum::<Vector3<f64>>() / points.len() as f64;
+        let names: Vec<String> = points.iter().map(|&v| name(v)).collect();
         return Err(HookeError::scene(
             "contact",
             format!(

@@ -69,6 +69,9 @@ pub(super) fn check(table: &toml::Table) -> Result<()> {
     }
     for (o, obstacle) in tables(table, "obstacles") {
         checker.obstacle_shape(obstacle.get("shape"), &format!("obstacles[{o}].shape"))?;
+        if let Some(toml::Value::Table(motion)) = obstacle.get("motion") {
+            checker.obstacle_motion(motion, &format!("obstacles[{o}].motion"))?;
+        }
     }
     Ok(())
 }
@@ -147,6 +150,31 @@ impl Checker {
             return Err(HookeError::scene(
                 format!("{key}.shape"),
                 "shape selections are 3D only; in 2D select by plane, box, label, vertices or all",
+            ));
+        }
+        Ok(())
+    }
+
+    /// An obstacle's motion: its vectors in the scene's dimension; a 2D
+    /// obstacle (a line) moves by translation in the plane.
+    fn obstacle_motion(&self, motion: &toml::Table, key: &str) -> Result<()> {
+        self.vector(motion, "velocity", key)?;
+        self.vector(motion, "center", key)?;
+        let keyframes = motion.get("keyframes").and_then(toml::Value::as_array).into_iter().flatten();
+        for (k, frame) in keyframes.filter_map(toml::Value::as_table).enumerate() {
+            let frame_key = format!("{key}.keyframes[{k}]");
+            self.vector(frame, "translation", &frame_key)?;
+            if self.dimension == 2 && frame.contains_key("rotation") {
+                return Err(HookeError::scene(
+                    format!("{frame_key}.rotation"),
+                    "a 2D obstacle moves by translation in the plane: leave the rotation out",
+                ));
+            }
+        }
+        if self.dimension == 2 && motion.contains_key("angular_velocity") {
+            return Err(HookeError::scene(
+                format!("{key}.angular_velocity"),
+                "a 2D obstacle moves by translation in the plane: leave the angular velocity out",
             ));
         }
         Ok(())

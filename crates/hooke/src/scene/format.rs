@@ -1063,11 +1063,25 @@ impl SceneFile {
                 format!("μ must be a finite number ≥ 0, got {}", contact.friction),
             ));
         }
-        if self.dimension != 3 {
-            return Err(HookeError::scene(
-                "contact",
-                "barrier contact is 3D so far; 2D point–edge contact is not built yet",
-            ));
+        if self.dimension == 2 {
+            // 2D contact is between boundary edges of continuous triangle
+            // bodies and plane obstacles (lines).
+            for (b, body) in self.bodies.iter().enumerate() {
+                if let super::Discretization::Discontinuous(_) = body.discretization {
+                    return Err(HookeError::scene(
+                        format!("bodies[{b}].discretization"),
+                        "barrier contact needs a continuous body: the discontinuous Galerkin triangles' own edges touch each other; remove [contact] or the discretization",
+                    ));
+                }
+            }
+            for (o, obstacle) in self.obstacles.iter().enumerate() {
+                if let ObstacleShape::Mesh { .. } = obstacle.shape {
+                    return Err(HookeError::scene(
+                        format!("obstacles[{o}].shape"),
+                        "mesh obstacles are 3D surfaces; 2D barrier contact takes plane obstacles (lines in the plane)",
+                    ));
+                }
+            }
         }
         Ok(())
     }
