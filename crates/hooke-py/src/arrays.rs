@@ -237,20 +237,48 @@ pub fn elements(value: &Bound<'_, PyAny>, name: &str) -> PyResult<(Vec<Vec<usize
             "{name}: expected 4 (tetrahedra) or 3 (triangles) vertices per element, got shape {shape:?}"
         )));
     }
-    let flat = int64_values(&array)?;
-    let rows = flat
-        .chunks(k)
+    Ok((index_rows(&array, k, name)?, k))
+}
+
+/// An integer array's rows of `k` vertex indices, none negative.
+fn index_rows(array: &Bound<'_, PyAny>, k: usize, name: &str) -> PyResult<Vec<Vec<usize>>> {
+    let flat = int64_values(array)?;
+    flat.chunks(k)
         .enumerate()
         .map(|(e, row)| {
             row.iter()
                 .map(|&i| {
                     usize::try_from(i)
-                        .map_err(|_| PyValueError::new_err(format!("{name}: element {e} has the negative index {i}")))
+                        .map_err(|_| PyValueError::new_err(format!("{name}: row {e} has the negative index {i}")))
                 })
                 .collect::<PyResult<Vec<usize>>>()
         })
-        .collect::<PyResult<_>>()?;
-    Ok((rows, k))
+        .collect()
+}
+
+/// Edges as an (m, 2) integer array of vertex indices, each below `vertex_count`.
+pub fn edges(value: &Bound<'_, PyAny>, name: &str, vertex_count: usize) -> PyResult<Vec<[usize; 2]>> {
+    let array = numpy_module(value.py())?
+        .call_method1("asarray", (value,))
+        .map_err(|e| PyTypeError::new_err(format!("{name}: expected an integer array ({e})")))?;
+    let kind: String = array.getattr("dtype")?.getattr("kind")?.extract()?;
+    let shape: Vec<usize> = array.getattr("shape")?.extract()?;
+    if !matches!(kind.as_str(), "i" | "u") || !matches!(shape[..], [_, 2]) {
+        return Err(PyValueError::new_err(format!(
+            "{name}: expected an (m, 2) integer array of edges, got shape {shape:?} of dtype {}",
+            array.getattr("dtype")?.str()?
+        )));
+    }
+    let rows = index_rows(&array, 2, name)?;
+    rows.iter()
+        .enumerate()
+        .map(|(e, row)| match row.iter().find(|&&v| v >= vertex_count) {
+            Some(v) => Err(PyValueError::new_err(format!(
+                "{name}[{e}] names vertex {v}, but there are {vertex_count}"
+            ))),
+            None => Ok([row[0], row[1]]),
+        })
+        .collect()
 }
 
 /// A flat vector as an (n, d) array.

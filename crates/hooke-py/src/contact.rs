@@ -141,15 +141,15 @@ pub fn updated_barrier_stiffness(
     hooke::contact::stiffness::updated(previous_distance, distance, stiffness, ceiling, diagonal)
 }
 
-/// The four points of a pair.
-type Four = [Vector3<f64>; 4];
+/// The N points of a pair.
+type Points<const N: usize> = [Vector3<f64>; N];
 
-/// The four points of a pair at the step's start, and their displacements to its end.
-fn pair_motion(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<(Four, Four)> {
-    let read = |value: &Bound<'_, PyAny>, name: &str| -> PyResult<Four> {
+/// The N points of a pair at the step's start, and their displacements to its end.
+fn pair_motion<const N: usize>(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<(Points<N>, Points<N>)> {
+    let read = |value: &Bound<'_, PyAny>, name: &str| -> PyResult<[Vector3<f64>; N]> {
         let (points, _) = Floats::read(value, name)?.points()?;
-        let points: Four = points.try_into().map_err(|p: Vec<Vector3<f64>>| {
-            pyo3::exceptions::PyValueError::new_err(format!("{name}: expected 4 points, got {}", p.len()))
+        let points: [Vector3<f64>; N] = points.try_into().map_err(|p: Vec<Vector3<f64>>| {
+            pyo3::exceptions::PyValueError::new_err(format!("{name}: expected {N} points, got {}", p.len()))
         })?;
         Ok(points)
     };
@@ -164,6 +164,14 @@ fn pair_motion(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<(Fo
 pub fn point_triangle_ccd(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
     let (x, dx) = pair_motion(start, end)?;
     Ok(hooke::contact::ccd::point_triangle_time(x, dx))
+}
+
+/// Additive CCD of point x[0] and edge (x[1], x[2]) of the plane moving
+/// from `start` to `end` (each (3, 2)).
+#[pyfunction]
+pub fn point_edge_ccd(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+    let (x, dx) = pair_motion(start, end)?;
+    Ok(hooke::contact::ccd::point_edge_time(x, dx))
 }
 
 /// Additive CCD of edges (x[0], x[1]) and (x[2], x[3]) moving from `start`
@@ -289,9 +297,102 @@ pub fn barrier_potential<'py>(
     for pair in &pairs {
         let (_, _, h) = pair_term(pair, &x, dhat);
         let h = if project { clamp_to_psd(h) } else { h };
-        add_block(&mut hessian, x.len(), &pair.vertices, h.as_slice());
+        add_block(&mut hessian, x.len(), pair.points(), &pair.block(&h));
     }
     Ok((energy, to_matrix(py, gradient, 3)?, to_matrix(py, hessian, 3 * n)?))
+}
+
+/// The squared distance between point p and edge (e0, e1) of the plane (2
+/// numbers each, or 3 with z = 0), with its gradient (6,) and Hessian (6, 6)
+/// with respect to (p, e0, e1) in the plane, through the closest feature.
+#[pyfunction]
+pub fn point_edge_distance<'py>(
+    py: Python<'py>,
+    p: &Bound<'py, PyAny>,
+    e0: &Bound<'py, PyAny>,
+    e1: &Bound<'py, PyAny>,
+) -> PyResult<Derivatives<'py>> {
+    let planar = |value: &Bound<'py, PyAny>, name: &str| -> PyResult<Vector3<f64>> {
+        let [x, y, _] = Floats::read(value, name)?.fixed_vector(2)?;
+        Ok(Vector3::new(x, y, 0.0))
+    };
+    let (p, e0, e1) = (planar(p, "p")?, planar(e0, "e0")?, planar(e1, "e1")?);
+    let (value, gradient, hessian) = distance::point_edge_hessian(&p, &e0, &e1);
+    let kept = [0, 1, 3, 4, 6, 7];
+    let gradient: Vec<f64> = kept.iter().map(|&i| gradient[i]).collect();
+    let hessian: Vec<f64> = kept
+        .iter()
+        .flat_map(|&i| kept.iter().map(move |&j| hessian[(i, j)]))
+        .collect();
+    Ok((
+        value,
+        PyArray1::from_vec(py, gradient).into_any(),
+        to_matrix(py, hessian, 6)?,
+    ))
+}
+
+/// The barrier potential B(x) of the 2D curves `edges` ((m, 2) indices)
+/// over `vertices` (n, 2), point–edge pairs closer than `dhat` (stiffness 1):
+/// its gradient (n, 2) and Hessian (2n, 2n), exact or, with `project`, each
+/// pair's part projected to positive semi-definite.
+#[pyfunction]
+#[pyo3(signature = (vertices, edges, dhat, project=false))]
+pub fn barrier_potential_2d<'py>(
+    py: Python<'py>,
+    vertices: &Bound<'py, PyAny>,
+    edges: &Bound<'py, PyAny>,
+    dhat: f64,
+    project: bool,
+) -> PyResult<(f64, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    use hooke::contact::potential::{active_pairs, clamp_to_psd, energy_and_gradient, pair_term};
+    let (points, d) = Floats::read(vertices, "vertices")?.points()?;
+    if d != 2 {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "vertices: expected an (n, 2) array of points in the plane",
+        ));
+    }
+    let n = points.len();
+    let x: Vec<f64> = points.iter().flat_map(|p| [p.x, p.y, 0.0]).collect();
+    let surface = hooke::contact::ContactSurface::of_plane_edges(crate::arrays::edges(edges, "edges", n)?);
+    let pairs = active_pairs(&surface, &x, &x, dhat);
+    let mut lifted = vec![0.0; x.len()];
+    let energy = energy_and_gradient(&pairs, &x, dhat, &mut lifted);
+    let mut hessian3 = vec![0.0; x.len() * x.len()];
+    for pair in &pairs {
+        let (_, _, h) = pair_term(pair, &x, dhat);
+        let h = if project { clamp_to_psd(h) } else { h };
+        add_block(&mut hessian3, x.len(), pair.points(), &pair.block(&h));
+    }
+    // Drop z: rows and columns 3v + 2.
+    let kept: Vec<usize> = (0..x.len()).filter(|i| i % 3 != 2).collect();
+    let gradient: Vec<f64> = kept.iter().map(|&i| lifted[i]).collect();
+    let hessian: Vec<f64> = kept
+        .iter()
+        .flat_map(|&i| kept.iter().map(|&j| hessian3[i * x.len() + j]).collect::<Vec<_>>())
+        .collect();
+    Ok((energy, to_matrix(py, gradient, 2)?, to_matrix(py, hessian, 2 * n)?))
+}
+
+/// The largest fraction of the motion from `start` to `end` (each (n, 2))
+/// that no point of the 2D curves `edges` can cross an edge (additive CCD
+/// over the broad phase's vertex–edge candidates).
+#[pyfunction]
+pub fn collision_free_step_2d(
+    start: &Bound<'_, PyAny>,
+    end: &Bound<'_, PyAny>,
+    edges: &Bound<'_, PyAny>,
+) -> PyResult<f64> {
+    let (x0, x1) = (flat_points(start, "start")?, flat_points(end, "end")?);
+    if x0.len() != x1.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "start has {} points and end {}",
+            x0.len() / 3,
+            x1.len() / 3
+        )));
+    }
+    let surface = hooke::contact::ContactSurface::of_plane_edges(crate::arrays::edges(edges, "edges", x0.len() / 3)?);
+    let dx: Vec<f64> = x1.iter().zip(&x0).map(|(b, a)| b - a).collect();
+    Ok(hooke::contact::ccd::step_bound(&surface, &x0, &dx))
 }
 
 /// The lagged friction potential D of Li et al. 2020, §5, of the triangle

@@ -112,6 +112,89 @@ def test_additive_ccd_matches_ipctk_and_never_passes_the_exact_time_of_impact():
     assert hits > 20, hits
 
 
+def test_point_edge_distances_in_the_plane_match_ipctk_for_every_feature_kind():
+    rng = np.random.default_rng(21)
+    kinds = set()
+    for _ in range(300):
+        p, e0, e1 = 2.0 * rng.random((3, 2)) - 0.5
+        d2, gradient, hessian = contact.point_edge_distance(p, e0, e1)
+        kinds.add(ipctk.point_edge_distance_type(p, e0, e1))
+        assert d2 == pytest.approx(ipctk.point_edge_distance(p, e0, e1), rel=1e-12, abs=1e-15)
+        assert close(gradient, ipctk.point_edge_distance_gradient(p, e0, e1), 1.0)
+        assert close(hessian, ipctk.point_edge_distance_hessian(p, e0, e1), 1.0)
+    assert len(kinds) == 3, kinds  # either end, or the edge's line
+
+
+def test_point_edge_additive_ccd_in_the_plane_matches_ipctk():
+    rng = np.random.default_rng(22)
+    additive = ipctk.AdditiveCCD()
+    hits = 0
+    for case in range(400):
+        start = rng.random((3, 2)) - 0.5
+        end = start + 3.0 * (rng.random((3, 2)) - 0.5)
+        ours = contact.point_edge_ccd(start, end)
+        hit, toi = additive.point_edge_ccd(*start, *end)
+        assert (ours is not None) == hit, (case, ours, toi)
+        if hit:
+            hits += 1
+            assert ours == pytest.approx(toi, rel=1e-9), case
+    assert hits > 30, hits
+
+
+def square_loop(center, size, angle, cells):
+    """The boundary of a square as a closed loop of 4 cells edges, turned by angle."""
+    side = np.linspace(-0.5, 0.5, cells + 1)[:-1]
+    points = np.concatenate([
+        np.stack([side, -0.5 + 0 * side], 1), np.stack([0.5 + 0 * side, side], 1),
+        np.stack([-side, 0.5 + 0 * side], 1), np.stack([-0.5 + 0 * side, -side], 1),
+    ])
+    turn = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    n = len(points)
+    edges = np.array([[i, (i + 1) % n] for i in range(n)], dtype=np.int32)
+    return center + size * points @ turn.T, edges
+
+
+def test_the_2d_barrier_potential_and_step_bound_of_two_close_squares_match_ipctk():
+    rng = np.random.default_rng(23)
+    dhat = 0.05
+    checked = 0
+    for trial in range(12):
+        a, ea = square_loop(np.zeros(2), 1.0, 0.0, 4)
+        b, eb = square_loop(np.zeros(2), 0.7, rng.uniform(0.2, 1.2), 3)
+        b[:, 1] += 0.5 - b[:, 1].min() + rng.uniform(0.005, 0.04)
+        b[:, 0] += rng.uniform(-0.3, 0.3)
+        vertices = np.vstack([a, b]) + 0.002 * rng.standard_normal((len(a) + len(b), 2))
+        edges = np.vstack([ea, eb + len(a)])
+        mesh = ipctk.CollisionMesh(vertices, edges)
+        collisions = ipctk.NormalCollisions()
+        collisions.build(mesh, vertices, dhat)
+        if len(collisions) == 0:
+            continue
+        checked += 1
+        potential = ipctk.BarrierPotential(dhat, 1.0)
+        energy, gradient, hessian = contact.barrier_potential_2d(vertices, edges, dhat)
+        assert energy == pytest.approx(potential(collisions, mesh, vertices), rel=1e-9), trial
+        their_gradient = potential.gradient(collisions, mesh, vertices).reshape(-1, 2)
+        scale = np.abs(their_gradient).max()
+        assert np.allclose(gradient, their_gradient, rtol=1e-8, atol=1e-10 * scale), trial
+        their_hessian = potential.hessian(collisions, mesh, vertices).toarray()
+        scale = np.abs(their_hessian).max()
+        assert np.allclose(hessian, their_hessian, rtol=1e-7, atol=1e-9 * scale), trial
+        _, _, projected = contact.barrier_potential_2d(vertices, edges, dhat, project=True)
+        clamp = ipctk.PSDProjectionMethod.CLAMP
+        their_projected = potential.hessian(collisions, mesh, vertices, project_hessian_to_psd=clamp).toarray()
+        assert np.allclose(projected, their_projected, rtol=1e-7, atol=1e-9 * scale), trial
+        # The upper square dropped through the lower one: the step stops short,
+        # never past ipctk's exact time of impact.
+        end = vertices.copy()
+        end[len(a):, 1] -= 0.5
+        ours = contact.collision_free_step_2d(vertices, end, edges)
+        exact = ipctk.compute_collision_free_stepsize(mesh, vertices, end, broad_phase=ipctk.BruteForce(),
+                                                      narrow_phase_ccd=ipctk.TightInclusionCCD(conservative_rescaling=1.0))
+        assert 0.0 < ours <= exact, (trial, ours, exact)
+    assert checked >= 8, checked
+
+
 def cube(center, size, rotation):
     corners = np.array([[x, y, z] for z in (0, 1) for y in (0, 1) for x in (0, 1)], dtype=float) - 0.5
     faces = np.array(

@@ -138,7 +138,9 @@ fn the_2d_energy_gradient_and_pair_blocks_match_central_differences_in_two_coord
         }
     }
     // The step bound: moving the upper body down by twice the gap stops it short.
-    let down: Vec<f64> = (0..n).map(|i| if i >= n / 2 && i % 2 == 1 { -0.8 * dhat } else { 0.0 }).collect();
+    let down: Vec<f64> = (0..n)
+        .map(|i| if i >= n / 2 && i % 2 == 1 { -0.8 * dhat } else { 0.0 })
+        .collect();
     let bound = contact.feasible_step(&x, &down).unwrap();
     assert!(bound > 0.0 && bound < 0.5, "{bound}");
     // Projected blocks are positive semi-definite.
@@ -181,9 +183,7 @@ fn the_ring_squashed_between_plates_never_crosses_and_ends_squashed_by_the_plate
     // The plate's pinned top has come down 8 cm; the ring (20 cm tall) is
     // between the floor and the plate's underside, 2 cm below its top.
     let x = &state.positions;
-    let plate_underside = (320..x.len() / 2)
-        .map(|v| x[2 * v + 1])
-        .fold(f64::INFINITY, f64::min);
+    let plate_underside = (320..x.len() / 2).map(|v| x[2 * v + 1]).fold(f64::INFINITY, f64::min);
     assert!(top(x) < plate_underside, "{} above {plate_underside}", top(x));
     let height = top(x) - bottom(x);
     assert!((height - 0.12).abs() < 0.005, "the ring is {height} m tall");
@@ -221,7 +221,14 @@ fn slide(angle_degrees: f64, mu: f64, steps: usize, dt: f64) -> (Vec<f64>, f64, 
             -gradient.chunks(2).map(|g| g[0]).sum::<f64>()
         })
         .sum();
-    let normal: f64 = built.model.barrier_contact().unwrap().forces(x).chunks(2).map(|f| f[1]).sum();
+    let normal: f64 = built
+        .model
+        .barrier_contact()
+        .unwrap()
+        .forces(x)
+        .chunks(2)
+        .map(|f| f[1])
+        .sum();
     (speeds, g, [friction, normal])
 }
 
@@ -238,8 +245,14 @@ fn a_2d_block_on_an_incline_slides_with_the_coulomb_acceleration_and_sticks_belo
     );
     // 0.2 m × 0.1 m × 1000 kg/m³ per metre of thickness.
     let weight = 20.0 * g;
-    assert!((normal - weight * theta.cos()).abs() < 0.01 * weight, "normal {normal} N");
-    assert!((friction + mu * normal).abs() < 0.01 * mu * normal, "friction {friction} N");
+    assert!(
+        (normal - weight * theta.cos()).abs() < 0.01 * weight,
+        "normal {normal} N"
+    );
+    assert!(
+        (friction + mu * normal).abs() < 0.01 * mu * normal,
+        "friction {friction} N"
+    );
     // Below tan θ = μ it stays (creeping below ε_v).
     let (speeds, _, _) = slide(20.0, 0.5, 60, dt);
     assert!(speeds.iter().skip(19).all(|v| v.abs() < 1e-3), "{speeds:?}");
@@ -253,11 +266,17 @@ fn two_d_scenes_contact_cannot_take_are_refused_naming_the_key() {
         "{head}{}\ndiscretization = {{ discontinuous = {{ penalty = 10.0 }} }}\n{FLOOR}[contact]\n",
         base.trim_end()
     ));
-    assert!(message.contains("bodies[0].discretization") && message.contains("continuous"), "{message}");
+    assert!(
+        message.contains("bodies[0].discretization") && message.contains("continuous"),
+        "{message}"
+    );
     let message = refusal(&format!(
         "{head}{base}[[obstacles]]\nshape = {{ mesh = {{ file = \"bowl.obj\" }} }}\n[contact]\n"
     ));
-    assert!(message.contains("obstacles[0].shape") && message.contains("2D"), "{message}");
+    assert!(
+        message.contains("obstacles[0].shape") && message.contains("2D"),
+        "{message}"
+    );
     let message = refusal(&format!(
         "{head}{base}{FLOOR}motion = {{ angular_velocity = 1.0 }}\n[contact]\n"
     ));
@@ -265,16 +284,25 @@ fn two_d_scenes_contact_cannot_take_are_refused_naming_the_key() {
     let message = refusal(&format!(
         "{head}{base}{FLOOR}motion = {{ velocity = [0.0, 1.0, 0.5] }}\n[contact]\n"
     ));
-    assert!(message.contains("obstacles[0].motion.velocity") && message.contains("2 components"), "{message}");
+    assert!(
+        message.contains("obstacles[0].motion.velocity") && message.contains("2 components"),
+        "{message}"
+    );
     // Two bodies overlapping at the start, and one closer to the floor than d̂.
     let message = refusal(&format!(
         "{head}{base}{}{FLOOR}[contact]\ndistance = 1e-3\n",
         rectangle([0.1, 0.05], [0.2, 0.1], [4, 2], 1e5)
     ));
-    assert!(message.contains("bodies[0] and bodies[1]") && message.contains("intersect"), "{message}");
+    assert!(
+        message.contains("bodies[0] and bodies[1]") && message.contains("intersect"),
+        "{message}"
+    );
     let message = refusal(&format!(
         "{head}{}{FLOOR}[contact]\ndistance = 1e-3\n",
         rectangle([0.0, 0.0005], [0.2, 0.1], [4, 2], 1e5)
     ));
-    assert!(message.contains("obstacles[0]") && message.contains("closer than d̂"), "{message}");
+    assert!(
+        message.contains("obstacles[0]") && message.contains("closer than d̂"),
+        "{message}"
+    );
 }

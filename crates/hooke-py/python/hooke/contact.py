@@ -26,6 +26,19 @@ order of the arguments):
   slip from ``lagged`` to ``vertices`` over the step ``dt``; its gradient
   (n, 3) and Hessian (3n, 3n) with respect to ``vertices``.
 
+In 2D (plane strain), contact is between points and edges:
+
+- ``point_edge_distance(p, e0, e1)``: the squared distance of a point and
+  an edge of the plane (2 numbers each), its gradient (6,) and Hessian (6, 6);
+- ``barrier_potential_2d(vertices, edges, dhat, project=False)``: the
+  barrier potential of curves ``edges`` ((m, 2) indices) over ``vertices``
+  (n, 2), its gradient (n, 2) and Hessian (2n, 2n);
+- ``point_edge_ccd(start, end)``: additive CCD of a point and an edge of
+  the plane (each (3, 2)), as ``point_triangle_ccd``;
+- ``collision_free_step_2d(start, end, edges)``: the largest fraction of
+  the motion from ``start`` to ``end`` (each (n, 2)) that no point can cross
+  an edge in.
+
 >>> import hooke.contact as contact
 >>> d2, gradient, hessian = contact.point_triangle_distance([0, 0, 1], [0, 0, 0], [1, 0, 0], [0, 1, 0])
 >>> d2
@@ -34,15 +47,19 @@ order of the arguments):
 
 from ._hooke import (
     barrier_potential,
+    barrier_potential_2d,
     barrier_with_derivatives as barrier,
     candidate_counts,
     collision_free_step,
+    collision_free_step_2d,
     edge_edge_ccd,
     edge_edge_distance,
     edge_edge_mollifier,
     edge_edge_mollifier_threshold,
     friction_potential,
     initial_barrier_stiffness,
+    point_edge_ccd,
+    point_edge_distance,
     point_triangle_ccd,
     point_triangle_distance,
     updated_barrier_stiffness,
@@ -51,14 +68,18 @@ from ._hooke import (
 __all__ = [
     "barrier",
     "barrier_potential",
+    "barrier_potential_2d",
     "candidate_counts",
     "collision_free_step",
+    "collision_free_step_2d",
     "edge_edge_ccd",
     "edge_edge_distance",
     "edge_edge_mollifier",
     "edge_edge_mollifier_threshold",
     "friction_potential",
     "initial_barrier_stiffness",
+    "point_edge_ccd",
+    "point_edge_distance",
     "point_triangle_ccd",
     "point_triangle_distance",
     "updated_barrier_stiffness",

@@ -229,7 +229,11 @@ mod tests {
         for e in 0..count {
             let centre = [next(), next()];
             for _ in 0..2 {
-                start.extend([centre[0] + 0.04 * (next() - 0.5), centre[1] + 0.04 * (next() - 0.5), 0.0]);
+                start.extend([
+                    centre[0] + 0.04 * (next() - 0.5),
+                    centre[1] + 0.04 * (next() - 0.5),
+                    0.0,
+                ]);
             }
             edges.push([2 * e, 2 * e + 1]);
             if e % 5 == 0 && e + 1 < count {
@@ -257,7 +261,11 @@ mod tests {
         sorted.sort_unstable();
         let mut expected = Vec::new();
         let overlap = |a: &Aabb, b: &Aabb| (0..3).all(|k| a.low[k] <= b.high[k] && b.low[k] <= a.high[k]);
-        let boxes: Vec<Aabb> = surface.edges.iter().map(|e| Aabb::swept(e, &start, &end, 0.5 * reach)).collect();
+        let boxes: Vec<Aabb> = surface
+            .edges
+            .iter()
+            .map(|e| Aabb::swept(e, &start, &end, 0.5 * reach))
+            .collect();
         for &v in &surface.vertices {
             let query = Aabb::swept(&[v], &start, &end, 0.5 * reach);
             for (e, edge) in surface.edges.iter().enumerate() {

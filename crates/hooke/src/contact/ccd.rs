@@ -32,21 +32,21 @@ pub const STOP_FRACTION: f64 = 0.1;
 /// can otherwise creep on for very long.
 const MAX_ADVANCES: usize = 1_000_000;
 
-/// The four vertices of a pair and their displacements over the step.
-type Pair = ([Vector3<f64>; 4], [Vector3<f64>; 4]);
+/// The N vertices of a pair and their displacements over the step.
+type Pair<const N: usize> = ([Vector3<f64>; N], [Vector3<f64>; N]);
 
 /// Additive CCD of a pair whose squared distance is `squared_distance`,
 /// the first `first` vertices one primitive, the rest the other: the time in
 /// [0, 1] at which to stop, or None when the pair cannot meet within the step.
-fn additive_ccd(
-    (mut x, mut p): Pair,
+fn additive_ccd<const N: usize>(
+    (mut x, mut p): Pair<N>,
     first: usize,
-    squared_distance: impl Fn(&[Vector3<f64>; 4]) -> f64,
+    squared_distance: impl Fn(&[Vector3<f64>; N]) -> f64,
 ) -> Option<f64> {
-    let mean = p.iter().sum::<Vector3<f64>>() / 4.0;
+    let mean = p.iter().sum::<Vector3<f64>>() / N as f64;
     p.iter_mut().for_each(|v| *v -= mean);
     let largest = |range: std::ops::Range<usize>| p[range].iter().map(|v| v.norm()).fold(0.0, f64::max);
-    let closing = largest(0..first) + largest(first..4);
+    let closing = largest(0..first) + largest(first..N);
     if closing == 0.0 {
         return None;
     }
@@ -87,15 +87,9 @@ pub fn edge_edge_time(x: [Vector3<f64>; 4], displacements: [Vector3<f64>; 4]) ->
 }
 
 /// The time in [0, 1] at which point x0 and edge (x1, x2) of a planar
-/// surface, moving by their displacements, are to stop, or None. The fourth
-/// entries are not used (give zeros).
-pub fn point_edge_time(x: [Vector3<f64>; 4], displacements: [Vector3<f64>; 4]) -> Option<f64> {
-    let mut three = displacements;
-    // The unused vertex must not move the mean: it stands where the edge's first end does, with its motion.
-    let mut x = x;
-    x[3] = x[1];
-    three[3] = displacements[1];
-    additive_ccd((x, three), 1, |x| point_edge(&x[0], &x[1], &x[2]).0)
+/// surface, moving by their displacements, are to stop, or None.
+pub fn point_edge_time(x: [Vector3<f64>; 3], displacements: [Vector3<f64>; 3]) -> Option<f64> {
+    additive_ccd((x, displacements), 1, |x| point_edge(&x[0], &x[1], &x[2]).0)
 }
 
 /// The largest α ∈ (0, 1] such that the surface can move from `x` by α·`dx`
@@ -144,8 +138,8 @@ pub fn step_bound_where(
         if !counts(&[v as usize, a, b]) {
             return None;
         }
-        let (points, moves) = gather([v as usize, a, b, a]);
-        point_edge_time(points, moves)
+        let vertices = [v as usize, a, b];
+        point_edge_time(vertices.map(at), vertices.map(by))
     });
     faces.chain(edges).chain(points).reduce(|| 1.0, f64::min).min(1.0)
 }
@@ -296,32 +290,31 @@ mod tests {
         let distance = |y: &[Vector3<f64>; 4]| point_edge(&y[0], &y[1], &y[2]).0;
         let mut hits = 0;
         for case in 0..300 {
-            // The fourth vertex is not the pair's: it must not matter where it is or goes.
-            let x: [Vector3<f64>; 4] = std::array::from_fn(|_| v(next(), next(), 0.0));
-            let p: [Vector3<f64>; 4] = std::array::from_fn(|_| 3.0 * v(next(), next(), 0.0));
+            let x: [Vector3<f64>; 3] = std::array::from_fn(|_| v(next(), next(), 0.0));
+            let p: [Vector3<f64>; 3] = std::array::from_fn(|_| 3.0 * v(next(), next(), 0.0));
             let time = point_edge_time(x, p);
-            let mut far = x;
-            far[3] = v(100.0, -50.0, 0.0);
-            let mut fast = p;
-            fast[3] = v(1e3, 1e3, 0.0);
-            assert_eq!(point_edge_time(far, fast), time, "case {case}");
-            let start = distance(&x).sqrt();
-            if let Some(impact) = sampled_impact(&x, &p, distance) {
+            // The sampler takes four points: the fourth stands still, unused.
+            let (x4, p4) = ([x[0], x[1], x[2], x[2]], [p[0], p[1], p[2], p[2]]);
+            let start = distance(&x4).sqrt();
+            if let Some(impact) = sampled_impact(&x4, &p4, distance) {
                 hits += 1;
                 let t = time.expect("a pair that meets is caught");
                 assert!(t <= impact, "case {case}: stops at {t} after impact at {impact}");
             }
             if let Some(t) = time {
-                let at: [Vector3<f64>; 4] = std::array::from_fn(|i| x[i] + t * p[i]);
-                assert!(distance(&at).sqrt() >= STOP_FRACTION * start * (1.0 - 1e-9), "case {case}");
+                let at: [Vector3<f64>; 4] = std::array::from_fn(|i| x4[i] + t * p4[i]);
+                assert!(
+                    distance(&at).sqrt() >= STOP_FRACTION * start * (1.0 - 1e-9),
+                    "case {case}"
+                );
             }
         }
         assert!(hits > 30, "{hits} of 300 random pairs meet");
         // A point falling onto an edge 1 m below, 2 m down: impact at t = 0.5.
         let zero = v(0.0, 0.0, 0.0);
-        let x = [v(0.3, 1.0, 0.0), v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), zero];
-        let t = point_edge_time(x, [v(0.0, -2.0, 0.0), zero, zero, zero]).expect("it hits");
+        let x = [v(0.3, 1.0, 0.0), v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0)];
+        let t = point_edge_time(x, [v(0.0, -2.0, 0.0), zero, zero]).expect("it hits");
         assert!(t < 0.5 && t > 0.4, "{t}");
-        assert_eq!(point_edge_time(x, [v(0.0, -0.9, 0.0), zero, zero, zero]), None);
+        assert_eq!(point_edge_time(x, [v(0.0, -0.9, 0.0), zero, zero]), None);
     }
 }

@@ -742,7 +742,10 @@ mod tests {
             assert!(reference - value <= 2e-3 * (1.0 + reference), "seed {seed}");
             let (with_value, with_gradient, hessian) = point_edge_hessian(&v[0], &v[1], &v[2]);
             assert!((with_value - value).abs() <= 1e-12);
-            assert!(with_gradient.iter().zip(&gradient).all(|(a, b)| (a - b).abs() <= 1e-10 * (1.0 + b.abs())));
+            assert!(with_gradient
+                .iter()
+                .zip(&gradient)
+                .all(|(a, b)| (a - b).abs() <= 1e-10 * (1.0 + b.abs())));
             let kind = point_edge_kind(&v[0], &v[1], &v[2]);
             let stable = (0..9).all(|index| {
                 [-1e-5, 1e-5].iter().all(|&h| {

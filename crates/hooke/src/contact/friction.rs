@@ -303,7 +303,10 @@ mod tests {
             out.push((FrictionContact::of_pair(&x, [0, 1, 2, 3], 4, w, 2.5).unwrap(), x));
         }
         let w = edge_edge_weights(&edges, [0, 1, 2, 3]);
-        out.push((FrictionContact::of_pair(&edges, [0, 1, 2, 3], 4, w, 0.7).unwrap(), edges));
+        out.push((
+            FrictionContact::of_pair(&edges, [0, 1, 2, 3], 4, w, 0.7).unwrap(),
+            edges,
+        ));
         let tilted = Vector3::new(0.3, 0.1, 1.0).normalize();
         out.push((FrictionContact::of_plane(0, 1, tilted, 4.0), vec![0.0; 6]));
         // Points over an edge in the plane z = 0: within it, and past its end.

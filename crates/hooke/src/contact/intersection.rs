@@ -244,7 +244,12 @@ mod tests {
             let shift = mesh.vertices.len();
             let first = ContactSurface::of_plane_triangles(&mesh);
             let second = ContactSurface::of_plane_triangles(&other);
-            let edges = first.edges.iter().copied().chain(second.edges.iter().map(|e| e.map(|v| v + shift))).collect();
+            let edges = first
+                .edges
+                .iter()
+                .copied()
+                .chain(second.edges.iter().map(|e| e.map(|v| v + shift)))
+                .collect();
             let surface = ContactSurface::of_plane_edges(edges);
             let found = first_crossing(&surface, &x);
             assert_eq!(found.is_some(), crossing, "gap {gap}: {found:?}");

@@ -90,7 +90,7 @@ impl ContactSurface {
     pub fn joined(self, other: ContactSurface) -> ContactSurface {
         let planar = self.planar || other.planar;
         let faces: Vec<_> = self.faces.into_iter().chain(other.faces).collect();
-        debug_assert!(!(planar && !faces.is_empty()), "a planar surface has no triangles");
+        debug_assert!(!planar || faces.is_empty(), "a planar surface has no triangles");
         let segments = self.edges.into_iter().chain(other.edges).collect();
         ContactSurface {
             planar,

@@ -71,7 +71,12 @@ impl VertexBlocks {
             return self.push(vertices, weight, matrix);
         }
         let (n, m) = (3 * vertices.len(), d * vertices.len());
-        assert_eq!(matrix.len(), n * n, "a 3D block on {} vertices has {n}² entries", vertices.len());
+        assert_eq!(
+            matrix.len(),
+            n * n,
+            "a 3D block on {} vertices has {n}² entries",
+            vertices.len()
+        );
         let kept = |k: usize| 3 * (k / d) + k % d;
         let reduced: Vec<f64> = (0..m)
             .flat_map(|column| (0..m).map(move |row| matrix[kept(column) * n + kept(row)]))

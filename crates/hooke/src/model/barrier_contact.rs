@@ -565,7 +565,6 @@ fn pair_distance(pair: &ActivePair, x: &[f64]) -> f64 {
     pair.squared_distance(x).sqrt()
 }
 
-
 impl EnergyTerm for BarrierContact {
     fn name(&self) -> String {
         match self.surface.planar {

@@ -38,7 +38,8 @@ pub(super) fn add_contact(
         Mesh::Triangles(mesh) => ContactSurface::of_plane_triangles(mesh),
     };
     let x0 = model.rest_positions();
-    let diagonal = crate::contact::bounding_diagonal(&crate::contact::lifted(&x0, model.dimension()), &surface.vertices);
+    let diagonal =
+        crate::contact::bounding_diagonal(&crate::contact::lifted(&x0, model.dimension()), &surface.vertices);
     let dhat = section.distance.unwrap_or(DEFAULT_DISTANCE_SCALE * diagonal);
     if section.distance.is_none() {
         notes.push(format!(

@@ -160,7 +160,11 @@ impl Checker {
     fn obstacle_motion(&self, motion: &toml::Table, key: &str) -> Result<()> {
         self.vector(motion, "velocity", key)?;
         self.vector(motion, "center", key)?;
-        let keyframes = motion.get("keyframes").and_then(toml::Value::as_array).into_iter().flatten();
+        let keyframes = motion
+            .get("keyframes")
+            .and_then(toml::Value::as_array)
+            .into_iter()
+            .flatten();
         for (k, frame) in keyframes.filter_map(toml::Value::as_table).enumerate() {
             let frame_key = format!("{key}.keyframes[{k}]");
             self.vector(frame, "translation", &frame_key)?;
