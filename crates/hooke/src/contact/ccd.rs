@@ -315,6 +315,6 @@ mod tests {
         let x = [v(0.3, 1.0, 0.0), v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0)];
         let t = point_edge_time(x, [v(0.0, -2.0, 0.0), zero, zero]).expect("it hits");
         assert!(t < 0.5 && t > 0.4, "{t}");
-        assert_eq!(point_edge_time(x, [v(0.0, -0.9, 0.0), zero, zero]), None);
+        assert_eq!(point_edge_time(x, [v(0.0, -0.8, 0.0), zero, zero]), None);
     }
 }
