@@ -83,9 +83,9 @@ fn build_curves(series: &[(&str, &[EnergyRecord])]) -> Vec<Curve> {
                 curve("elastic", BLUE, records, |record| record.elastic),
                 curve("gravitational", GREEN, records, |record| record.gravitational),
             ];
-            // Contact penalty only where there was contact, to keep other plots uncluttered.
+            // The contact energy (penalty or barrier) only where there was contact, to keep other plots uncluttered.
             if records.iter().any(|record| record.penalty != 0.0) {
-                curves.push(curve("penalty", MAGENTA, records, |record| record.penalty));
+                curves.push(curve("contact", MAGENTA, records, |record| record.penalty));
             }
             curves.push(curve("total", BLACK, records, |record| record.total));
             curves
