@@ -82,6 +82,7 @@ fn newton_iteration(c: &mut Criterion) {
         let dofs = model.dof_map(0.0);
         let dt = 0.01;
         let potential = IncrementalPotential {
+            step_length: None,
             model: &model,
             coordinates: Coordinates::Free {
                 dofs: &dofs,

@@ -153,7 +153,11 @@ fn contact_share(c: &mut Criterion) {
         report.active_pairs,
         report.smallest_distance
     );
-    let friction = model.terms().iter().find(|t| t.kind() == TermKind::Friction).expect("friction");
+    let friction = model
+        .terms()
+        .iter()
+        .find(|t| t.kind() == TermKind::Friction)
+        .expect("friction");
     let mut group = c.benchmark_group("newton_iteration/pile_48k_tets");
     group.sample_size(10);
     group.bench_function("step_of_one_iteration", |b| {

@@ -306,3 +306,49 @@ fn two_d_scenes_contact_cannot_take_are_refused_naming_the_key() {
         "{message}"
     );
 }
+
+/// The ring scene's first `steps` steps with `solver` as its `[solver]`
+/// table and time step `h`: the final positions and the Newton iterations.
+fn ring_with_solver(solver: &str, h: f64, steps: usize) -> (Vec<f64>, usize) {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes");
+    let text = std::fs::read_to_string(folder.join("contact_ring_squash_2d.toml"))
+        .unwrap()
+        .replace("time_step = 0.01", &format!("time_step = {h}"));
+    let text = format!("{text}\n[solver]\n{solver}\n");
+    let mut built = Scene::from_text(&text, "<ring>", folder)
+        .expect("a scene")
+        .build()
+        .expect("builds");
+    let mut state = built.initial_state.clone();
+    let mut iterations = 0;
+    for _ in 0..steps {
+        iterations += built
+            .integrator
+            .step(&built.model, &mut state, h)
+            .expect("a step")
+            .iterations;
+    }
+    (state.positions, iterations)
+}
+
+#[test]
+fn the_papers_velocity_tolerance_is_the_increment_test_scaled_by_the_step() {
+    // ε_d = 1e-2 of the size per second: 1e-4 of it at h = 0.01 s, 5e-5 at h = 0.005 s.
+    for (h, equivalent) in [(0.01, "tolerance = 1e-4"), (0.005, "tolerance = 5e-5")] {
+        let (by_velocity, iterations) = ring_with_solver("velocity_tolerance = 1e-2", h, 20);
+        let (by_increment, same) = ring_with_solver(equivalent, h, 20);
+        assert_eq!(by_velocity, by_increment, "h = {h}");
+        assert_eq!(iterations, same);
+        let (_, strict) = ring_with_solver("", h, 20);
+        assert!(
+            iterations < strict,
+            "h = {h}: {iterations} against {strict} at the default"
+        );
+    }
+    let message = refusal(&format!(
+        "{}{}{FLOOR}[contact]\n[solver]\nvelocity_tolerance = -1.0\n",
+        header(0.1, 0.01, [0.0, -9.81]),
+        rectangle([0.0, 0.01], [0.2, 0.1], [4, 2], 1e5)
+    ));
+    assert!(message.contains("solver.velocity_tolerance"), "{message}");
+}

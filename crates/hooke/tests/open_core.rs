@@ -160,6 +160,7 @@ fn the_step_objective_has_consistent_derivatives_in_both_coordinates() {
             }
         };
         let objective = IncrementalPotential {
+            step_length: None,
             model: &model,
             coordinates,
             base: base.clone(),

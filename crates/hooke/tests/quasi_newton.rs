@@ -172,6 +172,7 @@ fn the_quasi_newton_matrix_is_per_coordinate_where_it_can_be() {
     let rest = model.rest_positions();
     let weight = 900.0;
     let objective = IncrementalPotential {
+        step_length: None,
         model: &model,
         coordinates: Coordinates::Free {
             dofs: &dofs,

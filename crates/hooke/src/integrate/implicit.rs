@@ -31,6 +31,9 @@ pub(crate) struct ImplicitStep {
     /// How the viscoelastic damping potential k_D/h · W_ref(x_{k+1}) reads in
     /// this step's unknown. None: the method does not support it.
     pub viscoelastic: Option<ViscoelasticForm>,
+    /// The time over which the unknown moves (h; h/2 for a midpoint unknown),
+    /// None for a static solve: `[solver] velocity_tolerance` scales with it.
+    pub step_length: Option<f64>,
 }
 
 /// The weight and centre of a step's Rayleigh dissipation potential.
@@ -114,6 +117,7 @@ pub(crate) fn solve_implicit_step(
         extra_force: step.extra_force,
         project_hessian: solver.settings.project_hessian,
         viscoelastic,
+        step_length: step.step_length,
     };
     // Moving obstacles go first as far as the bodies at the step's start let
     // them; the rest of their way alternates with solves below.

@@ -64,6 +64,7 @@ fn midpoint_step(model: &Model, state: &State, dt: f64, solver: &mut StepSolver)
         }
     }
     let step = ImplicitStep {
+        step_length: Some(half),
         dof_time: end,
         base,
         inertia: Some(Inertia {

@@ -195,6 +195,7 @@ impl Integrator for Newmark {
                 let mut base = predicted.clone();
                 model.apply_prescribed_positions(end, &mut base);
                 let step = ImplicitStep {
+                    step_length: Some(h),
                     dof_time: end,
                     base,
                     inertia: Some(Inertia {

@@ -129,6 +129,7 @@ impl VariationalMidpoint {
             })
             .collect();
         let step = ImplicitStep {
+            step_length: Some(0.5 * dt),
             dof_time: end,
             base,
             inertia: Some(Inertia {

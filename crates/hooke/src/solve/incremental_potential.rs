@@ -94,6 +94,9 @@ pub struct IncrementalPotential<'a> {
     pub viscoelastic: Option<ViscoelasticTerm>,
     /// Project each element's Hessian to positive semi-definite (`[solver] project_hessian`).
     pub project_hessian: bool,
+    /// The time over which the unknowns move (h, or h/2 for a midpoint
+    /// unknown), s; None for a static solve. See [`Objective::step_length`].
+    pub step_length: Option<f64>,
 }
 
 impl IncrementalPotential<'_> {
@@ -545,5 +548,9 @@ impl Objective for IncrementalPotential<'_> {
 
     fn length_scale(&self) -> f64 {
         self.model.length_scale()
+    }
+
+    fn step_length(&self) -> Option<f64> {
+        self.step_length
     }
 }

@@ -382,7 +382,7 @@ impl Minimizer for Lbfgs {
         let mut report = MinimizerReport::default();
         let mut tracer = Tracer::new(settings.trace);
         self.prepare(objective, x, &mut report)?;
-        let threshold = settings.tolerance * objective.length_scale();
+        let threshold = settings.increment_threshold(objective);
         let n = objective.size();
         // The history starts empty at every step: the first iteration is a plain A₀ step.
         let mut history: VecDeque<Pair> = VecDeque::with_capacity(own.history);

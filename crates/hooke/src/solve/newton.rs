@@ -147,7 +147,7 @@ impl Minimizer for Newton {
     fn minimize(&mut self, objective: &dyn Objective, x: &mut [f64]) -> Result<MinimizerReport> {
         let settings = &self.settings;
         let mut report = MinimizerReport::default();
-        let threshold = settings.tolerance * objective.length_scale();
+        let threshold = settings.increment_threshold(objective);
         let mut hessian = objective.hessian_matrix();
         let mut gradient = vec![0.0; objective.size()];
         let mut increments = Vec::new();

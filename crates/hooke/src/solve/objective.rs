@@ -149,4 +149,11 @@ pub trait Objective {
 
     /// The body's size: tolerances are relative to it.
     fn length_scale(&self) -> f64;
+
+    /// The time over which the unknowns move, s, when they are a time
+    /// step's positions (None: a static or non-temporal problem): a
+    /// `velocity_tolerance` is scaled by it.
+    fn step_length(&self) -> Option<f64> {
+        None
+    }
 }

@@ -35,6 +35,11 @@ pub struct SolverSettings {
     pub kind: String,
     /// Converged when the increment ‖Δx‖∞ is below this fraction of the body's size.
     pub tolerance: f64,
+    /// Converged when ‖Δx‖∞ / h is below this fraction of the body's size per
+    /// second, in place of `tolerance` in a time step of length h (the Newton
+    /// stopping test of Li et al. 2020, §4.3, where 10⁻² is the paper's
+    /// setting); scales with h, split steps included. Static solves keep `tolerance`.
+    pub velocity_tolerance: Option<f64>,
     /// The most iterations a step may take before it fails (default: the
     /// minimiser's own, 50 for Newton, 1000 for L-BFGS).
     pub max_iterations: Option<usize>,
@@ -80,9 +85,10 @@ pub trait MinimizerSettings: serde::Serialize {
 }
 
 /// The keys every minimiser shares, as `[solver]` writes them.
-pub const SHARED_SOLVER_KEYS: [&str; 8] = [
+pub const SHARED_SOLVER_KEYS: [&str; 9] = [
     "kind",
     "tolerance",
+    "velocity_tolerance",
     "max_iterations",
     "iterations",
     "project_hessian",
@@ -98,6 +104,8 @@ pub const SHARED_SOLVER_KEYS: [&str; 8] = [
 struct Shared {
     #[serde(default = "default_tolerance")]
     tolerance: f64,
+    #[serde(default)]
+    velocity_tolerance: Option<f64>,
     #[serde(default)]
     max_iterations: Option<usize>,
     #[serde(default)]
@@ -131,6 +139,7 @@ impl Default for SolverSettings {
         SolverSettings {
             kind: "newton".to_string(),
             tolerance: default_tolerance(),
+            velocity_tolerance: None,
             max_iterations: None,
             iterations: None,
             project_hessian: true,
@@ -168,9 +177,15 @@ impl TryFrom<BTreeMap<String, toml::Value>> for SolverSettings {
         let shared: Shared = toml::Value::Table(shared)
             .try_into()
             .map_err(|e: toml::de::Error| format!("solver: {}", crate::error::in_plain_words(e.message())))?;
+        if let Some(v) = shared.velocity_tolerance.filter(|v| !(v.is_finite() && *v > 0.0)) {
+            return Err(format!(
+                "solver.velocity_tolerance: must be a positive fraction of the body's size per second (the paper's 1e-2), got {v}"
+            ));
+        }
         Ok(SolverSettings {
             kind,
             tolerance: shared.tolerance,
+            velocity_tolerance: shared.velocity_tolerance,
             max_iterations: shared.max_iterations,
             iterations: shared.iterations,
             project_hessian: shared.project_hessian,
@@ -188,6 +203,9 @@ impl From<SolverSettings> for toml::Table {
         let mut table = settings.own;
         table.insert("kind".into(), settings.kind.into());
         table.insert("tolerance".into(), settings.tolerance.into());
+        if let Some(v) = settings.velocity_tolerance {
+            table.insert("velocity_tolerance".into(), v.into());
+        }
         if let Some(n) = settings.max_iterations {
             table.insert("max_iterations".into(), (n as i64).into());
         }
@@ -209,6 +227,17 @@ impl From<SolverSettings> for toml::Table {
 }
 
 impl SolverSettings {
+    /// The increment ‖Δx‖∞ below which a minimiser of `objective` has
+    /// converged: `velocity_tolerance` × h × the body's size in a time step
+    /// of length h, else `tolerance` × the body's size.
+    pub fn increment_threshold(&self, objective: &dyn super::Objective) -> f64 {
+        let fraction = match (self.velocity_tolerance, objective.step_length()) {
+            (Some(velocity), Some(h)) => velocity * h,
+            _ => self.tolerance,
+        };
+        fraction * objective.length_scale()
+    }
+
     /// The minimiser of `settings`' type, with those settings, and the shared
     /// keys at their defaults.
     pub fn with_minimizer<S: MinimizerSettings>(settings: S) -> SolverSettings {
