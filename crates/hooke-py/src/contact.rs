@@ -238,6 +238,29 @@ fn add_block(hessian: &mut [f64], size: usize, vertices: &[usize], block: &[f64]
     }
 }
 
+/// The barrier potential of `surface` at `x` (3 per vertex; `rest` for the
+/// mollifier): B, its gradient and its dense row-major Hessian, each pair's
+/// part projected to positive semi-definite with `project`.
+fn dense_barrier(
+    surface: &hooke::contact::ContactSurface,
+    rest: &[f64],
+    x: &[f64],
+    dhat: f64,
+    project: bool,
+) -> (f64, Vec<f64>, Vec<f64>) {
+    use hooke::contact::potential::{active_pairs, clamp_to_psd, energy_and_gradient, pair_term};
+    let pairs = active_pairs(surface, rest, x, dhat);
+    let mut gradient = vec![0.0; x.len()];
+    let energy = energy_and_gradient(&pairs, x, dhat, &mut gradient);
+    let mut hessian = vec![0.0; x.len() * x.len()];
+    for pair in &pairs {
+        let (_, _, h) = pair_term(pair, x, dhat);
+        let h = if project { clamp_to_psd(h) } else { h };
+        add_block(&mut hessian, x.len(), pair.points(), &pair.block(&h));
+    }
+    (energy, gradient, hessian)
+}
+
 /// The largest fraction of the motion from `start` to `end` (each (n, 3))
 /// that no pair of the triangle surface `faces` can cross (additive CCD over
 /// the broad phase's candidates; `EnergyTerm::feasible_step` of barrier contact).
@@ -282,7 +305,6 @@ pub fn barrier_potential<'py>(
     rest: Option<&Bound<'py, PyAny>>,
     project: bool,
 ) -> PyResult<(f64, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    use hooke::contact::potential::{active_pairs, clamp_to_psd, energy_and_gradient, pair_term};
     let x = flat_points(vertices, "vertices")?;
     let rest = match rest {
         Some(rest) => flat_points(rest, "rest")?,
@@ -290,15 +312,7 @@ pub fn barrier_potential<'py>(
     };
     let n = x.len() / 3;
     let surface = triangle_surface(faces, n)?;
-    let pairs = active_pairs(&surface, &rest, &x, dhat);
-    let mut gradient = vec![0.0; x.len()];
-    let energy = energy_and_gradient(&pairs, &x, dhat, &mut gradient);
-    let mut hessian = vec![0.0; x.len() * x.len()];
-    for pair in &pairs {
-        let (_, _, h) = pair_term(pair, &x, dhat);
-        let h = if project { clamp_to_psd(h) } else { h };
-        add_block(&mut hessian, x.len(), pair.points(), &pair.block(&h));
-    }
+    let (energy, gradient, hessian) = dense_barrier(&surface, &rest, &x, dhat, project);
     Ok((energy, to_matrix(py, gradient, 3)?, to_matrix(py, hessian, 3 * n)?))
 }
 
@@ -344,7 +358,6 @@ pub fn barrier_potential_2d<'py>(
     dhat: f64,
     project: bool,
 ) -> PyResult<(f64, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    use hooke::contact::potential::{active_pairs, clamp_to_psd, energy_and_gradient, pair_term};
     let (points, d) = Floats::read(vertices, "vertices")?.points()?;
     if d != 2 {
         return Err(pyo3::exceptions::PyValueError::new_err(
@@ -354,15 +367,7 @@ pub fn barrier_potential_2d<'py>(
     let n = points.len();
     let x: Vec<f64> = points.iter().flat_map(|p| [p.x, p.y, 0.0]).collect();
     let surface = hooke::contact::ContactSurface::of_plane_edges(crate::arrays::edges(edges, "edges", n)?);
-    let pairs = active_pairs(&surface, &x, &x, dhat);
-    let mut lifted = vec![0.0; x.len()];
-    let energy = energy_and_gradient(&pairs, &x, dhat, &mut lifted);
-    let mut hessian3 = vec![0.0; x.len() * x.len()];
-    for pair in &pairs {
-        let (_, _, h) = pair_term(pair, &x, dhat);
-        let h = if project { clamp_to_psd(h) } else { h };
-        add_block(&mut hessian3, x.len(), pair.points(), &pair.block(&h));
-    }
+    let (energy, lifted, hessian3) = dense_barrier(&surface, &x, &x, dhat, project);
     // Drop z: rows and columns 3v + 2.
     let kept: Vec<usize> = (0..x.len()).filter(|i| i % 3 != 2).collect();
     let gradient: Vec<f64> = kept.iter().map(|&i| lifted[i]).collect();

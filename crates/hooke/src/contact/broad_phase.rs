@@ -51,15 +51,7 @@ pub fn candidates(surface: &ContactSurface, start: &[f64], end: &[f64], reach: f
     // The three trees at once: each build has serial parts.
     let (faces, (edges, points)) = rayon::join(
         || Bvh::new(&surface.faces.par_iter().map(|f| swept(f)).collect::<Vec<_>>()),
-        || {
-            rayon::join(
-                || Bvh::new(&surface.edges.par_iter().map(|e| swept(e)).collect::<Vec<_>>()),
-                || {
-                    let vertices = surface.vertices.par_iter();
-                    Bvh::new(&vertices.map(|v| swept(std::slice::from_ref(v))).collect::<Vec<_>>())
-                },
-            )
-        },
+        || edge_and_vertex_trees(surface, &swept),
     );
     // Each tree's primitives in its order, with their indices: the walks
     // read them as they meet them.
@@ -85,16 +77,21 @@ pub fn candidates(surface: &ContactSurface, start: &[f64], end: &[f64], reach: f
     }
 }
 
-/// The candidates of a planar surface: vertices against edges (in 2D two
-/// edges cannot cross before a vertex of one meets the other).
-fn planar_candidates(surface: &ContactSurface, swept: &(impl Fn(&[usize]) -> Aabb + Sync)) -> Candidates {
-    let (edges, points) = rayon::join(
+/// The BVHs of the surface's edges and of its vertices, built at once.
+fn edge_and_vertex_trees(surface: &ContactSurface, swept: &(impl Fn(&[usize]) -> Aabb + Sync)) -> (Bvh, Bvh) {
+    rayon::join(
         || Bvh::new(&surface.edges.par_iter().map(|e| swept(e)).collect::<Vec<_>>()),
         || {
             let vertices = surface.vertices.par_iter();
             Bvh::new(&vertices.map(|v| swept(std::slice::from_ref(v))).collect::<Vec<_>>())
         },
-    );
+    )
+}
+
+/// The candidates of a planar surface: vertices against edges (in 2D two
+/// edges cannot cross before a vertex of one meets the other).
+fn planar_candidates(surface: &ContactSurface, swept: &(impl Fn(&[usize]) -> Aabb + Sync)) -> Candidates {
+    let (edges, points) = edge_and_vertex_trees(surface, swept);
     let point_list = points.in_order(|p| surface.vertices[p]);
     let edge_list = edges.in_order(|e| (e, surface.edges[e]));
     let vertex_edge = points.pairs_with(&edges, |p, e, pairs| {
