@@ -489,6 +489,7 @@ fn the_contact_scenes_build_and_take_their_first_steps_without_crossing() {
         "contact_ramp_friction.toml",
         "contact_cloth_drape.toml",
         "contact_rope_coil.toml",
+        "contact_twisted_rod.toml",
     ] {
         let scene = Scene::from_file(&scenes.join(name)).expect("parses");
         let dt = scene.file.simulation.time_step;

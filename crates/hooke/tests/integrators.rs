@@ -130,6 +130,7 @@ fn prescribed_rotation_is_followed_and_release_frees_the_pins() {
         axis: [1.0, 0.0, 0.0],
         center: [0.0, 0.05, 0.05],
         angular_velocity: 2.0,
+        velocity: [0.0; 3],
     };
     let pinned = clamp_left_end(&mut model, motion.clone(), Some(0.1));
     let mut state = model.initial_state();

@@ -69,3 +69,52 @@ fn the_free_rod_scene_keeps_momenta_and_a_bounded_energy_for_its_whole_run() {
     );
     std::fs::remove_dir_all(&output).ok();
 }
+
+/// The whole `scenes/contact_twisted_rod.toml`: a rod turned 4 times at one
+/// end while that end moves in coils onto itself. At every one of its 200
+/// steps no surface edge crosses a surface triangle (an independent test,
+/// not the barrier's distances) and the closest pair is apart; the loop
+/// touches itself before the end and is still pressed together at the end;
+/// the turned end is where its screw motion puts it.
+#[test]
+#[ignore = "runs a contact scene of 200 steps (about 80 s); run with --ignored"]
+fn the_twisted_rod_scene_coils_onto_itself_without_ever_crossing() {
+    use hooke::contact::intersection;
+    let scene_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes/contact_twisted_rod.toml");
+    let scene = Scene::from_file(&scene_path).unwrap();
+    let dt = scene.file.simulation.time_step;
+    let mut built = scene.build().unwrap();
+    let surface = built.model.barrier_contact().expect("contact").surface().clone();
+    let mut state = built.initial_state.clone();
+    let mut first_touch = None;
+    let mut closest = f64::INFINITY;
+    let mut last_pairs = 0;
+    for step in 1..=200 {
+        built.integrator.step(&built.model, &mut state, dt).expect("a step");
+        let x = &state.positions;
+        if let Some(crossing) = intersection::first_crossing(&surface, x) {
+            panic!("step {step}: {crossing:?}");
+        }
+        let report = built.model.barrier_contact().unwrap().report(x);
+        assert!(report.smallest_distance > 0.0, "step {step}: {report:?}");
+        closest = closest.min(report.smallest_distance);
+        if report.active_pairs > 0 && first_touch.is_none() {
+            first_touch = Some(step);
+        }
+        last_pairs = report.active_pairs;
+    }
+    let first_touch = first_touch.expect("the rod never touched itself");
+    assert!((100..190).contains(&first_touch), "first touch at step {first_touch}");
+    assert!(last_pairs > 20, "{last_pairs} pairs at the end");
+    assert!(closest > 1e-7, "closest approach {closest}");
+    // The turned end: its centre moved from x = 0.5 to 0.25 m, on the axis.
+    let rest = built.model.mesh().vertices();
+    let end: Vec<usize> = (0..rest.len()).filter(|&v| (rest[v][0] - 0.5).abs() < 1e-9).collect();
+    let mut centre = [0.0; 3];
+    for &v in &end {
+        for a in 0..3 {
+            centre[a] += state.positions[3 * v + a] / end.len() as f64;
+        }
+    }
+    assert!(distance(centre, [0.25, 0.0, 0.0]) < 1e-9, "{centre:?}");
+}

@@ -579,6 +579,7 @@ fn bar_with_turning_soft_pin(material_model: MaterialModel, mass: MassKind) -> M
         axis: [1.0, 0.0, 0.0],
         center: [0.0, 0.5, 0.5],
         angular_velocity: 1.0,
+        velocity: [0.0; 3],
     };
     let pin = Attachment::new(vertices, rest, &masses, 1e4, motion, Some(5.0), [true; 3], 3);
     model.add_term(Box::new(pin)).unwrap();

@@ -21,7 +21,9 @@ pub enum Motion {
         #[serde(deserialize_with = "crate::model::vectors::two_or_three")]
         velocity: [f64; 3],
     },
-    /// x(t) = c + R(ω t, axis)(X − c): a rigid rotation about an axis through `center`.
+    /// x(t) = c + v t + R(ω t, axis)(X − c): a rigid rotation about an axis
+    /// through `center`, the axis carried along at `velocity` (a screw when v
+    /// lies along the axis, as when a rod's end turns and pushes in).
     Rotation {
         /// The z axis when absent (2D scenes leave it out).
         #[serde(
@@ -34,6 +36,13 @@ pub enum Motion {
         center: [f64; 3],
         /// Radians per second.
         angular_velocity: f64,
+        /// v, m/s: the axis's own velocity (zero when absent).
+        #[serde(
+            default,
+            deserialize_with = "crate::model::vectors::two_or_three",
+            skip_serializing_if = "crate::model::vectors::is_zero"
+        )]
+        velocity: [f64; 3],
     },
     /// x(t) = X + A sin(2π f t); with `cycles = n`, for the first n periods
     /// only, then held at X (where the sine ends at zero).
@@ -74,11 +83,12 @@ impl Motion {
                 axis,
                 center,
                 angular_velocity,
+                velocity,
             } => {
                 let center = Vector3::from(*center);
                 let rotation =
                     Rotation3::from_axis_angle(&Unit::new_normalize(Vector3::from(*axis)), angular_velocity * time);
-                center + rotation * (rest - center)
+                center + Vector3::from(*velocity) * time + rotation * (rest - center)
             }
             Motion::Shake { .. } if self.shaking_ended(time) => *rest,
             Motion::Shake {
@@ -105,10 +115,12 @@ impl Motion {
                 axis,
                 center,
                 angular_velocity,
+                velocity,
             } => {
                 let axis = Vector3::from(*axis).normalize();
-                let position = self.position(rest, time);
-                axis.cross(&(position - Vector3::from(*center))) * *angular_velocity
+                let velocity = Vector3::from(*velocity);
+                let moved_center = Vector3::from(*center) + velocity * time;
+                velocity + axis.cross(&(self.position(rest, time) - moved_center)) * *angular_velocity
             }
             Motion::Shake { .. } if self.shaking_ended(time) => Vector3::zeros(),
             Motion::Shake {
@@ -274,7 +286,7 @@ impl super::Model {
 }
 
 #[cfg(test)]
-mod shake_tests {
+mod motion_tests {
     use super::*;
 
     /// A shake of whole cycles moves as a sine, then rests where it started.
@@ -293,5 +305,35 @@ mod shake_tests {
             assert_eq!(motion.position(&rest, t), rest);
             assert_eq!(motion.velocity(&rest, t), Vector3::zeros());
         }
+    }
+
+    /// A screw (a turn whose axis moves): the velocity is the position's
+    /// derivative, the centre travels at v and the distance to the axis is kept.
+    #[test]
+    fn a_rotation_with_a_moving_axis_is_a_screw() {
+        let motion = Motion::Rotation {
+            axis: [1.0, 0.0, 0.0],
+            center: [0.5, 0.0, 0.1],
+            angular_velocity: 3.0,
+            velocity: [-0.2, 0.05, 0.0],
+        };
+        let rest = Vector3::new(0.5, 0.03, 0.12);
+        for t in [0.0, 0.3, 1.7] {
+            let h = 1e-6;
+            let derivative = (motion.position(&rest, t + h) - motion.position(&rest, t - h)) / (2.0 * h);
+            assert!((derivative - motion.velocity(&rest, t)).norm() < 1e-7, "t = {t}");
+            let centre = Vector3::new(0.5 - 0.2 * t, 0.05 * t, 0.1);
+            let offset = motion.position(&rest, t) - centre;
+            assert!((offset.x).abs() < 1e-12, "the point stays in its plane across the axis");
+            assert!((offset.norm() - (0.03f64.hypot(0.02))).abs() < 1e-12);
+        }
+        let angle: f64 = 3.0 * 0.5;
+        let turned = motion.position(&rest, 0.5) - Vector3::new(0.4, 0.025, 0.1);
+        let expected = Vector3::new(
+            0.0,
+            0.03 * angle.cos() - 0.02 * angle.sin(),
+            0.03 * angle.sin() + 0.02 * angle.cos(),
+        );
+        assert!((turned - expected).norm() < 1e-12);
     }
 }

@@ -37,3 +37,9 @@ pub fn angular<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<[f64
 pub fn z_axis() -> [f64; 3] {
     [0.0, 0.0, 1.0]
 }
+
+/// Whether a vector is zero: an optional vector at its default is left out
+/// when a scene is written back.
+pub fn is_zero(vector: &[f64; 3]) -> bool {
+    vector.iter().all(|c| *c == 0.0)
+}

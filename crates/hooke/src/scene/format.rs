@@ -985,9 +985,11 @@ impl SceneFile {
                     axis,
                     center,
                     angular_velocity,
+                    velocity,
                 } => {
                     finite(&format!("{key}.axis"), axis)?;
                     finite(&format!("{key}.center"), center)?;
+                    finite(&format!("{key}.velocity"), velocity)?;
                     finite(&format!("{key}.angular_velocity"), &[*angular_velocity])?;
                     if axis.iter().all(|a| *a == 0.0) {
                         return Err(HookeError::scene(format!("{key}.axis"), "must not be zero"));
