@@ -194,6 +194,17 @@ fn surface_motion(
     end: &Bound<'_, PyAny>,
     faces: &Bound<'_, PyAny>,
 ) -> PyResult<(hooke::contact::ContactSurface, Vec<f64>, Vec<f64>)> {
+    let (x0, x1) = motion(start, end, None)?;
+    Ok((triangle_surface(faces, x0.len() / 3)?, x0, x1))
+}
+
+/// Positions `start` and `end` (each (n, 3)) as flat lists, of one length,
+/// and of `vertex_count` points when it is given.
+fn motion(
+    start: &Bound<'_, PyAny>,
+    end: &Bound<'_, PyAny>,
+    vertex_count: Option<usize>,
+) -> PyResult<(Vec<f64>, Vec<f64>)> {
     let (x0, x1) = (flat_points(start, "start")?, flat_points(end, "end")?);
     if x0.len() != x1.len() {
         return Err(pyo3::exceptions::PyValueError::new_err(format!(
@@ -202,7 +213,62 @@ fn surface_motion(
             x1.len() / 3
         )));
     }
-    Ok((triangle_surface(faces, x0.len() / 3)?, x0, x1))
+    if let Some(count) = vertex_count.filter(|&count| count != x0.len() / 3) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "the surface has {count} vertices, but start and end have {} points",
+            x0.len() / 3
+        )));
+    }
+    Ok((x0, x1))
+}
+
+/// A triangle surface built once (its triangles, edges and vertices) for
+/// repeated queries over motions of its vertices, as the IPC toolkit's
+/// `CollisionMesh` is: each query then pays for the motion alone.
+///
+/// >>> surface = hooke.contact.Surface(faces, len(vertices))
+/// >>> surface.candidate_counts(start, end, 1e-3)
+#[pyclass(name = "Surface", module = "hooke.contact", frozen)]
+pub struct Surface {
+    surface: hooke::contact::ContactSurface,
+    vertex_count: usize,
+}
+
+#[pymethods]
+impl Surface {
+    /// The surface of triangles `faces` ((m, 3) indices) over `vertex_count` vertices.
+    #[new]
+    fn new(faces: &Bound<'_, PyAny>, vertex_count: usize) -> PyResult<Surface> {
+        Ok(Surface {
+            surface: triangle_surface(faces, vertex_count)?,
+            vertex_count,
+        })
+    }
+
+    /// The numbers of triangles, edges and vertices on the surface.
+    fn counts(&self) -> (usize, usize, usize) {
+        let s = &self.surface;
+        (s.faces.len(), s.edges.len(), s.vertices.len())
+    }
+
+    /// As the function `candidate_counts`, for this surface.
+    fn candidate_counts(
+        &self,
+        start: &Bound<'_, PyAny>,
+        end: &Bound<'_, PyAny>,
+        reach: f64,
+    ) -> PyResult<(usize, usize)> {
+        let (x0, x1) = motion(start, end, Some(self.vertex_count))?;
+        let found = hooke::contact::broad_phase::candidates(&self.surface, &x0, &x1, reach);
+        Ok((found.vertex_face.len(), found.edge_edge.len()))
+    }
+
+    /// As the function `collision_free_step`, for this surface.
+    fn collision_free_step(&self, start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let (x0, x1) = motion(start, end, Some(self.vertex_count))?;
+        let dx: Vec<f64> = x1.iter().zip(&x0).map(|(b, a)| b - a).collect();
+        Ok(hooke::contact::ccd::step_bound(&self.surface, &x0, &dx))
+    }
 }
 
 /// The triangle surface `faces` ((m, 3) indices) over `vertex_count` vertices.

@@ -57,7 +57,7 @@ mod _hooke {
         barrier_potential, barrier_potential_2d, barrier_with_derivatives, candidate_counts, collision_free_step,
         collision_free_step_2d, edge_edge_ccd, edge_edge_distance, edge_edge_mollifier, edge_edge_mollifier_threshold,
         friction_potential, initial_barrier_stiffness, point_edge_ccd, point_edge_distance, point_triangle_ccd,
-        point_triangle_distance, updated_barrier_stiffness,
+        point_triangle_distance, updated_barrier_stiffness, Surface,
     };
     #[pymodule_export]
     use super::frames::read_frame;

@@ -325,3 +325,35 @@ def test_friction_refuses_a_step_that_is_not_positive():
     a, faces = cube(np.zeros(3), 1.0, np.eye(3))
     with pytest.raises(ValueError, match="dt"):
         contact.friction_potential(a, a, faces, 0.1, 1.0, 0.5, 1e-3, 0.0)
+
+
+def test_a_surface_built_once_finds_ipctks_candidates_and_a_safe_step():
+    rng = np.random.default_rng(3)
+    for trial in range(6):
+        # A tilted cube moving down through a cube's top over the step.
+        a, fa = cube(np.zeros(3), 1.0, np.eye(3))
+        b, fb = cube(np.zeros(3), 0.8, rotation_about(rng.standard_normal(3), rng.uniform(0.2, 1.0)))
+        b[:, 2] += 0.5 - b[:, 2].min() + 0.05
+        b[:, :2] += rng.uniform(-0.3, 0.3, 2)
+        start, faces = np.vstack([a, b]), np.vstack([fa, fb + 8])
+        end = start.copy()
+        end[8:, 2] -= 0.3
+        end += 1e-3 * rng.standard_normal(end.shape)
+        surface = contact.Surface(faces, len(start))
+        assert surface.counts() == (24, 36, 16)
+        reach = 0.01
+        found = surface.candidate_counts(start, end, reach)
+        assert found == contact.candidate_counts(start, end, faces, reach), trial
+        mesh = ipctk.CollisionMesh(start, ipctk.edges(faces), faces)
+        theirs = ipctk.Candidates()
+        theirs.build(mesh, start, end, 0.5 * reach)  # ipctk inflates each box by half the reach
+        assert sum(found) == len(theirs), trial
+        step = surface.collision_free_step(start, end)
+        assert step == contact.collision_free_step(start, end, faces)
+        exact = ipctk.compute_collision_free_stepsize(
+            mesh, start, end, broad_phase=ipctk.BruteForce(), narrow_phase_ccd=ipctk.TightInclusionCCD()
+        )
+        # Conservative, and not far short of the exact time of impact.
+        assert 0.7 * exact < step <= exact, trial
+    with pytest.raises(ValueError, match="16 vertices, but start and end have 5 points"):
+        surface.candidate_counts(start[:5], end[:5], reach)

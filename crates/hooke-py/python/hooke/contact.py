@@ -39,6 +39,11 @@ In 2D (plane strain), contact is between points and edges:
   the motion from ``start`` to ``end`` (each (n, 2)) that no point can cross
   an edge in.
 
+A surface queried many times is built once: ``Surface(faces, vertex_count)``
+keeps its triangles, edges and vertices, and its ``candidate_counts(start,
+end, reach)`` and ``collision_free_step(start, end)`` answer as the functions
+of those names do, for that surface.
+
 >>> import hooke.contact as contact
 >>> d2, gradient, hessian = contact.point_triangle_distance([0, 0, 1], [0, 0, 0], [1, 0, 0], [0, 1, 0])
 >>> d2
@@ -63,9 +68,11 @@ from ._hooke import (
     point_triangle_ccd,
     point_triangle_distance,
     updated_barrier_stiffness,
+    Surface,
 )
 
 __all__ = [
+    "Surface",
     "barrier",
     "barrier_potential",
     "barrier_potential_2d",
