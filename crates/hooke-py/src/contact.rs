@@ -259,16 +259,26 @@ impl Surface {
         reach: f64,
     ) -> PyResult<(usize, usize)> {
         let (x0, x1) = motion(start, end, Some(self.vertex_count))?;
-        let found = hooke::contact::broad_phase::candidates(&self.surface, &x0, &x1, reach);
-        Ok((found.vertex_face.len(), found.edge_edge.len()))
+        Ok(counts_of(&self.surface, &x0, &x1, reach))
     }
 
     /// As the function `collision_free_step`, for this surface.
     fn collision_free_step(&self, start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<f64> {
         let (x0, x1) = motion(start, end, Some(self.vertex_count))?;
-        let dx: Vec<f64> = x1.iter().zip(&x0).map(|(b, a)| b - a).collect();
-        Ok(hooke::contact::ccd::step_bound(&self.surface, &x0, &dx))
+        Ok(step_of(&self.surface, &x0, &x1))
     }
+}
+
+/// The numbers of vertex–triangle and edge–edge candidates of the motion x0 → x1.
+fn counts_of(surface: &hooke::contact::ContactSurface, x0: &[f64], x1: &[f64], reach: f64) -> (usize, usize) {
+    let found = hooke::contact::broad_phase::candidates(surface, x0, x1, reach);
+    (found.vertex_face.len(), found.edge_edge.len())
+}
+
+/// The collision-free fraction of the motion x0 → x1.
+fn step_of(surface: &hooke::contact::ContactSurface, x0: &[f64], x1: &[f64]) -> f64 {
+    let dx: Vec<f64> = x1.iter().zip(x0).map(|(b, a)| b - a).collect();
+    hooke::contact::ccd::step_bound(surface, x0, &dx)
 }
 
 /// The triangle surface `faces` ((m, 3) indices) over `vertex_count` vertices.
@@ -337,8 +347,7 @@ pub fn collision_free_step(
     faces: &Bound<'_, PyAny>,
 ) -> PyResult<f64> {
     let (surface, x0, x1) = surface_motion(start, end, faces)?;
-    let dx: Vec<f64> = x1.iter().zip(&x0).map(|(b, a)| b - a).collect();
-    Ok(hooke::contact::ccd::step_bound(&surface, &x0, &dx))
+    Ok(step_of(&surface, &x0, &x1))
 }
 
 /// The broad phase's candidates for the motion from `start` to `end`: the
@@ -352,8 +361,7 @@ pub fn candidate_counts(
     reach: f64,
 ) -> PyResult<(usize, usize)> {
     let (surface, x0, x1) = surface_motion(start, end, faces)?;
-    let found = hooke::contact::broad_phase::candidates(&surface, &x0, &x1, reach);
-    Ok((found.vertex_face.len(), found.edge_edge.len()))
+    Ok(counts_of(&surface, &x0, &x1, reach))
 }
 
 /// The barrier potential B(x) of the triangle surface `faces` over
