@@ -98,6 +98,7 @@ fn newton_iteration(c: &mut Criterion) {
             extra_force: None,
             project_hessian: true,
             viscoelastic: None,
+            contact_at_end: None,
         };
         let free = states.each_ref().map(|state| dofs.gather(state));
         let mut sample = 0usize;

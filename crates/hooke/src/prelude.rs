@@ -24,7 +24,7 @@ pub use crate::material::{
 pub use crate::mesh::{box_mesh, BoxMeshOptions, TetMesh, TetsPerHex};
 pub use crate::model::MassKind;
 pub use crate::model::{
-    EnergyTerm, HessianTarget, Model, Motion, Pin, Selection, State, Subspace, TermCapabilities, TermKind,
+    EnergyTerm, HessianTarget, Model, Motion, Pin, Selection, State, Subspace, TermCapabilities, TermGroup, TermKind,
 };
 pub use crate::scene::{BuiltScene, Scene};
 pub use crate::simulation::{RunOutcome, RunSettings, Simulation};

@@ -3,8 +3,9 @@
 //! not tunnel, the derivatives the Newton steps use, and the scenes refused.
 
 use hooke::contact::{intersection, ContactSurface};
-use hooke::model::{BarrierContact, BarrierStiffness, EnergyTerm, TermKind};
+use hooke::model::{BarrierContact, BarrierStiffness, EnergyTerm, State, TermGroup, TermKind};
 use hooke::scene::Scene;
+use hooke::solve::{ContactAtEnd, Coordinates, IncrementalPotential, Inertia, Objective};
 use std::path::PathBuf;
 
 fn scene(text: &str) -> Scene {
@@ -387,7 +388,13 @@ fn without_self_contact_pairs_within_one_body_do_not_count() {
 
 #[test]
 fn every_integrator_that_takes_contact_lands_a_cube_without_crossing() {
-    for (integrator, solver) in [("bdf2", "newton"), ("newmark", "newton"), ("backward_euler", "lbfgs")] {
+    for (integrator, solver) in [
+        ("bdf2", "newton"),
+        ("newmark", "newton"),
+        ("implicit_midpoint", "newton"),
+        ("implicit_midpoint", "lbfgs"),
+        ("backward_euler", "lbfgs"),
+    ] {
         let text = format!(
             "{}{}{FLOOR}[contact]\n[integrator]\nkind = \"{integrator}\"\n[solver]\nkind = \"{solver}\"\n",
             header(0.2, 0.01),
@@ -544,8 +551,13 @@ fn a_bounce_on_the_barrier_keeps_the_energy_under_newmark_and_loses_it_under_bac
             .fold(0.0f64, |m, d| if d.abs() > m.abs() { d } else { m })
     };
     let newmark = energy_drift("newmark");
+    let midpoint = energy_drift("implicit_midpoint");
     let backward = energy_drift("backward_euler");
-    eprintln!("largest change of the total over the fall energy: Newmark {newmark:.2e}, backward Euler {backward:.2e}");
+    eprintln!("largest change of the total over the fall energy: Newmark {newmark:.2e}, implicit midpoint {midpoint:.2e}, backward Euler {backward:.2e}");
+    assert!(
+        midpoint.abs() < 0.01,
+        "implicit midpoint: the total moved by {midpoint} of the fall's energy"
+    );
     assert!(
         newmark.abs() < 0.01,
         "Newmark: the total moved by {newmark} of the fall's energy"
@@ -553,14 +565,209 @@ fn a_bounce_on_the_barrier_keeps_the_energy_under_newmark_and_loses_it_under_bac
     assert!(backward < -0.05, "backward Euler: {backward}");
 }
 
+#[test]
+fn a_ball_dropped_on_the_floor_keeps_its_energy_under_implicit_midpoint_and_its_momentum_along_the_floor() {
+    // Li et al. 2020's barrier with a fixed κ is a potential, and implicit
+    // midpoint feels it at the step's end with the trapezoidal impulse
+    // (integrate/implicit_midpoint.rs): kinetic + elastic + gravitational +
+    // contact energy stays within 1% of the fall's energy through the bounce,
+    // while backward Euler loses it. With no friction, the floor pushes only
+    // along z: the momentum along the floor stays what it was.
+    let run = |integrator: &str| {
+        let text = format!(
+            r#"{}
+[[bodies]]
+mesh = {{ solid = {{ shape = {{ ball = {{ center = [0.0, 0.0, 0.06], radius = 0.05 }} }}, edge_length = 0.02 }} }}
+material = {{ model = "stable_neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.4, density = 1000.0 }}
+velocity = [0.3, 0.1, 0.0]
+{FLOOR}[contact]
+distance = 2e-3
+stiffness = 1e9
+[integrator]
+kind = "{integrator}"
+[solver]
+tolerance = 1e-10
+"#,
+            header(0.1, 0.0005)
+        );
+        let (built, states) = run_checked(&text, 200);
+        let model = &built.model;
+        let total = |s: &hooke::model::State| {
+            let parts = model.energies(&s.positions, s.time);
+            model.kinetic_energy(&s.velocities) + parts.elastic + parts.gravitational + parts.contact
+        };
+        let start = &built.initial_state;
+        let mass: f64 = model.mass().lumped().iter().sum::<f64>() / 3.0;
+        let (momentum, _) = model.momentum(&start.positions, &start.velocities);
+        let contact = model.barrier_contact().unwrap();
+        let touched = states.iter().any(|s| contact.report(&s.positions).active_pairs > 0);
+        assert!(touched, "{integrator}: the ball never reached the floor");
+        let last = states.last().unwrap();
+        let (rising, _) = model.momentum(&last.positions, &last.velocities);
+        assert!(
+            rising.z > 0.0,
+            "{integrator}: not bouncing back up at the end ({rising:?})"
+        );
+        for s in &states {
+            let (now, _) = model.momentum(&s.positions, &s.velocities);
+            let along = (now.xy() - momentum.xy()).norm();
+            assert!(
+                along < 1e-8 * mass,
+                "{integrator}, t = {}: the momentum along the floor moved by {along} kg m/s",
+                s.time
+            );
+        }
+        let fall = mass * 9.81 * 0.01 + 0.5 * mass * 0.1;
+        let initial = total(start);
+        states
+            .iter()
+            .map(|s| (total(s) - initial) / fall)
+            .fold(0.0f64, |m, d| if d.abs() > m.abs() { d } else { m })
+    };
+    let midpoint = run("implicit_midpoint");
+    let backward = run("backward_euler");
+    eprintln!("largest change of the total over the energy at impact: implicit midpoint {midpoint:.2e}, backward Euler {backward:.2e}");
+    assert!(
+        midpoint.abs() < 0.01,
+        "implicit midpoint: the total moved by {midpoint} of the energy at impact"
+    );
+    assert!(backward < -0.05, "backward Euler: {backward}");
+}
+
 /// The cube's mean velocity along x (momentum over mass) after each step, on
 /// the floor z = 0 under gravity tilted by `angle` toward +x: the same as a
 /// block on an incline of that angle, with the plane's normal along z.
-fn slide(angle_degrees: f64, mu: f64, steps: usize, dt: f64) -> (Vec<f64>, f64, [f64; 2]) {
+/// Implicit midpoint's objective in u with barrier and friction felt at the
+/// step's end y = 2u − q (weights ¼ and ½): its gradient and Hessian (with
+/// the pairs' blocks) against central differences, sliding and in friction's
+/// smoothed static range, and its step bound and gap taken along y.
+#[test]
+fn contact_felt_at_the_steps_end_has_consistent_derivatives_and_bounds_the_end() {
+    // Two cubes 3 cm apart, 3 cm over the floor; both moved 2 cm down, and
+    // the upper one 2 cm more and 5 cm along x: every surface within d̂ = 2 cm
+    // of another is 1 cm away.
+    let text = format!(
+        "{}{}{}{FLOOR}[contact]\ndistance = 0.02\nstiffness = 1e3\nfriction = 0.5\n",
+        header(0.01, 0.01),
+        cube([0.0, 0.0, 0.03], 1e5),
+        cube([0.0, 0.0, 0.26], 1e5)
+    );
+    let built = scene(&text).build().expect("builds");
+    let model = &built.model;
+    let mut q = model.rest_positions();
+    for (v, p) in q.chunks_mut(3).enumerate() {
+        p[2] -= 0.02;
+        if v >= 64 {
+            p[0] += 0.05;
+            p[2] -= 0.02;
+        }
+    }
+    let h = 0.01;
+    let state = State {
+        time: 0.0,
+        positions: q.clone(),
+        velocities: vec![0.0; q.len()],
+    };
+    model.begin_step(&state, h).expect("the lag");
+    let dofs = model.dof_map(h);
+    let objective = IncrementalPotential {
+        model,
+        coordinates: Coordinates::Free {
+            dofs: &dofs,
+            restriction: model.restriction(&dofs),
+        },
+        base: q.clone(),
+        inertia: Some(Inertia {
+            weight: 4.0 / (h * h),
+            predicted: q.iter().enumerate().map(|(i, x)| x + 1e-4 * (i % 3) as f64).collect(),
+        }),
+        damping: None,
+        time: 0.5 * h,
+        extra_force: None,
+        viscoelastic: None,
+        contact_at_end: Some(ContactAtEnd {
+            scale: 2.0,
+            offset: q.iter().map(|x| -x).collect(),
+            barrier_weight: 0.25,
+            friction_weight: 0.5,
+        }),
+        project_hessian: false,
+        step_length: Some(0.5 * h),
+    };
+    let contact = model.barrier_contact().unwrap();
+    // Slips of 2 mm (sliding) and 4 µm (below ε_v h = 10 µm: static).
+    for (size, step) in [(1e-3, 1e-7), (2e-6, 1e-10)] {
+        let u: Vec<f64> = q
+            .iter()
+            .enumerate()
+            .map(|(i, x)| x + size * ((1.3 * i as f64).sin() + if i % 3 == 2 { 0.0 } else { 0.5 }))
+            .collect();
+        let y = objective.contact_positions(&u);
+        assert!(y
+            .iter()
+            .zip(&u)
+            .zip(&q)
+            .all(|((y, u), q)| (y - (2.0 * u - q)).abs() < 1e-15));
+        let report = contact.report(&y);
+        assert!(report.active_pairs > 40, "{report:?}");
+        assert!(model.energy_of(TermGroup::Friction, &y, 0.0) > 0.0, "friction acts");
+        assert_eq!(objective.contact_gap(&u), Some(0.5 * report.smallest_distance));
+        let n = objective.size();
+        let mut gradient = vec![0.0; n];
+        let mut hessian = objective.hessian_matrix();
+        objective.hessian(&u, &mut gradient, &mut hessian).unwrap();
+        let dense = hessian.to_dense();
+        let g_scale = gradient.iter().fold(0.0f64, |m, g| m.max(g.abs()));
+        for k in 0..3 {
+            let d: Vec<f64> = (0..n).map(|i| ((i * (k + 2)) as f64 * 0.37).cos()).collect();
+            let shifted = |by: f64| -> Vec<f64> { u.iter().zip(&d).map(|(a, b)| a + by * b).collect() };
+            let (plus, minus) = (shifted(step), shifted(-step));
+            if size > 1e-4 {
+                let slope: f64 = gradient.iter().zip(&d).map(|(g, d)| g * d).sum();
+                let numeric = (objective.value(&plus) - objective.value(&minus)) / (2.0 * step);
+                assert!(
+                    (numeric - slope).abs() < 1e-5 * g_scale * n as f64,
+                    "slip {size}: slope {slope} against {numeric}"
+                );
+            }
+            let (mut g_plus, mut g_minus) = (vec![0.0; n], vec![0.0; n]);
+            objective.gradient(&plus, &mut g_plus).unwrap();
+            objective.gradient(&minus, &mut g_minus).unwrap();
+            let numeric: Vec<f64> = g_plus
+                .iter()
+                .zip(&g_minus)
+                .map(|(a, b)| (a - b) / (2.0 * step))
+                .collect();
+            let exact = &dense * nalgebra::DVector::from_column_slice(&d);
+            let error = numeric
+                .iter()
+                .zip(exact.iter())
+                .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+            assert!(
+                error < 1e-5 * exact.amax(),
+                "slip {size}, direction {k}: H d off by {error} of {}",
+                exact.amax()
+            );
+        }
+        // Pushing the upper cube down: the end moves twice as far as u, so the bound is the end's.
+        let mut down = vec![0.0; q.len()];
+        for v in 64..128 {
+            down[3 * v + 2] = -0.02;
+        }
+        let direction = dofs.gather(&down);
+        let twice: Vec<f64> = down.iter().map(|d| 2.0 * d).collect();
+        let bound = objective.feasible_step(&u, &direction).unwrap();
+        assert_eq!(bound, model.feasible_step(&y, &twice).unwrap());
+        assert!(bound < 1.0 && bound < model.feasible_step(&u, &down).unwrap());
+    }
+}
+
+/// `tail` is more of the scene (an integrator, damping).
+fn slide(angle_degrees: f64, mu: f64, steps: usize, dt: f64, tail: &str) -> (Vec<f64>, f64, [f64; 2]) {
     let angle = angle_degrees.to_radians();
     let g = 9.81;
     let text = format!(
-        "gravity = [{}, 0.0, {}]\n[simulation]\nduration = {}\ntime_step = {dt}\n{}{FLOOR}[contact]\nfriction = {mu}\n",
+        "gravity = [{}, 0.0, {}]\n[simulation]\nduration = {}\ntime_step = {dt}\n{}{FLOOR}[contact]\nfriction = {mu}\n{tail}",
         g * angle.sin(),
         -g * angle.cos(),
         steps as f64 * dt,
@@ -600,7 +807,7 @@ fn slide(angle_degrees: f64, mu: f64, steps: usize, dt: f64) -> (Vec<f64>, f64, 
 #[test]
 fn a_block_on_an_incline_slides_with_the_coulomb_acceleration_when_tan_theta_exceeds_mu() {
     let (angle, mu, dt) = (30.0f64, 0.3, 0.005);
-    let (speeds, g, [friction, normal]) = slide(angle, mu, 60, dt);
+    let (speeds, g, [friction, normal]) = slide(angle, mu, 60, dt, "");
     // After landing (about 20 ms), the velocity grows at a constant rate:
     // measured over 0.1–0.3 s.
     let measured = (speeds[59] - speeds[19]) / (40.0 * dt);
@@ -625,7 +832,7 @@ fn a_block_on_an_incline_slides_with_the_coulomb_acceleration_when_tan_theta_exc
 #[test]
 fn a_block_on_an_incline_sticks_when_tan_theta_is_below_mu() {
     let (angle, mu, dt) = (20.0f64, 0.5, 0.005);
-    let (speeds, g, [friction, normal]) = slide(angle, mu, 60, dt);
+    let (speeds, g, [friction, normal]) = slide(angle, mu, 60, dt, "");
     // Static friction up to the smoothing: once the landing's rocking has
     // died out the block creeps at a constant speed below ε_v (1 mm/s by
     // default), where f₁(v/ε_v) = tan θ / μ, that is v = ε_v (1 − √(1 − tan θ/μ));
@@ -646,6 +853,49 @@ fn a_block_on_an_incline_sticks_when_tan_theta_is_below_mu() {
     );
     assert!(
         (friction + weight * theta.sin()).abs() < 0.01 * weight * theta.sin(),
+        "friction {friction} N against the pull {} N",
+        weight * theta.sin()
+    );
+}
+
+#[test]
+fn friction_under_implicit_midpoint_slides_with_the_coulomb_acceleration_and_holds_below_it() {
+    // Implicit midpoint keeps the landing's rocking (it has no numerical
+    // damping), and a lagged friction whose pairs come and go with it grips
+    // less; light stiffness damping (β = 2 ms) lets the block settle onto the
+    // incline as backward Euler's own damping does.
+    let tail = "[integrator]\nkind = \"implicit_midpoint\"\n[damping]\nstiffness_coefficient = 0.002\n";
+    let (weight, dt) = (8.0 * 9.81, 0.005);
+    // Sliding at 30° with μ = 0.3: a = g (sin θ − μ cos θ) within 2%, friction μ N.
+    let (speeds, g, [friction, normal]) = slide(30.0, 0.3, 60, dt, tail);
+    let theta = 30.0f64.to_radians();
+    let measured = (speeds[59] - speeds[19]) / (40.0 * dt);
+    let expected = g * (theta.sin() - 0.3 * theta.cos());
+    assert!(
+        (measured - expected).abs() < 0.02 * expected,
+        "a = {measured} m/s² against g (sin θ − μ cos θ) = {expected} m/s²"
+    );
+    assert!(
+        (normal - weight * theta.cos()).abs() < 0.01 * weight,
+        "normal {normal} N"
+    );
+    assert!(
+        (friction + 0.3 * normal).abs() < 0.02 * 0.3 * normal,
+        "friction {friction} N"
+    );
+    // Held at 20° with μ = 0.5: it rocks in place at a few mm/s and does not
+    // slide (without friction it would reach 1 m/s); friction carries the pull.
+    let (speeds, _, [friction, normal]) = slide(20.0, 0.5, 60, dt, tail);
+    let theta = 20.0f64.to_radians();
+    assert!(speeds.iter().skip(25).all(|v| v.abs() < 1e-2), "{speeds:?}");
+    let drift = speeds[25..].iter().sum::<f64>() * dt;
+    assert!(drift.abs() < 1e-4, "it slid {drift} m over 0.125–0.3 s");
+    assert!(
+        (normal - weight * theta.cos()).abs() < 0.01 * weight,
+        "normal {normal} N"
+    );
+    assert!(
+        (friction + weight * theta.sin()).abs() < 0.05 * weight * theta.sin(),
         "friction {friction} N against the pull {} N",
         weight * theta.sin()
     );
@@ -810,27 +1060,30 @@ fn without_friction_the_gripper_squeezes_but_the_cube_stays_on_the_floor() {
 fn a_descending_plate_presses_a_cube_into_the_floor_without_crossing_and_keeps_its_schedule() {
     // A plate 5 mm above the cube comes down at 5 cm/s for 0.3 s: it ends
     // 10 mm into where the cube's top was, so the cube is squeezed by 5%.
-    let text = format!(
-        "{}{}{FLOOR}[[obstacles]]\nshape = {{ plane = {{ point = [0.0, 0.0, 0.206], normal = [0.0, 0.0, -1.0] }} }}\nmotion = {{ velocity = [0.0, 0.0, -0.05] }}\n[contact]\ndistance = 5e-4\n",
-        header(0.3, 0.01),
-        cube([0.0, 0.0, 0.001], 1e5)
-    );
-    let (built, states) = run_checked(&text, 30);
-    let contact = built.model.barrier_contact().unwrap();
-    let plate = contact.planes()[1];
-    assert!(
-        (plate.point.z - (0.206 - 0.05 * 0.3)).abs() < 1e-12,
-        "{}",
-        plate.point.z
-    );
-    let x = &states.last().unwrap().positions;
-    let (top, bottom) = (highest(x, 0..64), lowest(x, 0..64));
-    assert!(
-        top < plate.point.z && bottom > 0.0,
-        "{bottom}..{top} under {}",
-        plate.point.z
-    );
-    assert!(top - bottom < 0.195, "squeezed to {}", top - bottom);
+    // Implicit midpoint moves the plate against the step's end, where it feels contact.
+    for integrator in ["backward_euler", "implicit_midpoint"] {
+        let text = format!(
+            "{}{}{FLOOR}[[obstacles]]\nshape = {{ plane = {{ point = [0.0, 0.0, 0.206], normal = [0.0, 0.0, -1.0] }} }}\nmotion = {{ velocity = [0.0, 0.0, -0.05] }}\n[contact]\ndistance = 5e-4\n[integrator]\nkind = \"{integrator}\"\n",
+            header(0.3, 0.01),
+            cube([0.0, 0.0, 0.001], 1e5)
+        );
+        let (built, states) = run_checked(&text, 30);
+        let contact = built.model.barrier_contact().unwrap();
+        let plate = contact.planes()[1];
+        assert!(
+            (plate.point.z - (0.206 - 0.05 * 0.3)).abs() < 1e-12,
+            "{integrator}: {}",
+            plate.point.z
+        );
+        let x = &states.last().unwrap().positions;
+        let (top, bottom) = (highest(x, 0..64), lowest(x, 0..64));
+        assert!(
+            top < plate.point.z && bottom > 0.0,
+            "{integrator}: {bottom}..{top} under {}",
+            plate.point.z
+        );
+        assert!(top - bottom < 0.195, "{integrator}: squeezed to {}", top - bottom);
+    }
 }
 
 #[test]

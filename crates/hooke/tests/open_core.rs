@@ -181,6 +181,7 @@ fn the_step_objective_has_consistent_derivatives_in_both_coordinates() {
                 offset: rest.iter().map(|x| -x).collect(),
                 reference: RebasedElasticity::new(&model, &moved).unwrap(),
             }),
+            contact_at_end: None,
             project_hessian: false,
         };
         let size = objective.size();

@@ -187,6 +187,7 @@ fn the_quasi_newton_matrix_is_per_coordinate_where_it_can_be() {
         time: 0.0,
         extra_force: None,
         viscoelastic: None,
+        contact_at_end: None,
         project_hessian: true,
     };
     let split = objective.quasi_newton_matrix().unwrap();

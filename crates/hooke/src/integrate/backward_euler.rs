@@ -69,6 +69,7 @@ pub(crate) fn backward_euler_step(
     let mut base = predicted.clone();
     model.apply_prescribed_positions(end, &mut base);
     let step = ImplicitStep {
+        contact_at_end: None,
         step_length: Some(dt),
         dof_time: end,
         base,

@@ -74,6 +74,7 @@ fn bdf2_step(
     let mut base = predicted.clone();
     model.apply_prescribed_positions(end, &mut base);
     let step = ImplicitStep {
+        contact_at_end: None,
         step_length: Some(dt),
         dof_time: end,
         base,

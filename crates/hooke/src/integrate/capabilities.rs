@@ -167,7 +167,7 @@ impl Capabilities {
                 return Err(HookeError::scene(
                     "contact",
                     format!(
-                        "{integrator} does not handle {}; use backward_euler, bdf2, newmark or static, whose minimisers keep every step free of intersection",
+                        "{integrator} does not handle {}; use backward_euler, implicit_midpoint, bdf2, newmark or static, whose minimisers keep every step free of intersection",
                         term.name()
                     ),
                 ));

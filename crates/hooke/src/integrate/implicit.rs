@@ -11,8 +11,8 @@ use crate::error::{HookeError, Result};
 use crate::model::RebasedElasticity;
 use crate::model::{Model, State};
 use crate::solve::{
-    Coordinates, DampingPart, IncrementalPotential, Inertia, Minimizer, MinimizerReport, Objective, SolverSettings,
-    ViscoelasticTerm,
+    ContactAtEnd, Coordinates, DampingPart, IncrementalPotential, Inertia, Minimizer, MinimizerReport, Objective,
+    SolverSettings, ViscoelasticTerm,
 };
 
 /// One incremental potential to minimise.
@@ -31,6 +31,9 @@ pub(crate) struct ImplicitStep {
     /// How the viscoelastic damping potential k_D/h · W_ref(x_{k+1}) reads in
     /// this step's unknown. None: the method does not support it.
     pub viscoelastic: Option<ViscoelasticForm>,
+    /// Barrier contact and friction felt at the step's end rather than at
+    /// the unknown (implicit midpoint). None: at the unknown.
+    pub contact_at_end: Option<ContactAtEnd>,
     /// The time over which the unknown moves (h; h/2 for a midpoint unknown),
     /// None for a static solve: `[solver] velocity_tolerance` scales with it.
     pub step_length: Option<f64>,
@@ -117,6 +120,7 @@ pub(crate) fn solve_implicit_step(
         extra_force: step.extra_force,
         project_hessian: solver.settings.project_hessian,
         viscoelastic,
+        contact_at_end: step.contact_at_end,
         step_length: step.step_length,
     };
     // Moving obstacles go first as far as the bodies at the step's start let
@@ -157,7 +161,7 @@ pub(crate) fn solve_implicit_step(
                 ),
             });
         }
-        obstacles_there = model.advance_motion(&potential.full_positions(&unknowns))?;
+        obstacles_there = model.advance_motion(&potential.contact_positions(&unknowns))?;
         let more = crate::workers::with_workers_awake(size, || solver.minimizer.minimize(&potential, &mut unknowns))?;
         report.absorb(&more);
         stages += 1;

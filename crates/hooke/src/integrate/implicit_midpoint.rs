@@ -9,6 +9,12 @@
 //! then q_{n+1} = 2u − qₙ and v_{n+1} = 4(u − qₙ)/h − vₙ. Its Newton matrix, scaled
 //! by h²/4, is M + (h/2)D + (h²/4)K: the corrected Jacobian of the Chen 2019 thesis, eq. 2.12
 //! (the thesis prints ½h² and ¼h² instead of h/2 and h²/4).
+//!
+//! Barrier contact must hold where the step ends, not at u: the barrier and
+//! friction are felt at q_{n+1} = 2u − qₙ ([`ContactAtEnd`]), and the step bound is
+//! CCD along q_{n+1}'s path. The barrier's impulse follows the trapezoidal rule,
+//! h (f_B(qₙ) + f_B(q_{n+1}))/2, as in Newmark, so a bounce keeps its energy;
+//! friction's is h f_F(q_{n+1}), the impulse its lag is built for.
 
 use super::backward_euler::IMPLICIT;
 use super::entry::IntegratorEntry;
@@ -17,8 +23,8 @@ use super::implicit::{
 };
 use super::{axpy, commit_step, Capabilities, Integrator, StepReport};
 use crate::error::Result;
-use crate::model::{Model, State};
-use crate::solve::{Inertia, SolverSettings};
+use crate::model::{Model, State, TermGroup};
+use crate::solve::{ContactAtEnd, Inertia, SolverSettings};
 
 /// The implicit midpoint rule, each step a minimisation: second order, symplectic, with no
 /// artificial damping (it keeps the energy of linear problems exactly).
@@ -63,6 +69,23 @@ fn midpoint_step(model: &Model, state: &State, dt: f64, solver: &mut StepSolver)
             *value = 0.5 * (state.positions[i] + prescribed_end[i]);
         }
     }
+    // The step's end, q_{n+1} = 2u − qₙ.
+    let (scale, offset): (f64, Vec<f64>) = (2.0, state.positions.iter().map(|q| -q).collect());
+    // The barrier's half of the trapezoid at the step's start, f_B(qₙ)/2, as a constant force.
+    let (contact_at_end, start_force) = match model.changes_couplings() {
+        false => (None, None),
+        true => {
+            let mut gradient = vec![0.0; state.positions.len()];
+            model.gradient_of(TermGroup::Barrier, &state.positions, state.time + half, &mut gradient)?;
+            let map = ContactAtEnd {
+                scale,
+                offset: offset.clone(),
+                barrier_weight: 0.25,
+                friction_weight: 0.5,
+            };
+            (Some(map), Some(gradient.iter().map(|g| -0.5 * g).collect()))
+        }
+    };
     let step = ImplicitStep {
         step_length: Some(half),
         dof_time: end,
@@ -76,13 +99,14 @@ fn midpoint_step(model: &Model, state: &State, dt: f64, solver: &mut StepSolver)
             center: state.positions.clone(),
         }),
         force_time: state.time + half,
-        extra_force: None,
-        // x_{k+1} = 2u − q_k; the half-step potential carries half the impulse weight.
+        extra_force: start_force,
+        // The half-step potential carries half the impulse weight.
         viscoelastic: Some(ViscoelasticForm {
             weight: 0.5 / dt,
-            scale: 2.0,
-            offset: state.positions.iter().map(|q| -q).collect(),
+            scale,
+            offset,
         }),
+        contact_at_end,
     };
     let (midpoint, report) = solve_implicit_step(model, state, step, solver)?;
     let positions: Vec<f64> = midpoint
@@ -109,13 +133,7 @@ impl Integrator for ImplicitMidpoint {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            // Its unknown is the midpoint u and the step ends at 2u − qₙ: a
-            // barrier felt at u lets the end cross what the CCD at u allows
-            // (measured: a cube landing on a plane stalls at the bound).
-            barrier_contact: false,
-            ..IMPLICIT
-        }
+        IMPLICIT
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {

@@ -195,6 +195,7 @@ impl Integrator for Newmark {
                 let mut base = predicted.clone();
                 model.apply_prescribed_positions(end, &mut base);
                 let step = ImplicitStep {
+                    contact_at_end: None,
                     step_length: Some(h),
                     dof_time: end,
                     base,

@@ -90,6 +90,7 @@ impl Integrator for StaticEquilibrium {
                 let mut base = s.positions.clone();
                 model.apply_prescribed_positions(end, &mut base);
                 let step = ImplicitStep {
+                    contact_at_end: None,
                     step_length: None,
                     dof_time: end,
                     base,

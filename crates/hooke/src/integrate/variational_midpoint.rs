@@ -129,6 +129,7 @@ impl VariationalMidpoint {
             })
             .collect();
         let step = ImplicitStep {
+            contact_at_end: None,
             step_length: Some(0.5 * dt),
             dof_time: end,
             base,

@@ -62,6 +62,15 @@ impl VertexBlocks {
         self.values.extend(matrix.iter().map(|v| weight * v));
     }
 
+    /// Adds `weight` times every block of `other` (of the same dimension).
+    pub fn append(&mut self, other: &VertexBlocks, weight: f64) {
+        assert_eq!(self.dimension, other.dimension, "blocks of one dimension");
+        let shift = self.vertices.len();
+        self.vertices.extend_from_slice(&other.vertices);
+        self.starts.extend(other.starts[1..].iter().map(|s| s + shift));
+        self.values.extend(other.values.iter().map(|v| weight * v));
+    }
+
     /// [`Self::push`] of a block given with 3 coordinates per vertex (as
     /// contact computes in the plane z = 0 of a 2D model): with fewer
     /// coordinates per vertex, only the first `dimension` of each are kept.
@@ -229,6 +238,22 @@ mod tests {
         let (pattern, values) = blocks.add_to(&full, &[1.0, 1.0, 1.0], &[Some(0), Some(1)]);
         assert!(Arc::ptr_eq(&pattern, &full));
         assert_eq!(values, vec![4.0, 3.0, 2.0]);
+    }
+
+    #[test]
+    fn appended_blocks_equal_the_same_blocks_pushed_with_the_weight_multiplied() {
+        let (a, b) = ([1.0, 2.0, 2.0, 5.0], [3.0, -1.0, -1.0, 4.0]);
+        let mut first = VertexBlocks::new(1);
+        first.push(&[0, 2], 2.0, &a);
+        let mut second = VertexBlocks::new(1);
+        second.push(&[1, 3], 3.0, &b);
+        second.push(&[2, 1], 1.0, &a);
+        first.append(&second, 0.5);
+        let mut expected = VertexBlocks::new(1);
+        expected.push(&[0, 2], 2.0, &a);
+        expected.push(&[1, 3], 1.5, &b);
+        expected.push(&[2, 1], 0.5, &a);
+        assert_eq!(first, expected);
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub use pointer_spring::PointerSpring;
 pub use selection::Selection;
 pub use state::State;
 pub use subspace::Subspace;
-pub use term::{ElasticityTerm, EnergyTerm, HessianTarget, TermCapabilities, TermKind};
+pub use term::{ElasticityTerm, EnergyTerm, HessianTarget, TermCapabilities, TermGroup, TermKind};
 pub use term_history::TermHistory;
 pub use viscoelastic::RebasedElasticity;
 
@@ -312,8 +312,13 @@ impl Model {
 
     /// E(x, t): every term; +∞ where an element leaves its material's domain.
     pub fn energy(&self, x: &[f64], time: f64) -> f64 {
+        self.energy_of(TermGroup::All, x, time)
+    }
+
+    /// The part of E(x, t) that the terms of `group` make.
+    pub fn energy_of(&self, group: TermGroup, x: &[f64], time: f64) -> f64 {
         let mut total = 0.0;
-        for term in &self.terms {
+        for term in self.group(group) {
             total += term.energy(x, time);
             if !total.is_finite() {
                 return f64::INFINITY;
@@ -340,12 +345,17 @@ impl Model {
 
     /// E(x, t) and ∂E/∂x (written into `gradient`).
     pub fn gradient(&self, x: &[f64], time: f64, gradient: &mut [f64]) -> Result<f64> {
-        let overwrite = self.terms.first().is_some_and(|t| t.overwrites());
+        self.gradient_of(TermGroup::All, x, time, gradient)
+    }
+
+    /// [`Self::gradient`] of the terms of `group` alone.
+    pub fn gradient_of(&self, group: TermGroup, x: &[f64], time: f64, gradient: &mut [f64]) -> Result<f64> {
+        let overwrite = self.group(group).next().is_some_and(|t| t.overwrites());
         if !overwrite {
             gradient.fill(0.0);
         }
         let mut energy = 0.0;
-        for (i, term) in self.terms.iter().enumerate() {
+        for (i, term) in self.group(group).enumerate() {
             energy += term.gradient(x, time, gradient, overwrite && i == 0)?;
         }
         Ok(energy)
@@ -417,13 +427,28 @@ impl Model {
         values: &mut [f64],
         low_rank: &mut Vec<LowRank>,
     ) -> Result<f64> {
-        let overwrite = self.terms.first().is_some_and(|t| t.overwrites());
+        self.hessian_of(TermGroup::All, x, time, project, gradient, values, low_rank)
+    }
+
+    /// [`Self::hessian`] of the terms of `group` alone.
+    #[allow(clippy::too_many_arguments)]
+    pub fn hessian_of(
+        &self,
+        group: TermGroup,
+        x: &[f64],
+        time: f64,
+        project: bool,
+        gradient: &mut [f64],
+        values: &mut [f64],
+        low_rank: &mut Vec<LowRank>,
+    ) -> Result<f64> {
+        let overwrite = self.group(group).next().is_some_and(|t| t.overwrites());
         if !overwrite {
             gradient.fill(0.0);
             values.fill(0.0);
         }
         let mut energy = 0.0;
-        for (i, term) in self.terms.iter().enumerate() {
+        for (i, term) in self.group(group).enumerate() {
             let mut target = HessianTarget {
                 values: &mut *values,
                 low_rank: &mut *low_rank,
@@ -431,6 +456,11 @@ impl Model {
             energy += term.hessian(x, time, project, gradient, &mut target, overwrite && i == 0)?;
         }
         Ok(energy)
+    }
+
+    /// The terms of `group`, in the model's order.
+    fn group(&self, group: TermGroup) -> impl Iterator<Item = &Box<dyn EnergyTerm>> {
+        self.terms.iter().filter(move |t| group.holds(t.as_ref()))
     }
 
     /// The model's barrier contact, if it has one.
@@ -459,8 +489,19 @@ impl Model {
     /// The Hessian blocks of the couplings present at x (contact pairs), which
     /// [`Self::hessian`] leaves out because the pattern has no room for them.
     pub fn changing_blocks(&self, x: &[f64], time: f64, project: bool) -> Result<crate::linalg::VertexBlocks> {
+        self.changing_blocks_of(TermGroup::All, x, time, project)
+    }
+
+    /// [`Self::changing_blocks`] of the terms of `group` alone.
+    pub fn changing_blocks_of(
+        &self,
+        group: TermGroup,
+        x: &[f64],
+        time: f64,
+        project: bool,
+    ) -> Result<crate::linalg::VertexBlocks> {
         let mut blocks = crate::linalg::VertexBlocks::new(self.dimension());
-        for term in self.terms.iter().filter(|t| t.changes_couplings()) {
+        for term in self.group(group).filter(|t| t.changes_couplings()) {
             term.add_changing_blocks(x, time, project, &mut blocks)?;
         }
         Ok(blocks)

@@ -26,6 +26,37 @@ pub enum TermKind {
     Friction,
 }
 
+/// A part of a model's terms, for an objective that feels its parts at
+/// different positions (implicit midpoint, whose unknown is the step's
+/// midpoint but whose contact must hold at the step's end).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TermGroup {
+    /// Every term.
+    All,
+    /// Barrier contact: the terms that bound steps or couple vertices that
+    /// change with the positions, friction aside. They put all their
+    /// couplings in changing blocks.
+    Barrier,
+    /// Friction on barrier contact.
+    Friction,
+    /// Every other term (elasticity, gravity, loads, penalty contact).
+    Rest,
+}
+
+impl TermGroup {
+    /// Whether `term` belongs to this group.
+    pub fn holds(self, term: &dyn EnergyTerm) -> bool {
+        let friction = term.kind() == TermKind::Friction;
+        let barrier = !friction && (term.bounds_steps() || term.changes_couplings());
+        match self {
+            TermGroup::All => true,
+            TermGroup::Barrier => barrier,
+            TermGroup::Friction => friction,
+            TermGroup::Rest => !friction && !barrier,
+        }
+    }
+}
+
 /// What a term provides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TermCapabilities {

@@ -7,6 +7,10 @@
 //! w_D = 1/h (Rayleigh damping as a dissipation potential); a static solve uses
 //! no inertia and no damping.
 //!
+//! Implicit midpoint's unknown is the step's midpoint u, but contact must
+//! hold where the step ends, at y = 2u − qₙ: a [`ContactAtEnd`] takes barrier
+//! contact and friction out of E(u) and adds them at y instead.
+//!
 //! The unknowns are the step's [`Coordinates`]: the free DOFs (pinned ones keep
 //! their prescribed values inside `base`, so couplings through M, D and K are
 //! exact), or reduced coordinates u with x = x₀ + B u, whose gradient is Bᵀ∇Φ
@@ -15,7 +19,7 @@
 use super::{Objective, QuasiNewtonMatrix};
 use crate::error::Result;
 use crate::linalg::{LowRank, SystemMatrix};
-use crate::model::{DofMap, Model, RebasedElasticity, Restriction, Subspace};
+use crate::model::{DofMap, Model, RebasedElasticity, Restriction, Subspace, TermGroup};
 use nalgebra::DMatrix;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -71,6 +75,61 @@ impl ViscoelasticTerm {
     }
 }
 
+/// Barrier contact and friction felt at y = s x + o rather than at the
+/// unknowns' positions x: w_B · B(y) + w_F · D(y), taken out of the model's E(x).
+///
+/// Implicit midpoint (x = u, y = 2u − qₙ, s = 2) puts the barrier's impulse
+/// on the trapezoidal rule, h (f_B(qₙ) + f_B(y))/2 (w_B = ¼, with f_B(qₙ)/2 as
+/// a constant force), as Newmark does, and friction's on the step's end, h f_F(y)
+/// (w_F = ½), as its lag (slip measured from qₙ over h) is built for. The
+/// barrier keeps y intersection-free, and the step bound is CCD along y's path.
+pub struct ContactAtEnd {
+    /// s.
+    pub scale: f64,
+    /// o (full positions).
+    pub offset: Vec<f64>,
+    /// w_B, the weight of the barrier at y.
+    pub barrier_weight: f64,
+    /// w_F, the weight of friction at y.
+    pub friction_weight: f64,
+}
+
+impl ContactAtEnd {
+    fn configuration(&self, x: &[f64]) -> Vec<f64> {
+        x.iter().zip(&self.offset).map(|(xi, o)| self.scale * xi + o).collect()
+    }
+
+    /// The groups felt at y, with their weights.
+    fn groups(&self) -> [(TermGroup, f64); 2] {
+        [
+            (TermGroup::Barrier, self.barrier_weight),
+            (TermGroup::Friction, self.friction_weight),
+        ]
+    }
+
+    /// w_B B(y) + w_F D(y), with its gradient in x, w s ∇(y), added to `gradient` when given.
+    fn add(&self, model: &Model, x: &[f64], time: f64, gradient: Option<&mut [f64]>) -> Result<f64> {
+        let y = self.configuration(x);
+        let mut value = 0.0;
+        match gradient {
+            None => {
+                for (group, weight) in self.groups() {
+                    value += weight * model.energy_of(group, &y, time);
+                }
+            }
+            Some(total) => {
+                let mut part = vec![0.0; y.len()];
+                for (group, weight) in self.groups() {
+                    value += weight * model.gradient_of(group, &y, time, &mut part)?;
+                    let factor = weight * self.scale;
+                    total.iter_mut().zip(&part).for_each(|(t, p)| *t += factor * p);
+                }
+            }
+        }
+        Ok(value)
+    }
+}
+
 /// Φ of one implicit step over its coordinates: the [`Objective`] the
 /// implicit integrators hand their minimiser.
 pub struct IncrementalPotential<'a> {
@@ -92,6 +151,9 @@ pub struct IncrementalPotential<'a> {
     pub extra_force: Option<Vec<f64>>,
     /// Viscoelastic damping (Kharevych 2010 thesis, §2.3) as w · W_ref(s x + o).
     pub viscoelastic: Option<ViscoelasticTerm>,
+    /// Barrier contact and friction felt elsewhere than at the unknowns'
+    /// positions (implicit midpoint's step end); None: within E(x).
+    pub contact_at_end: Option<ContactAtEnd>,
     /// Project each element's Hessian to positive semi-definite (`[solver] project_hessian`).
     pub project_hessian: bool,
     /// The time over which the unknowns move (h, or h/2 for a midpoint
@@ -124,6 +186,24 @@ impl IncrementalPotential<'_> {
             Coordinates::Reduced(subspace) => (&subspace.basis * nalgebra::DVector::from_column_slice(change))
                 .as_slice()
                 .to_vec(),
+        }
+    }
+
+    /// The positions the contact terms see for the given unknowns: the full
+    /// positions, or the step's end with [`ContactAtEnd`].
+    pub fn contact_positions(&self, unknowns: &[f64]) -> Vec<f64> {
+        let x = self.full_positions(unknowns);
+        match &self.contact_at_end {
+            Some(map) => map.configuration(&x),
+            None => x,
+        }
+    }
+
+    /// The terms E(x) holds: all, or all but the contact ones felt at the step's end.
+    fn own_terms(&self) -> TermGroup {
+        match self.contact_at_end {
+            Some(_) => TermGroup::Rest,
+            None => TermGroup::All,
         }
     }
 
@@ -221,7 +301,8 @@ impl IncrementalPotential<'_> {
         let mut stiffness = if hessian { vec![0.0; nonzeros] } else { Vec::new() };
         let mut low_rank = Vec::new();
         let potential = if hessian {
-            self.model.hessian(
+            self.model.hessian_of(
+                self.own_terms(),
                 x,
                 self.time,
                 self.project_hessian,
@@ -230,7 +311,13 @@ impl IncrementalPotential<'_> {
                 &mut low_rank,
             )?
         } else {
-            self.model.gradient(x, self.time, &mut gradient)?
+            self.model.gradient_of(self.own_terms(), x, self.time, &mut gradient)?
+        };
+        // Barrier contact and friction put all their couplings in changing
+        // blocks (add_changing_blocks), so at the step's end only their gradient is due here.
+        let contact = match &self.contact_at_end {
+            Some(map) => map.add(self.model, x, self.time, Some(&mut gradient))?,
+            None => 0.0,
         };
         // The viscoelastic term: value, gradient w s ∇W_ref and Hessian w s² K_ref.
         let mut damping_value = 0.0;
@@ -255,7 +342,7 @@ impl IncrementalPotential<'_> {
                 .zip(&reference_gradient)
                 .for_each(|(e, g)| *e += term.weight * term.scale * g);
         }
-        let value = potential + self.step_parts(x, Some(&mut gradient)) + damping_value;
+        let value = potential + contact + self.step_parts(x, Some(&mut gradient)) + damping_value;
         let parts = hessian.then_some(HessianParts {
             stiffness,
             damping_stiffness,
@@ -324,7 +411,23 @@ impl IncrementalPotential<'_> {
     /// Adds the Hessian blocks of the couplings present at x (contact pairs)
     /// to the free system, whose pattern grows to hold them.
     fn add_changing_blocks(&self, x: &[f64], hessian: &mut SystemMatrix) -> Result<()> {
-        let blocks = self.model.changing_blocks(x, self.time, self.project_hessian)?;
+        let blocks = match &self.contact_at_end {
+            None => self.model.changing_blocks(x, self.time, self.project_hessian)?,
+            Some(map) => {
+                // ∂²/∂x² of w C(s x + o) is w s² ∇²C(y).
+                let y = map.configuration(x);
+                let mut blocks = self
+                    .model
+                    .changing_blocks_of(TermGroup::Rest, x, self.time, self.project_hessian)?;
+                for (group, weight) in map.groups() {
+                    let at_end = self
+                        .model
+                        .changing_blocks_of(group, &y, self.time, self.project_hessian)?;
+                    blocks.append(&at_end, weight * map.scale * map.scale);
+                }
+                blocks
+            }
+        };
         if blocks.is_empty() {
             return Ok(());
         }
@@ -415,7 +518,10 @@ impl Objective for IncrementalPotential<'_> {
 
     fn value(&self, unknowns: &[f64]) -> f64 {
         let x = self.full_positions(unknowns);
-        let potential = self.model.energy(&x, self.time);
+        let mut potential = self.model.energy_of(self.own_terms(), &x, self.time);
+        if let Some(map) = &self.contact_at_end {
+            potential += map.add(self.model, &x, self.time, None).unwrap_or(f64::INFINITY);
+        }
         if !potential.is_finite() {
             return f64::INFINITY;
         }
@@ -529,14 +635,24 @@ impl Objective for IncrementalPotential<'_> {
         if !self.model.bounds_steps() {
             return Ok(1.0);
         }
-        let x = self.full_positions(unknowns);
-        self.model.feasible_step(&x, &self.full_displacement(direction))
+        let displacement = self.full_displacement(direction);
+        match &self.contact_at_end {
+            // Only barrier terms bound steps (TermGroup): CCD along y's path, s dx.
+            Some(map) => {
+                let path: Vec<f64> = displacement.iter().map(|d| map.scale * d).collect();
+                self.model.feasible_step(&self.contact_positions(unknowns), &path)
+            }
+            None => self.model.feasible_step(&self.full_positions(unknowns), &displacement),
+        }
     }
 
+    /// The gap in the unknowns' own motion: where contact is felt at
+    /// y = s x + o, the unknowns close a gap d by moving d / s.
     fn contact_gap(&self, unknowns: &[f64]) -> Option<f64> {
         let contact = self.model.barrier_contact()?;
-        let gap = contact.report(&self.full_positions(unknowns)).smallest_distance;
-        gap.is_finite().then_some(gap)
+        let gap = contact.report(&self.contact_positions(unknowns)).smallest_distance;
+        let scale = self.contact_at_end.as_ref().map_or(1.0, |map| map.scale.abs());
+        gap.is_finite().then_some(gap / scale)
     }
 
     fn increment_size(&self, change: &[f64]) -> f64 {

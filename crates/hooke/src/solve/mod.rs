@@ -19,7 +19,9 @@ mod test_objectives;
 
 pub use crate::linalg::IndefiniteSystem;
 pub use free_system::FreeSystem;
-pub use incremental_potential::{Coordinates, DampingPart, IncrementalPotential, Inertia, ViscoelasticTerm};
+pub use incremental_potential::{
+    ContactAtEnd, Coordinates, DampingPart, IncrementalPotential, Inertia, ViscoelasticTerm,
+};
 pub use lbfgs::{InitialHessian, Lbfgs, LbfgsSettings};
 pub use line_search::{backtrack, backtrack_with, backtrack_with_gradient, LineSearch, GAP_FRACTION};
 pub use local_global::LocalGlobalSettings;
