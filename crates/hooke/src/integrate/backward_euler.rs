@@ -116,7 +116,7 @@ impl Integrator for BackwardEuler {
         let settings = self.solver.settings.clone();
         let solver = &mut self.solver;
         commit_step(model, state, dt, |state| {
-            with_step_halving(state, dt, &settings, &mut |s, h| {
+            with_step_halving(model, state, dt, &settings, &mut |s, h| {
                 backward_euler_step(model, s, h, solver)
             })
         })

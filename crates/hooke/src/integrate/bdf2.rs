@@ -126,7 +126,7 @@ impl Integrator for Bdf2 {
         let solver = &mut self.solver;
         let previous = &mut self.previous;
         let report = commit_step(model, state, dt, |state| {
-            with_step_halving(state, dt, &settings, &mut |s, h| {
+            with_step_halving(model, state, dt, &settings, &mut |s, h| {
                 // History is usable only if it is exactly one step of the same size
                 // behind, over the same free DOFs (the pins holding then still hold).
                 let pins = model.dof_map(s.time + h).active_pins;

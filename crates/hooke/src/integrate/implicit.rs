@@ -195,13 +195,23 @@ pub(crate) fn finished_step(
 /// Takes a step of `dt`; when the nonlinear solve fails, takes two steps of
 /// dt/2 instead, recursively, at most `settings.max_step_halvings` times deep
 /// (numerical continuation, Chen 2019 thesis, §4.2.3). Reports are summed.
+/// The model's terms were prepared for the whole step ([`Model::begin_step`]);
+/// each shorter step prepares them again for itself, so that moving obstacles
+/// aim at its end and friction measures slip from its start.
 pub(crate) fn with_step_halving(
+    model: &Model,
     state: &State,
     dt: f64,
     settings: &SolverSettings,
     attempt: &mut StepAttempt,
 ) -> Result<(State, StepReport)> {
-    split_on_failure(state, dt, settings.max_step_halvings, attempt)
+    let mut whole = true;
+    split_on_failure(state, dt, settings.max_step_halvings, &mut |s, h| {
+        if !std::mem::take(&mut whole) {
+            model.begin_step(s, s.time + h)?;
+        }
+        attempt(s, h)
+    })
 }
 
 use super::StepReport;
@@ -228,5 +238,63 @@ pub(crate) fn split_on_failure(
             Ok((end, report))
         }
         Err(error) => Err(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_half_of_a_split_step_moves_the_obstacles_toward_its_own_end() {
+        // A plate 1 m above a cube, coming down at 1 m/s.
+        let text = r#"
+[simulation]
+duration = 0.1
+time_step = 0.1
+[[bodies]]
+mesh = { box = { size = [0.1, 0.1, 0.1], cells = [1, 1, 1] } }
+material = { model = "neo_hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }
+[[obstacles]]
+shape = { plane = { point = [0.0, 0.0, 1.1], normal = [0.0, 0.0, -1.0] } }
+motion = { velocity = [0.0, 0.0, -1.0] }
+[contact]
+"#;
+        let scene = crate::scene::Scene::from_text(text, "<test>", std::path::PathBuf::from(".")).unwrap();
+        let built = scene.build().unwrap();
+        let model = &built.model;
+        let state = built.initial_state.clone();
+        let dt = 0.1;
+        model.begin_step(&state, dt).unwrap();
+        let settings = SolverSettings {
+            max_step_halvings: 2,
+            ..SolverSettings::default()
+        };
+        // The whole step fails; each quarter moves the plate to its own end.
+        let mut ends = Vec::new();
+        let (end, _) = with_step_halving(model, &state, dt, &settings, &mut |s, h| {
+            if h > 0.3 * dt {
+                return Err(HookeError::Solver {
+                    reason: "too long".into(),
+                });
+            }
+            assert!(model.advance_motion(&s.positions).unwrap());
+            let plate = model.barrier_contact().unwrap().planes()[0].point.z;
+            ends.push((s.time + h, plate));
+            let next = State {
+                time: s.time + h,
+                ..s.clone()
+            };
+            Ok((next, StepReport::default()))
+        })
+        .unwrap();
+        assert!((end.time - dt).abs() < 1e-15);
+        assert_eq!(ends.len(), 4);
+        for (time, plate) in ends {
+            assert!(
+                (plate - (1.1 - time)).abs() < 1e-12,
+                "at t = {time} the plate is at z = {plate}"
+            );
+        }
     }
 }

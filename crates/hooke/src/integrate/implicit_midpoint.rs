@@ -140,7 +140,9 @@ impl Integrator for ImplicitMidpoint {
         let settings = self.solver.settings.clone();
         let solver = &mut self.solver;
         commit_step(model, state, dt, |state| {
-            with_step_halving(state, dt, &settings, &mut |s, h| midpoint_step(model, s, h, solver))
+            with_step_halving(model, state, dt, &settings, &mut |s, h| {
+                midpoint_step(model, s, h, solver)
+            })
         })
     }
 }

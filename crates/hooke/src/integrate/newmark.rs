@@ -169,7 +169,7 @@ impl Integrator for Newmark {
             };
             let mut accelerations: Vec<Timed<Vec<f64>>> = Vec::new();
             let mut current = Timed::new(state.time, initial);
-            let result = with_step_halving(state, dt, &settings, &mut |s, h| {
+            let result = with_step_halving(model, state, dt, &settings, &mut |s, h| {
                 if current.at(s.time).is_none() {
                     // After a failed half step the acceleration of `s` is the one recorded for it.
                     if let Some(found) = accelerations.iter().rev().find(|a| a.at(s.time).is_some()) {

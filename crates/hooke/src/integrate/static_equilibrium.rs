@@ -85,7 +85,7 @@ impl Integrator for StaticEquilibrium {
         let solver = &mut self.solver;
         commit_step(model, state, dt, |state| {
             needs_pins(model, state.time + dt)?;
-            with_step_halving(state, dt, &settings, &mut |s, h| {
+            with_step_halving(model, state, dt, &settings, &mut |s, h| {
                 let end = s.time + h;
                 let mut base = s.positions.clone();
                 model.apply_prescribed_positions(end, &mut base);

@@ -317,7 +317,7 @@ impl Integrator for VariationalMidpoint {
         // Momenta of the states reached, so that half steps (continuation) start from the right one.
         let mut momenta = vec![Timed::new(state.time, self.momentum_of(model, state))];
         let report = commit_step(model, state, dt, |s| {
-            with_step_halving(s, dt, &settings, &mut |sub, h| {
+            with_step_halving(model, s, dt, &settings, &mut |sub, h| {
                 let p = momenta
                     .iter()
                     .rev()
