@@ -166,6 +166,14 @@ pub(crate) fn solve_implicit_step(
         report.absorb(&more);
         stages += 1;
     }
+    // Friction's lag taken again where the solve ended, and the step solved
+    // again, as many times as `[contact] friction_updates` asks.
+    let mut round = 1;
+    while model.update_lags(&potential.contact_positions(&unknowns), round)? {
+        let more = crate::workers::with_workers_awake(size, || solver.minimizer.minimize(&potential, &mut unknowns))?;
+        report.absorb(&more);
+        round += 1;
+    }
     Ok((potential.full_positions(&unknowns), report))
 }
 

@@ -6,13 +6,16 @@
 //! of the start positions xⁿ from the model's barrier contact (its pairs
 //! within d̂, their closest points, tangent planes and normal forces λ at
 //! the κ of that step), and holds them while the step is solved; the slip of
-//! a pair is measured from xⁿ. This is one lagged update per step, the
-//! setting of the paper's examples: the normal forces trail the solution by
-//! one step, which is within the step's own first-order error for backward
-//! Euler. (The paper's fixed-point iteration re-solves the step with updated
-//! λ and bases until they settle; Hooke's terms see steps, so that would be
-//! a loop around the integrator, not built.) Nothing is carried between
-//! steps: a resumed run rebuilds the lag from its state.
+//! a pair is measured from xⁿ. By default that is the only lag of the step,
+//! the setting of most of the paper's examples: the normal forces trail the
+//! solution by one step, within the step's own first-order error for
+//! backward Euler, but a pair that closes during the step feels no friction
+//! until the next. With `updates` = k > 1 (`[contact] friction_updates`), the
+//! step is solved up to k times, the contacts taken again each time where
+//! the last solve ended (the paper's fixed-point iteration on λ and the
+//! tangent planes, §5, stopped after k solves); the slip is still measured
+//! from xⁿ. Nothing is carried between steps: a resumed run rebuilds the lag
+//! from its state.
 //!
 //! **Energy.** D is a dissipation potential, not stored energy: it is part
 //! of the step's objective but not of the reported total
@@ -56,6 +59,8 @@ pub struct Friction {
     coefficient: f64,
     slip_velocity: f64,
     model_vertices: usize,
+    /// How many times a step takes the lag (1: at its start only).
+    updates: usize,
     lag: Mutex<Lag>,
 }
 
@@ -80,8 +85,22 @@ impl Friction {
             coefficient,
             slip_velocity,
             model_vertices,
+            updates: 1,
             lag: Mutex::new(Lag::default()),
         })
+    }
+
+    /// Takes the lag `updates` times a step (≥ 1): at its start, then where
+    /// each solve but the last ended, each time solving the step again.
+    pub fn with_updates(mut self, updates: usize) -> Result<Friction> {
+        if updates == 0 {
+            return Err(HookeError::scene(
+                "contact.friction_updates",
+                "friction takes its normal forces and tangent planes at least once a step (at its start): give 1 or more",
+            ));
+        }
+        self.updates = updates;
+        Ok(self)
     }
 
     /// μ.
@@ -237,6 +256,23 @@ impl EnergyTerm for Friction {
             fixed_start,
         };
         Ok(())
+    }
+
+    fn update_lag(&self, model: &Model, x: &[f64], round: usize) -> Result<bool> {
+        if round >= self.updates {
+            return Ok(false);
+        }
+        let Some(contact) = model.barrier_contact() else {
+            return Ok(false);
+        };
+        let contacts = contact.friction_contacts(x);
+        let mut lag = self.lag.lock().expect("not poisoned");
+        if contacts.is_empty() && lag.contacts.is_empty() {
+            // Nothing touched at either end: another solve would repeat this one.
+            return Ok(false);
+        }
+        lag.contacts = contacts;
+        Ok(true)
     }
 
     fn advance_motion(&self, model: &Model, _x: &[f64]) -> Result<bool> {

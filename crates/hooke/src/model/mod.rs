@@ -479,6 +479,17 @@ impl Model {
         Ok(there)
     }
 
+    /// Lets each term take its lag again where the step's solve number
+    /// `round` ended, at x ([`EnergyTerm::update_lag`]); true when one did
+    /// and the step must be solved again.
+    pub fn update_lags(&self, x: &[f64], round: usize) -> Result<bool> {
+        let mut again = false;
+        for term in &self.terms {
+            again |= term.update_lag(self, x, round)?;
+        }
+        Ok(again)
+    }
+
     /// Whether a term couples vertices that change with the positions
     /// (barrier contact): the Hessian is then [`Self::hessian`]'s plus
     /// [`Self::changing_blocks`].

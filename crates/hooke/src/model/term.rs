@@ -323,6 +323,14 @@ pub trait EnergyTerm: Send + Sync {
         Ok(())
     }
 
+    /// Called after the step's solve number `round` (1, 2, …) ended at x (the
+    /// positions contact sees: the step's end): a term that lags what it knew
+    /// at the step's start (friction's normal forces and tangent planes) may
+    /// take it again at x and return true to have the step solved again.
+    fn update_lag(&self, _model: &super::Model, _x: &[f64], _round: usize) -> Result<bool> {
+        Ok(false)
+    }
+
     /// Moves what this term prescribes for the step under way (a moving
     /// obstacle) as far toward its place at the step's end as the positions
     /// x (3 per vertex) allow; true when it is there. The step's solve

@@ -94,7 +94,8 @@ pub(super) fn add_contact(
     if section.friction > 0.0 {
         // After the barrier: its κ of the step is set when friction lags (model/friction.rs).
         let velocity = section.friction_velocity.unwrap_or(DEFAULT_SLIP_VELOCITY);
-        let friction = Friction::new(section.friction, velocity, model.mesh().vertex_count())?;
+        let friction = Friction::new(section.friction, velocity, model.mesh().vertex_count())?
+            .with_updates(section.friction_updates.unwrap_or(1))?;
         model.add_term(Box::new(friction))?;
     }
     Ok(())

@@ -82,6 +82,9 @@ pub struct ContactSection {
     pub friction: f64,
     /// ε_v, m/s: slip below this speed is smoothed (default 10⁻³).
     pub friction_velocity: Option<f64>,
+    /// How many times a step takes friction's normal forces and tangent
+    /// planes (default 1: at its start; each more solves the step again).
+    pub friction_updates: Option<usize>,
     /// A body against its own surface (default true).
     #[serde(default = "yes")]
     pub self_contact: bool,
@@ -1058,6 +1061,12 @@ impl SceneFile {
         }
         if let Some(v) = contact.friction_velocity {
             positive("contact.friction_velocity", v)?;
+        }
+        if contact.friction_updates == Some(0) {
+            return Err(HookeError::scene(
+                "contact.friction_updates",
+                "must be 1 or more: friction takes its normal forces and tangent planes at least at each step's start",
+            ));
         }
         if !(contact.friction.is_finite() && contact.friction >= 0.0) {
             return Err(HookeError::scene(
