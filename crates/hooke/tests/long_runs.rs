@@ -77,7 +77,7 @@ fn the_free_rod_scene_keeps_momenta_and_a_bounded_energy_for_its_whole_run() {
 /// touches itself before the end and is still pressed together at the end;
 /// the turned end is where its screw motion puts it.
 #[test]
-#[ignore = "runs a contact scene of 200 steps (about 80 s); run with --ignored"]
+#[ignore = "runs a contact scene of 200 steps (about 35 s); run with --ignored"]
 fn the_twisted_rod_scene_coils_onto_itself_without_ever_crossing() {
     use hooke::contact::intersection;
     let scene_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes/contact_twisted_rod.toml");
