@@ -374,9 +374,6 @@ fn a_2d_block_bounces_on_the_floor_under_implicit_midpoint_as_under_newmark() {
 /// The largest change of the total energy over the fall's of a block
 /// dropped 1 cm onto the floor, `steps` steps of `h` under `kind`.
 fn energy_drift(kind: &str, h: f64, steps: usize) -> f64 {
-    // The plane's barrier felt at the step's end, its impulse on the
-    // trapezoidal rule: kinetic + elastic + gravitational + contact energy
-    // stays within 1% of the fall's energy (as in 3D), never below the floor.
     let text = format!(
         "{}{}{FLOOR}[contact]\ndistance = 2e-3\nstiffness = 1e9\n[integrator]\nkind = \"{kind}\"\n[solver]\ntolerance = 1e-10\n",
         header(0.1, h, [0.0, -9.81]),
