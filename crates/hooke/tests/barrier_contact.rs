@@ -76,6 +76,30 @@ fn run_checked(text: &str, steps: usize) -> (hooke::scene::BuiltScene, Vec<hooke
     (built, states)
 }
 
+/// Kinetic + elastic + gravitational + contact energy of a state: what a
+/// bounce on a barrier of fixed κ should keep.
+fn total_energy(model: &hooke::model::Model, s: &hooke::model::State) -> f64 {
+    let parts = model.energies(&s.positions, s.time);
+    model.kinetic_energy(&s.velocities) + parts.elastic + parts.gravitational + parts.contact
+}
+
+/// The floor's push on the bodies at x: friction's along x (the friction
+/// term's force with the last step's lag) and the barrier's along z.
+fn floor_push(model: &hooke::model::Model, x: &[f64]) -> [f64; 2] {
+    let friction: f64 = model
+        .terms()
+        .iter()
+        .filter(|t| t.kind() == TermKind::Friction)
+        .map(|t| {
+            let mut gradient = vec![0.0; x.len()];
+            t.gradient(x, 0.0, &mut gradient, true).expect("a gradient");
+            -gradient.chunks(3).map(|g| g[0]).sum::<f64>()
+        })
+        .sum();
+    let normal: f64 = model.barrier_contact().unwrap().forces(x).chunks(3).map(|f| f[2]).sum();
+    [friction, normal]
+}
+
 #[test]
 fn a_cube_on_the_floor_comes_to_rest_with_the_barrier_carrying_its_weight() {
     let text = format!("{}{}{FLOOR}[contact]\n", header(1.0, 0.01), cube([0.0, 0.0, 0.01], 1e5));
@@ -535,10 +559,7 @@ fn a_bounce_on_the_barrier_keeps_the_energy_under_newmark_and_loses_it_under_bac
             cube([0.0, 0.0, 0.01], 1e5)
         );
         let (built, states) = run_checked(&text, 200);
-        let total = |s: &hooke::model::State| {
-            let parts = built.model.energies(&s.positions, s.time);
-            built.model.kinetic_energy(&s.velocities) + parts.elastic + parts.gravitational + parts.contact
-        };
+        let total = |s: &hooke::model::State| total_energy(&built.model, s);
         let start = total(&built.initial_state);
         // It has landed and come back up: the contact acted.
         let touched = states
@@ -593,10 +614,7 @@ tolerance = 1e-10
         );
         let (built, states) = run_checked(&text, 200);
         let model = &built.model;
-        let total = |s: &hooke::model::State| {
-            let parts = model.energies(&s.positions, s.time);
-            model.kinetic_energy(&s.velocities) + parts.elastic + parts.gravitational + parts.contact
-        };
+        let total = |s: &hooke::model::State| total_energy(model, s);
         let start = &built.initial_state;
         let mass: f64 = model.mass().lumped().iter().sum::<f64>();
         let (momentum, _) = model.momentum(&start.positions, &start.velocities);
@@ -780,29 +798,9 @@ fn slide(angle_degrees: f64, mu: f64, steps: usize, dt: f64, tail: &str) -> (Vec
         .iter()
         .map(|s| built.model.momentum(&s.positions, &s.velocities).0.x / mass)
         .collect();
-    // The floor's push on the block at the end: friction along x (the
-    // friction term's force over the last step), the barrier's along z.
+    // The floor's push on the block at the end.
     let x = &states.last().unwrap().positions;
-    let friction: f64 = built
-        .model
-        .terms()
-        .iter()
-        .filter(|t| t.kind() == TermKind::Friction)
-        .map(|t| {
-            let mut gradient = vec![0.0; x.len()];
-            t.gradient(x, 0.0, &mut gradient, true).expect("a gradient");
-            -gradient.chunks(3).map(|g| g[0]).sum::<f64>()
-        })
-        .sum();
-    let normal: f64 = built
-        .model
-        .barrier_contact()
-        .unwrap()
-        .forces(x)
-        .chunks(3)
-        .map(|f| f[2])
-        .sum();
-    (speeds, g, [friction, normal])
+    (speeds, g, floor_push(&built.model, x))
 }
 
 #[test]
@@ -920,17 +918,7 @@ fn friction_updates_give_friction_to_a_pair_that_closes_during_the_step() {
         let mass: f64 = model.mass().lumped().iter().sum::<f64>();
         let speed = model.momentum(&end.positions, &end.velocities).0.x / mass;
         let x = &end.positions;
-        let friction: f64 = model
-            .terms()
-            .iter()
-            .filter(|t| t.kind() == TermKind::Friction)
-            .map(|t| {
-                let mut gradient = vec![0.0; x.len()];
-                t.gradient(x, 0.0, &mut gradient, true).expect("a gradient");
-                -gradient.chunks(3).map(|g| g[0]).sum::<f64>()
-            })
-            .sum();
-        let normal: f64 = model.barrier_contact().unwrap().forces(x).chunks(3).map(|f| f[2]).sum();
+        let [friction, normal] = floor_push(model, x);
         (speed, friction, normal)
     };
     let (once, friction, normal) = first_step(1);
