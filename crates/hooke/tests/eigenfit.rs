@@ -9,7 +9,7 @@ use hooke::material::MaterialModel;
 use hooke::mesh::TetsPerHex;
 use hooke::model::eigenfit::Refit;
 use hooke::model::MassKind;
-use hooke::model::{EigenFit, Model, Motion};
+use hooke::model::{EigenFit, EnergyTerm, Model, Motion};
 use hooke::solve::SolverSettings;
 use nalgebra::{DMatrix, DVector};
 
@@ -274,14 +274,7 @@ fn each_refit_follows_the_modes_to_the_current_stiffness() {
         let rest = coarse.rest_positions();
         for step in 0..6 {
             // Bent down and twisted about the bar's axis, a little more each step.
-            let amount = step as f64 / 5.0;
-            for (p, r) in state.positions.chunks_mut(3).zip(rest.chunks(3)) {
-                let along = r[0] / 0.4;
-                let angle = 0.6 * amount * along;
-                let (y, z) = (r[1] - 0.05, r[2] - 0.05);
-                p[1] = 0.05 + angle.cos() * y - angle.sin() * z - 0.08 * amount * along * along;
-                p[2] = 0.05 + angle.sin() * y + angle.cos() * z;
-            }
+            bend(&mut state, &rest, step as f64 / 5.0);
             fit.refit(&coarse, &state, 0.0).unwrap();
             let report = fit.report();
             match step {
@@ -582,4 +575,92 @@ fn a_reference_scene_is_the_same_reference() {
         }
     }
     let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// Bends the clamped bar of [`coarse_and_fine`] down and twists it about its
+/// axis, by `amount` (1: 0.6 rad of twist and 8 cm of droop at the tip).
+fn bend(state: &mut hooke::model::State, rest: &[f64], amount: f64) {
+    for (p, r) in state.positions.chunks_mut(3).zip(rest.chunks(3)) {
+        let along = r[0] / 0.4;
+        let angle = 0.6 * amount * along;
+        let (y, z) = (r[1] - 0.05, r[2] - 0.05);
+        p[1] = 0.05 + angle.cos() * y - angle.sin() * z - 0.08 * amount * along * along;
+        p[2] = 0.05 + angle.sin() * y + angle.cos() * z;
+    }
+}
+
+/// With a drift budget, a refit's modes serve the next steps while their
+/// measured move per step, times the steps, stays within it: a slow bend
+/// carries them, a tight budget or none follows them every step. A carried
+/// step takes its slopes at its own start, so the correction's force there
+/// is the one a fresh refit gives, up to the modes' small move.
+#[test]
+fn a_drift_budget_carries_the_modes_while_they_move_less_than_it() {
+    let run = |drift: f64, rate: f64| -> (Vec<Refit>, f64) {
+        let (coarse, fine) = coarse_and_fine(MaterialModel::StableNeoHookean);
+        let fit = EigenFit::new(fine, MODES).unwrap().with_refit_drift(drift).unwrap();
+        let mut state = coarse.initial_state();
+        let rest = coarse.rest_positions();
+        let mut refits = Vec::new();
+        let mut worst: f64 = 0.0;
+        for step in 0..12 {
+            bend(&mut state, &rest, rate * step as f64);
+            fit.refit(&coarse, &state, 0.0).unwrap();
+            refits.push(fit.report().refit);
+            // The correction's force at the step's start against a fresh fit's.
+            let fresh = EigenFit::new(coarse_and_fine(MaterialModel::StableNeoHookean).1, MODES).unwrap();
+            fresh.refit(&coarse, &state, 0.0).unwrap();
+            let force = |f: &EigenFit| {
+                let mut g = vec![0.0; state.positions.len()];
+                f.gradient(&state.positions, 0.0, &mut g, true).unwrap();
+                g
+            };
+            let (carried, exact) = (force(&fit), force(&fresh));
+            // Against the elastic force it corrects.
+            let (_, elastic) = coarse.element_hessian(&state.positions, 0.0, false).unwrap();
+            let size = elastic.iter().map(|g| g * g).sum::<f64>().sqrt();
+            let gap = carried
+                .iter()
+                .zip(&exact)
+                .map(|(a, b)| (a - b).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            if size > 0.0 {
+                worst = worst.max(gap / size);
+            }
+        }
+        (refits, worst)
+    };
+    let carried = |refits: &[Refit]| refits.iter().filter(|r| matches!(r, Refit::Carried { .. })).count();
+    // Measured: no budget 1.2e-6, 0.1 carries 7 of 12 steps at 4.7e-3, 0.5 carries 8 at 5.4e-3.
+    let (every, exact) = run(0.0, 0.01);
+    assert!(
+        every[1..].iter().all(|r| matches!(r, Refit::Tracked { .. })),
+        "{every:?}"
+    );
+    assert!(exact < 1e-4, "{exact:e}");
+    for drift in [0.1, 0.5] {
+        let (refits, gap) = run(drift, 0.01);
+        assert!(carried(&refits) >= 4, "drift {drift}: {refits:?}");
+        assert!(
+            gap < 0.02,
+            "drift {drift}: the correction's force off by {gap:e} of the elastic force"
+        );
+        // Never more steps than the cap, and a refit follows each run of carried steps.
+        assert!(refits
+            .iter()
+            .all(|r| !matches!(r, Refit::Carried { steps } if *steps > hooke::model::eigenfit::MAX_CARRIED_STEPS)));
+    }
+    let (tight, _) = run(1e-6, 0.01);
+    assert_eq!(carried(&tight), 0, "{tight:?}");
+    // A budget is the sine of an angle.
+    for bad in [-0.1, 1.0, f64::NAN] {
+        let (_, fine) = coarse_and_fine(MaterialModel::Linear);
+        let error = EigenFit::new(fine, MODES)
+            .unwrap()
+            .with_refit_drift(bad)
+            .err()
+            .expect("refused");
+        assert!(error.to_string().contains("eigenfit.refit_drift"), "{error}");
+    }
 }

@@ -410,4 +410,10 @@ fn an_eigenfit_run_resumes_byte_for_byte() {
     for stop_after in [4, 8] {
         assert_resume_is_exact(&text, "backward_euler (EigenFit)", stop_after);
     }
+    // Carrying modes between refits: the checkpoint keeps how long they serve.
+    let carried = text.replace("modes = 4\n", "modes = 4\nrefit_drift = 0.5\n");
+    assert_ne!(carried, text);
+    for stop_after in [3, 5] {
+        assert_resume_is_exact(&carried, "backward_euler (EigenFit, refit_drift)", stop_after);
+    }
 }

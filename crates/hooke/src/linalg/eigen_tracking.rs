@@ -58,6 +58,12 @@ pub struct TrackedPairs {
     /// Relative errors of the wanted eigenvectors in the energy norm
     /// (their eigenvalues are good to about the square).
     pub errors: Vec<f64>,
+    /// How far each wanted start vector is from its new eigenvector: the
+    /// sine of their angle in the M inner product, to first order, from the
+    /// turn within the block (the first Rayleigh–Ritz step on X alone) and
+    /// the error outside it ((K − σM)⁻¹ r, measured in the M norm, where
+    /// high-frequency noise weighs little).
+    pub start_errors: Vec<f64>,
     /// Rayleigh–Ritz steps beyond the first (0: the old vectors, projected
     /// on the new K, sufficed; each step costs one more block solve).
     pub iterations: usize,
@@ -197,6 +203,7 @@ pub fn track_eigenpairs(
     // The factorisation (one thread on small matrices) needs nothing of the
     // start, and the first projection needs nothing of the factor: side by side.
     let start = DMatrix::from_fn(n, size, |r, c| start[c][r]);
+    let start_vectors = start.clone();
     let (first, factorised) = rayon::join(
         || {
             let start = problem.block(start);
@@ -213,6 +220,7 @@ pub fn track_eigenpairs(
     let (Some(mut projection), true) = (first, factorised) else {
         return Ok(None);
     };
+    let mut start_errors = Vec::new();
     for iteration in 0..=settings.max_iterations {
         let Projection {
             x,
@@ -228,6 +236,16 @@ pub fn track_eigenpairs(
         let errors: Vec<f64> = (0..size)
             .map(|k| (corrections.column(k).dot(&residual.column(k)).max(0.0) / (values[k] - shift)).sqrt())
             .collect();
+        if iteration == 0 {
+            let outside = problem.mass_times(&corrections.columns(0, wanted).into_owned());
+            start_errors = (0..wanted)
+                .map(|k| {
+                    let kept = start_vectors.column(k).dot(&x.mass.column(k)).abs().min(1.0);
+                    let away = corrections.column(k).dot(&outside.column(k)).max(0.0);
+                    (1.0 - kept * kept + away).min(1.0).sqrt()
+                })
+                .collect();
+        }
         if errors[..wanted].iter().all(|e| *e <= settings.tolerance) {
             return Ok(Some(TrackedPairs {
                 values,
@@ -235,6 +253,7 @@ pub fn track_eigenpairs(
                     .map(|k| x.vectors.column(k).iter().copied().collect())
                     .collect(),
                 errors: errors[..wanted].to_vec(),
+                start_errors,
                 iterations: iteration,
             }));
         }
@@ -377,6 +396,14 @@ mod tests {
             .unwrap()
             .expect("converged already");
             assert_eq!(still.iterations, 0);
+            // It reports how far the start was from the new modes: nowhere,
+            // and for the moved K more than the tolerance.
+            assert!(still.start_errors.iter().all(|e| *e < 1e-6), "{:?}", still.start_errors);
+            assert!(
+                tracked.start_errors.iter().any(|e| *e > 1e-3),
+                "{:?}",
+                tracked.start_errors
+            );
             let (_, far, _) = chain(200, 5.0, lumped);
             let none = TrackingSettings {
                 tolerance: 1e-9,

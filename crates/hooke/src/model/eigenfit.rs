@@ -66,6 +66,10 @@ const GUARD_MODES: usize = 3;
 /// tighter value costs solves and changes no figure (BENCHMARKS.md, EigenFit).
 pub const DEFAULT_REFIT_TOLERANCE: f64 = 1e-3;
 
+/// The most steps a refit's modes are carried under a drift budget
+/// ([`EigenFit::with_refit_drift`]), however slowly they move.
+pub const MAX_CARRIED_STEPS: usize = 8;
+
 /// The rest data for one set of pinned DOFs.
 #[derive(Clone, Debug)]
 pub struct RestFit {
@@ -123,6 +127,13 @@ pub enum Refit {
     Tracked {
         /// Rayleigh–Ritz steps beyond the first.
         iterations: usize,
+    },
+    /// The last refit's modes carried unchanged (a drift budget is set and
+    /// they are predicted to have moved less than it): only their slopes
+    /// are taken afresh at this step's start.
+    Carried {
+        /// Steps since the modes were found, this one included.
+        steps: usize,
     },
     /// The stiffness was the same to the bit (linear elasticity): the last modes.
     Reused,
@@ -182,6 +193,10 @@ pub struct EigenFit {
     tracking: TrackingSettings,
     pairing: Pairing,
     pairing_threshold: f64,
+    /// The modes' predicted move (the sine of their angle to the current
+    /// modes in the mass inner product) up to which a refit's modes are
+    /// carried to the next steps; 0: every step tracks.
+    refit_drift: f64,
     report: Mutex<FitReport>,
 }
 
@@ -223,6 +238,7 @@ impl EigenFit {
             },
             pairing: Pairing::Shape,
             pairing_threshold: DEFAULT_PAIRING_THRESHOLD,
+            refit_drift: 0.0,
             report: Mutex::new(FitReport::default()),
         }
     }
@@ -265,6 +281,70 @@ impl EigenFit {
         }
         self.pairing_threshold = threshold;
         Ok(self)
+    }
+
+    /// Carries each refit's modes over the next steps while their predicted
+    /// move stays below `drift` (default 0: every step follows the modes).
+    ///
+    /// Each tracked refit measures how far the modes moved since they were
+    /// found: the sine of each start vector's angle to its new mode in the
+    /// mass inner product (the one EigenFit's modal coordinates use), from
+    /// the first check block LOBPCG makes anyway
+    /// ([`TrackedPairs::start_errors`](crate::linalg::TrackedPairs::start_errors)); the largest over the
+    /// corrected modes, divided by the steps
+    /// since, that is the modes' drift per step; the next refit comes after
+    /// as many steps as keep the drift below `drift` (at most
+    /// [`MAX_CARRIED_STEPS`], and at most twice the last interval, so that a
+    /// quickening motion is caught). Steps in between keep the modes,
+    /// eigenvalues and matching and take only the slopes at their own start
+    /// (an elastic gradient, no Hessian, factorisation or solve).
+    pub fn with_refit_drift(mut self, drift: f64) -> Result<EigenFit> {
+        if !(drift.is_finite() && (0.0..1.0).contains(&drift)) {
+            return Err(HookeError::scene(
+                "eigenfit.refit_drift",
+                format!("must lie in [0, 1) (the sine of an angle; 0 refits every step), got {drift}"),
+            ));
+        }
+        self.refit_drift = drift;
+        Ok(self)
+    }
+
+    /// How many steps the modes just tracked may serve, from their error
+    /// `moved` against the new stiffness `steps` steps after they were
+    /// found, when the last interval was `interval`.
+    fn carrying_interval(&self, moved: f64, steps: usize, interval: usize) -> usize {
+        if self.refit_drift == 0.0 {
+            return 1;
+        }
+        let per_step = moved / steps.max(1) as f64;
+        let allowed = match per_step > 0.0 {
+            true => (self.refit_drift / per_step).floor().min(MAX_CARRIED_STEPS as f64) as usize,
+            false => MAX_CARRIED_STEPS,
+        };
+        allowed.clamp(1, (2 * interval.max(1)).min(MAX_CARRIED_STEPS))
+    }
+
+    /// The last refit's modes, when a drift budget lets this step carry
+    /// them (over the same free DOFs), with the steps since they were found;
+    /// counts the step.
+    fn carried_modes(&self, model: &Model, dofs: &DofMap) -> Option<(ElasticModes, usize)> {
+        let mut last = self.last_modes.lock().unwrap_or_else(|p| p.into_inner());
+        let l = last.as_mut()?;
+        // Read back from a checkpoint, the modes' own length stands for their DOFs.
+        let same_dofs = match self.free_matrices.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            Some(free) => free.free_dofs == dofs.free_dofs,
+            None => l.modes.free_vectors.iter().all(|v| v.len() == dofs.free_count()),
+        };
+        if self.refit_drift == 0.0 || !same_dofs || l.carried + 1 >= l.interval {
+            return None;
+        }
+        if l.modes.full_vectors.is_empty() {
+            // Read back from a checkpoint: derive the rest once.
+            let (values, free) = (l.modes.values.clone(), l.modes.free_vectors.clone());
+            l.modes = ElasticModes::from_free(model, dofs, values, free, self.modes);
+        }
+        l.carried += 1;
+        Some((l.modes.clone(), l.carried + 1))
     }
 
     fn checked(modes: usize) -> Result<()> {
@@ -341,6 +421,10 @@ impl EigenFit {
     pub fn refit(&self, model: &Model, state: &State, time: f64) -> Result<()> {
         let rest = self.rest_fit(model, time)?;
         let dofs = model.dof_map(time);
+        if let Some((modes, steps)) = self.carried_modes(model, &dofs) {
+            let gradient = elastic_gradient(model, &state.positions, time)?;
+            return self.fit_step(&rest, state, modes, gradient, Refit::Carried { steps });
+        }
         let free = self.free_matrices(model, &dofs);
         let (stiffness, gradient) = elastic_stiffness(model, &state.positions, &free, time)?;
         let fingerprint = stiffness_fingerprint(&stiffness);
@@ -361,8 +445,14 @@ impl EigenFit {
                         Some(l) => self.track(model, (&stiffness, &free), &dofs, l, &mut factor)?,
                         None => None,
                     };
+                    let mut interval = 1;
                     let (modes, shift, how) = match tracked {
-                        Some((modes, shift, iterations)) => (modes, shift, Refit::Tracked { iterations }),
+                        Some((modes, shift, iterations, moved)) => {
+                            if let Some(l) = last.as_ref() {
+                                interval = self.carrying_interval(moved, l.carried + 1, l.interval);
+                            }
+                            (modes, shift, Refit::Tracked { iterations })
+                        }
                         None => {
                             let warm = last.as_ref().map(|l| l.modes.free_vectors.as_slice()).unwrap_or(&[]);
                             let wanted = (self.modes, GUARD_MODES);
@@ -375,11 +465,27 @@ impl EigenFit {
                         stiffness: fingerprint,
                         shift,
                         modes: modes.clone(),
+                        interval,
+                        carried: 0,
                     });
                     (modes, how)
                 }
             }
         };
+        self.fit_step(&rest, state, current, gradient, how)
+    }
+
+    /// Matches `current` (modes of the stiffness about `state`) to the rest
+    /// modes and sets the step's quadratic model, its slopes from the
+    /// elastic `gradient` at the step's start.
+    fn fit_step(
+        &self,
+        rest: &RestFit,
+        state: &State,
+        current: ElasticModes,
+        gradient: Vec<f64>,
+        how: Refit,
+    ) -> Result<()> {
         let n = state.positions.len();
         let count = current.full_vectors.len();
         let mut weights = vec![0.0; count];
@@ -431,7 +537,8 @@ impl EigenFit {
     }
 
     /// The last refit's modes followed to the stiffness `k` (values over the
-    /// free DOFs), with the shift and the iterations it took; None when the free
+    /// free DOFs), with the shift, the iterations it took and how far the
+    /// modes had moved (the largest start error); None when the free
     /// DOFs changed or tracking did not converge.
     fn track(
         &self,
@@ -440,7 +547,7 @@ impl EigenFit {
         dofs: &DofMap,
         last: &LastModes,
         factor: &mut Option<SparseCholesky>,
-    ) -> Result<Option<(ElasticModes, f64, usize)>> {
+    ) -> Result<Option<(ElasticModes, f64, usize, f64)>> {
         let free = dofs.free_count();
         let wanted = self.modes.min(free);
         let start = &last.modes.free_vectors;
@@ -458,8 +565,9 @@ impl EigenFit {
         let tracked = track_eigenpairs(pattern, k, m, start, wanted, preconditioner, &self.tracking)?;
         Ok(tracked.map(|pairs| {
             let iterations = pairs.iterations;
+            let moved = pairs.start_errors.iter().fold(0.0f64, |m, e| m.max(*e));
             let modes = ElasticModes::from_free(model, dofs, pairs.values, pairs.vectors, wanted);
-            (modes, last.shift, iterations)
+            (modes, last.shift, iterations, moved)
         }))
     }
 
@@ -687,6 +795,15 @@ fn elastic_stiffness(model: &Model, x: &[f64], free: &FreeMatrices, time: f64) -
     Ok((free.source.iter().map(|&s| values[s]).collect(), gradient))
 }
 
+/// The elastic energy's gradient at x over all DOFs, as [`elastic_stiffness`] gives it.
+fn elastic_gradient(model: &Model, x: &[f64], time: f64) -> Result<Vec<f64>> {
+    let mut gradient = vec![0.0; x.len()];
+    for term in model.terms().iter().filter(|t| t.as_elasticity().is_some()) {
+        term.gradient(x, time, &mut gradient, false)?;
+    }
+    Ok(gradient)
+}
+
 /// The model's pattern and mass restricted to one set of free DOFs.
 struct FreeMatrices {
     free_dofs: Vec<usize>,
@@ -799,6 +916,16 @@ struct LastModes {
     #[serde(default)]
     shift: f64,
     modes: ElasticModes,
+    /// Steps these modes serve (1: the next step refits).
+    #[serde(default = "one")]
+    interval: usize,
+    /// Steps they were carried to since they were found.
+    #[serde(default)]
+    carried: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// A 64-bit hash of the stiffness values' bits and count: equal fingerprints

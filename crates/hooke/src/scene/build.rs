@@ -875,6 +875,9 @@ impl Scene {
                 if let Some(threshold) = section.pairing_threshold {
                     fit = fit.with_pairing_threshold(threshold)?;
                 }
+                if let Some(drift) = section.refit_drift {
+                    fit = fit.with_refit_drift(drift)?;
+                }
                 let rest = fit.rest_fit(model, 0.0)?;
                 notes.push(format!(
                     "eigenfit: ratios λ_fine/λ_coarse of the {} lowest modes at rest: {}",

@@ -30,10 +30,15 @@ pub struct EigenFitSection {
     /// or `"dac"` (the whole stiffness scaled once).
     #[serde(default)]
     pub method: EigenFitMethod,
-    /// The relative residual ‖Ku − λMu‖ / ‖Ku‖ at which each step's modes
-    /// are accepted (default 1e-6).
+    /// The relative error of each step's modes in the energy norm of
+    /// K − σM at which they are accepted (default 1e-3).
     #[serde(default)]
     pub tolerance: Option<f64>,
+    /// The modes' predicted move (sine of their angle, in the same norm) up
+    /// to which a refit's modes serve the next steps unchanged (default 0:
+    /// every step follows the modes; at most 8 steps).
+    #[serde(default)]
+    pub refit_drift: Option<f64>,
     /// How ratios pair coarse and fine modes: "shape" (default: by the MAC
     /// of their shapes, optimally assigned) or "index" (as in the EigenFit paper).
     #[serde(default)]
