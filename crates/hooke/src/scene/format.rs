@@ -34,7 +34,7 @@ pub struct EigenFitSection {
     /// K − σM at which they are accepted (default 1e-3).
     #[serde(default)]
     pub tolerance: Option<f64>,
-    /// The modes' predicted move (sine of their angle, in the same norm) up
+    /// The modes' predicted move (the sine of their angle in the mass inner product) up
     /// to which a refit's modes serve the next steps unchanged (default 0:
     /// every step follows the modes; at most 8 steps).
     #[serde(default)]
