@@ -338,11 +338,7 @@ impl EigenFit {
         if self.refit_drift == 0.0 || !same_dofs || l.carried + 1 >= l.interval {
             return None;
         }
-        if l.modes.full_vectors.is_empty() {
-            // Read back from a checkpoint: derive the rest once.
-            let (values, free) = (l.modes.values.clone(), l.modes.free_vectors.clone());
-            l.modes = ElasticModes::from_free(model, dofs, values, free, self.modes);
-        }
+        l.derive_read_back(model, dofs, self.modes);
         l.carried += 1;
         Some((l.modes.clone(), l.carried + 1))
     }
@@ -432,11 +428,7 @@ impl EigenFit {
             let mut last = self.last_modes.lock().unwrap_or_else(|p| p.into_inner());
             match last.as_mut() {
                 Some(l) if l.stiffness == fingerprint => {
-                    if l.modes.full_vectors.is_empty() {
-                        // Read back from a checkpoint: derive the rest once.
-                        let (values, free) = (l.modes.values.clone(), l.modes.free_vectors.clone());
-                        l.modes = ElasticModes::from_free(model, &dofs, values, free, self.modes);
-                    }
+                    l.derive_read_back(model, &dofs, self.modes);
                     (l.modes.clone(), Refit::Reused)
                 }
                 _ => {
@@ -926,6 +918,17 @@ struct LastModes {
 
 fn one() -> usize {
     1
+}
+
+impl LastModes {
+    /// Modes read back from a checkpoint keep only their values and free
+    /// vectors: derives the rest, once (the first `count` corrected).
+    fn derive_read_back(&mut self, model: &Model, dofs: &DofMap, count: usize) {
+        if self.modes.full_vectors.is_empty() {
+            let (values, free) = (self.modes.values.clone(), self.modes.free_vectors.clone());
+            self.modes = ElasticModes::from_free(model, dofs, values, free, count);
+        }
+    }
 }
 
 /// A 64-bit hash of the stiffness values' bits and count: equal fingerprints
