@@ -372,7 +372,7 @@ impl EigenFit {
             (_, Some(given)) => (Vec::new(), given.clone(), Vec::new()),
             (Some(fine), None) => {
                 let fine = fine_rest_modes(fine, model, time, count + EXTRA_FINE_MODES, self.cache.as_deref())?;
-                let pairs = shape_pairs(&free, &coarse.free_vectors, &fine.sampled);
+                let pairs = shape_pairs(&free, &coarse.free_vectors, &fine.sampled, &fine.values);
                 let scale = coarse.values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
                 let ratios = (0..count)
                     .map(|i| {
@@ -653,32 +653,117 @@ fn fine_rest_modes(
 }
 
 /// For each coarse mode (over the free DOFs), the fine mode (`sampled` at
-/// the coarse vertices) the optimal assignment pairs it with, and their MAC
-/// (uᵀMv)² / (uᵀMu vᵀMv) in the coarse mass inner product: the assignment
-/// of coarse to fine modes, one to one, of largest total MAC. A greedy
-/// choice (each coarse mode its most similar fine mode) can give two coarse
-/// modes one fine mode's ratio; the assignment cannot.
-fn shape_pairs(free: &FreeMatrices, coarse_modes: &[Vec<f64>], sampled: &[Vec<f64>]) -> Vec<Option<(usize, f64)>> {
+/// the coarse vertices, eigenvalues `fine_values`) the optimal assignment
+/// pairs it with, and their MAC (uᵀMv)² / (uᵀMu vᵀMv) in the coarse mass
+/// inner product: the assignment of coarse to fine modes, one to one, of
+/// largest total MAC. A greedy choice (each coarse mode its most similar fine
+/// mode) can give two coarse modes one fine mode's ratio; the assignment
+/// cannot.
+///
+/// Fine modes of (nearly) one eigenvalue ([`fine_clusters`]) are compared as
+/// the subspace they span: within it any basis is as good as another (a
+/// square bar's two bendings, a free body's six rigid motions), so the two
+/// meshes' eigensolvers can return different ones, and a coarse mode at 45°
+/// to both would pair with neither by its single-vector MAC. The MAC with a
+/// cluster is the share of the coarse mode's mass norm in the cluster's span
+/// (bᵀG⁻¹b / uᵀMu with b = VᵀMu, G = VᵀMV); for one mode it is the MAC.
+/// Within a cluster the coarse modes assigned to it take its members in
+/// increasing order.
+fn shape_pairs(
+    free: &FreeMatrices,
+    coarse_modes: &[Vec<f64>],
+    sampled: &[Vec<f64>],
+    fine_values: &[f64],
+) -> Vec<Option<(usize, f64)>> {
     let with_mass = |v: &Vec<f64>| {
         let mut mv = vec![0.0; v.len()];
         free.pattern.symmetric_multiply(&free.mass, v, &mut mv);
-        let squared = dot(v, &mv).max(0.0);
-        (mv, squared)
+        mv
     };
-    let fine: Vec<(Vec<f64>, f64)> = sampled.iter().map(with_mass).collect();
-    let coarse: Vec<f64> = coarse_modes.iter().map(|u| with_mass(u).1).collect();
-    let mac = DMatrix::from_fn(coarse_modes.len(), fine.len(), |i, j| {
-        let (u, u_squared, (mv, v_squared)) = (&coarse_modes[i], coarse[i], &fine[j]);
-        match u_squared * v_squared > 0.0 {
-            true => dot(u, mv).powi(2) / (u_squared * v_squared),
-            false => 0.0,
+    let fine_mass: Vec<Vec<f64>> = sampled.iter().map(with_mass).collect();
+    let clusters = fine_clusters(&fine_values[..sampled.len().min(fine_values.len())]);
+    let cluster_of: Vec<usize> = (0..sampled.len())
+        .map(|j| clusters.iter().position(|c| c.contains(&j)).unwrap_or(usize::MAX))
+        .collect();
+    // Each cluster's Gram matrix VᵀMV, inverted on its well-conditioned part
+    // (sampled modes that nearly coincide at the coarse vertices add nothing).
+    let inverses: Vec<DMatrix<f64>> = clusters
+        .iter()
+        .map(|members| {
+            let gram = DMatrix::from_fn(members.len(), members.len(), |r, c| {
+                dot(&sampled[members[r]], &fine_mass[members[c]])
+            });
+            let eigen = gram.symmetric_eigen();
+            let largest = eigen.eigenvalues.iter().fold(0.0_f64, |m, v| m.max(*v));
+            let kept = eigen
+                .eigenvalues
+                .map(|v| if v > 1e-10 * largest && v > 0.0 { 1.0 / v } else { 0.0 });
+            &eigen.eigenvectors * DMatrix::from_diagonal(&kept) * eigen.eigenvectors.transpose()
+        })
+        .collect();
+    let subspace_mac = |u: &Vec<f64>, u_squared: f64, cluster: usize| -> f64 {
+        if u_squared.is_nan() || u_squared <= 0.0 {
+            return 0.0;
         }
+        let members = &clusters[cluster];
+        let b = nalgebra::DVector::from_iterator(members.len(), members.iter().map(|&j| dot(u, &fine_mass[j])));
+        ((b.transpose() * &inverses[cluster] * &b)[(0, 0)] / u_squared).clamp(0.0, 1.0)
+    };
+    let by_cluster: Vec<Vec<f64>> = coarse_modes
+        .iter()
+        .map(|u| {
+            let u_squared = dot(u, &with_mass(u));
+            (0..clusters.len()).map(|c| subspace_mac(u, u_squared, c)).collect()
+        })
+        .collect();
+    let mac = DMatrix::from_fn(coarse_modes.len(), sampled.len(), |i, j| match cluster_of[j] {
+        usize::MAX => 0.0,
+        c => by_cluster[i][c],
     });
-    best_assignment(&mac)
+    let mut assigned = best_assignment(&mac);
+    for members in &clusters {
+        let mut rows: Vec<usize> = (0..assigned.len())
+            .filter(|&i| assigned[i].is_some_and(|j| members.contains(&j)))
+            .collect();
+        rows.sort_unstable();
+        let mut columns: Vec<usize> = rows.iter().filter_map(|&i| assigned[i]).collect();
+        columns.sort_unstable();
+        for (i, j) in rows.into_iter().zip(columns) {
+            assigned[i] = Some(j);
+        }
+    }
+    assigned
         .into_iter()
         .enumerate()
         .map(|(i, j)| j.map(|j| (j, mac[(i, j)])))
         .collect()
+}
+
+/// Relative gap between eigenvalues below which fine modes are compared as
+/// one subspace ([`shape_pairs`]): 2% in λ, 1% in frequency, far below the
+/// ratios EigenFit corrects, so a cluster's members' ratios differ by less
+/// than the pairing could tell apart.
+pub const CLUSTER_GAP: f64 = 0.02;
+
+/// Runs of consecutive eigenvalues (increasing) each within [`CLUSTER_GAP`]
+/// of the run's first, counting every value within [`RIGID_FRACTION`] of the
+/// largest as zero (a free body's rigid motions are one cluster).
+fn fine_clusters(values: &[f64]) -> Vec<Vec<usize>> {
+    let scale = values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+    let floor = RIGID_FRACTION * scale;
+    let mut clusters: Vec<Vec<usize>> = Vec::new();
+    let mut first = f64::NAN;
+    for (j, &value) in values.iter().enumerate() {
+        let value = if value.abs() <= floor { 0.0 } else { value };
+        let joins = !clusters.is_empty() && (value - first).abs() <= CLUSTER_GAP * first.abs().max(floor);
+        if joins {
+            clusters.last_mut().expect("not empty").push(j);
+        } else {
+            clusters.push(vec![j]);
+            first = value;
+        }
+    }
+    clusters
 }
 
 /// The one-to-one assignment of rows to columns of largest total weight
@@ -1143,5 +1228,61 @@ mod tests {
         // would take its ratio. The assignment gives mode 1 fine mode 1.
         let mac = DMatrix::from_row_slice(2, 2, &[0.95, 0.05, 0.70, 0.65]);
         assert_eq!(best_assignment(&mac), vec![Some(0), Some(1)]);
+    }
+
+    /// Four DOFs with masses 1, 2, 3, 4 (a diagonal mass matrix).
+    fn diagonal_mass() -> FreeMatrices {
+        let pattern = LowerPattern::from_columns((0..4).map(|c| vec![c]).collect());
+        FreeMatrices {
+            free_dofs: (0..4).collect(),
+            source: (0..4).collect(),
+            mass: vec![1.0, 2.0, 3.0, 4.0],
+            pattern,
+        }
+    }
+
+    /// M-unit vector along DOF `k` of [`diagonal_mass`].
+    fn unit(k: usize) -> Vec<f64> {
+        let mut v = vec![0.0; 4];
+        v[k] = 1.0 / ((k + 1) as f64).sqrt();
+        v
+    }
+
+    fn mix(a: &[f64], b: &[f64], angle: f64) -> Vec<f64> {
+        a.iter().zip(b).map(|(x, y)| angle.cos() * x + angle.sin() * y).collect()
+    }
+
+    #[test]
+    fn near_equal_eigenvalues_cluster_and_rigid_ones_are_one_cluster() {
+        assert_eq!(
+            fine_clusters(&[1e-12, -3e-12, 2e-13, 1.0, 1.01, 1.5, 2.0, 2.03, 2.05]),
+            vec![vec![0, 1, 2], vec![3, 4], vec![5], vec![6, 7], vec![8]]
+        );
+        assert_eq!(fine_clusters(&[]), Vec::<Vec<usize>>::new());
+    }
+
+    /// Two fine modes of one eigenvalue span a plane in which either mesh's
+    /// eigensolver may return any basis: coarse modes at 45° to the fine
+    /// ones are the same plane and pair at MAC 1 (each alone would be 0.5,
+    /// below the threshold); a third fine mode apart pairs as one vector.
+    #[test]
+    fn a_degenerate_pair_pairs_as_the_plane_it_spans() {
+        let free = diagonal_mass();
+        let quarter = std::f64::consts::FRAC_PI_4;
+        let coarse = vec![
+            mix(&unit(0), &unit(1), quarter),
+            mix(&unit(0), &unit(1), -quarter),
+            mix(&unit(2), &unit(3), 0.3),
+        ];
+        let fine = vec![unit(0), unit(1), unit(2)];
+        let pairs = shape_pairs(&free, &coarse, &fine, &[1.0, 1.0, 4.0]);
+        for (i, expected) in [(0, 1.0), (1, 1.0), (2, 0.3_f64.cos().powi(2))] {
+            let (j, mac) = pairs[i].expect("paired");
+            assert_eq!(j, i, "within the pair, in increasing order");
+            assert!((mac - expected).abs() < 1e-12, "mode {i}: MAC {mac}");
+        }
+        // Apart (eigenvalues 1 and 2), the same shapes compare one by one.
+        let apart = shape_pairs(&free, &coarse, &fine, &[1.0, 2.0, 4.0]);
+        assert!((apart[0].expect("paired").1 - 0.5).abs() < 1e-12, "{apart:?}");
     }
 }
