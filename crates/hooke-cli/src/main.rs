@@ -198,6 +198,11 @@ enum Command {
         /// How many of the lowest frequencies to compare.
         #[arg(short = 'n', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         modes: u32,
+        /// Also write OUTPUT/coarse_eigenfit.toml: the coarsened scene corrected by EigenFit in this
+        /// many lowest modes against the fine scene (`hooke compare OUTPUT/coarse_eigenfit.toml
+        /// --eigenfit` runs fine, coarsened, DAC and the two composed).
+        #[arg(long, value_name = "MODES", value_parser = clap::value_parser!(u32).range(1..))]
+        eigenfit: Option<u32>,
         #[command(flatten)]
         cache: CacheOption,
     },
@@ -641,9 +646,15 @@ fn coarsen(
     corotated: bool,
     fine_normals: bool,
     held_pins: bool,
-    modes: usize,
+    (modes, eigenfit): (usize, Option<usize>),
 ) -> Result<(), HookeError> {
     let scene = scene_from_file(scene)?;
+    if eigenfit.is_some() && scene.file.eigenfit.is_some() {
+        return Err(HookeError::scene(
+            "eigenfit",
+            "the fine scene has its own [eigenfit] table; --eigenfit writes one for the coarse scene",
+        ));
+    }
     let settings = hooke::coarsen::CoarseningSettings {
         fine_normals,
         held_pins,
@@ -668,6 +679,14 @@ fn coarsen(
     say!("{:>5} {:>12} {:>12} {:>12}", "mode", "fine Hz", "coarsened", "averaged");
     for (i, [fine, coarsened, averaged]) in result.frequencies.iter().enumerate() {
         say!("{:>5} {fine:>12.5} {coarsened:>12.5} {averaged:>12.5}", i + 1);
+    }
+    if let Some(modes) = eigenfit {
+        let path = hooke::scene::write_coarse_eigenfit_scene(&scene, output, modes)?;
+        say!(
+            "{} corrects the coarsened scene's {modes} lowest modes by EigenFit; `hooke compare {} --eigenfit` compares it",
+            path.display(),
+            path.display()
+        );
     }
     say!("written to {}", output.display());
     Ok(())
@@ -1529,6 +1548,7 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             fine_normals,
             held_pins,
             modes,
+            eigenfit,
             ..
         } => done(coarsen(
             scene,
@@ -1537,7 +1557,7 @@ fn dispatch(command: &Command) -> Result<Outcome, HookeError> {
             *corotated,
             *fine_normals,
             *held_pins,
-            *modes as usize,
+            (*modes as usize, eigenfit.map(|m| m as usize)),
         )),
         Command::Integrators => done(integrators()),
         Command::Solvers => done(solvers()),

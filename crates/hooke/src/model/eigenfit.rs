@@ -1249,7 +1249,10 @@ mod tests {
     }
 
     fn mix(a: &[f64], b: &[f64], angle: f64) -> Vec<f64> {
-        a.iter().zip(b).map(|(x, y)| angle.cos() * x + angle.sin() * y).collect()
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| angle.cos() * x + angle.sin() * y)
+            .collect()
     }
 
     #[test]

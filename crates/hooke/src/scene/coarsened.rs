@@ -66,6 +66,53 @@ fn edited_scene(scene: &Scene, suffix: &str, edit: impl FnOnce(&mut toml::Table)
     toml::to_string(&table).map_err(|e| HookeError::scene("bodies", format!("cannot write the scene: {e}")))
 }
 
+/// Coarsening composed with EigenFit (Kharevych 2010 thesis, ch. 4, with
+/// Chen et al. 2019 (EigenFit)): writes `output/coarse_eigenfit.toml`, the
+/// coarsened scene `output/coarse.toml` (written by [`coarsen_scene`]) with
+/// an `[eigenfit]` table whose reference is the fine `scene` itself and
+/// whose `modes` lowest modes it corrects. The coarsening gives the coarse
+/// elements the fine material's anisotropy; EigenFit then removes what is
+/// left of the coarse mesh's own stiffening, mode by mode. `hooke compare
+/// output/coarse_eigenfit.toml --eigenfit` runs the fine scene, the coarsened
+/// one alone, with DAC and with EigenFit. Returns the file's path.
+pub fn write_coarse_eigenfit_scene(scene: &Scene, output: &Path, modes: usize) -> Result<PathBuf> {
+    if scene.file.eigenfit.is_some() {
+        return Err(HookeError::scene(
+            "eigenfit",
+            "the fine scene has its own [eigenfit] table; --eigenfit writes one for the coarse scene",
+        ));
+    }
+    if modes == 0 {
+        return Err(HookeError::scene("--eigenfit", "must correct at least one mode"));
+    }
+    let fine_path = std::fs::canonicalize(&scene.origin).map_err(|e| HookeError::io(Path::new(&scene.origin), e))?;
+    let coarse_path = output.join("coarse.toml");
+    let coarse = std::fs::read_to_string(&coarse_path).map_err(|e| HookeError::io(&coarse_path, e))?;
+    let mut table: toml::Table = toml::from_str(&coarse)
+        .map_err(|e| HookeError::parse(&coarse_path.display().to_string(), None, e.message().to_string()))?;
+    table.insert(
+        "name".into(),
+        toml::Value::String(format!("{}_coarse_eigenfit", scene.name())),
+    );
+    let mut eigenfit = toml::Table::new();
+    eigenfit.insert(
+        "reference_scene".into(),
+        toml::Value::String(fine_path.to_string_lossy().into_owned()),
+    );
+    eigenfit.insert("modes".into(), toml::Value::Integer(modes as i64));
+    table.insert("eigenfit".into(), toml::Value::Table(eigenfit));
+    let text =
+        toml::to_string(&table).map_err(|e| HookeError::scene("eigenfit", format!("cannot write the scene: {e}")))?;
+    let header = format!(
+        "# Written by hooke coarsen --eigenfit {modes} from {}: the coarsened scene (coarse.toml) with EigenFit \
+         against the fine scene (Chen et al. 2019) on top of numerical coarsening (Kharevych 2010 thesis, ch. 4).\n",
+        scene.origin
+    );
+    let path = output.join("coarse_eigenfit.toml");
+    write_bytes_atomically(&path, (header + &text).as_bytes())?;
+    Ok(path)
+}
+
 /// The `--coarse` argument: a mesh file, or a `bodies.mesh` value such as
 /// `{ box = { size = [1, 1, 1], cells = [2, 2, 2] } }`.
 fn mesh_value(spec: &str) -> Result<toml::Value> {
