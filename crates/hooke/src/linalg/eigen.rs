@@ -561,3 +561,35 @@ pub fn smallest_eigenpairs_with_low_rank(
         block_solves: counts.1,
     })
 }
+
+/// Relative gap between eigenvalues below which [`near_equal_runs`] counts
+/// them as one: 2% in λ, 1% in frequency. Within such a run the eigenvectors
+/// are any basis of the subspace the run spans, as far as a method that
+/// cannot tell the eigenvalues apart is concerned.
+pub const NEAR_EQUAL_GAP: f64 = 0.02;
+
+/// Runs of consecutive eigenvalues (given increasing) each within
+/// [`NEAR_EQUAL_GAP`] of the run's first, every value of magnitude at most
+/// `zero_below` counting as zero (a free body's rigid motions are one run).
+///
+/// ```
+/// use hooke::linalg::near_equal_runs;
+/// // Two rigid motions (zero to rounding), a pair 1.25 % apart, and one alone.
+/// let runs = near_equal_runs(&[-3e-14, 1e-14, 4.0, 4.05, 9.0], 1e-9);
+/// assert_eq!(runs, vec![vec![0, 1], vec![2, 3], vec![4]]);
+/// ```
+pub fn near_equal_runs(values: &[f64], zero_below: f64) -> Vec<Vec<usize>> {
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    let mut first = f64::NAN;
+    for (j, &value) in values.iter().enumerate() {
+        let value = if value.abs() <= zero_below { 0.0 } else { value };
+        match runs.last_mut() {
+            Some(run) if (value - first).abs() <= NEAR_EQUAL_GAP * first.abs().max(zero_below) => run.push(j),
+            _ => {
+                runs.push(vec![j]);
+                first = value;
+            }
+        }
+    }
+    runs
+}

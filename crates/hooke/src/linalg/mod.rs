@@ -20,7 +20,8 @@ pub use blocks::VertexBlocks;
 pub use cholesky::{FactorizationOutcome, SparseCholesky};
 pub use conjugate_gradient::{conjugate_gradient, CgSolution, IncompleteCholesky, Jacobi, Preconditioner};
 pub use eigen::{
-    smallest_eigenpairs, smallest_eigenpairs_reusing, smallest_eigenpairs_with_low_rank, EigenPairs, EigenSettings,
+    near_equal_runs, smallest_eigenpairs, smallest_eigenpairs_reusing, smallest_eigenpairs_with_low_rank, EigenPairs,
+    EigenSettings, NEAR_EQUAL_GAP,
 };
 pub use eigen_tracking::{track_eigenpairs, ShiftInvert, TrackedPairs, TrackingSettings};
 pub use exponential::{expm, phi1_times};

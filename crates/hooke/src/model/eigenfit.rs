@@ -743,27 +743,14 @@ fn shape_pairs(
 /// one subspace ([`shape_pairs`]): 2% in λ, 1% in frequency, far below the
 /// ratios EigenFit corrects, so a cluster's members' ratios differ by less
 /// than the pairing could tell apart.
-pub const CLUSTER_GAP: f64 = 0.02;
+pub const CLUSTER_GAP: f64 = crate::linalg::NEAR_EQUAL_GAP;
 
 /// Runs of consecutive eigenvalues (increasing) each within [`CLUSTER_GAP`]
 /// of the run's first, counting every value within [`RIGID_FRACTION`] of the
 /// largest as zero (a free body's rigid motions are one cluster).
 fn fine_clusters(values: &[f64]) -> Vec<Vec<usize>> {
     let scale = values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
-    let floor = RIGID_FRACTION * scale;
-    let mut clusters: Vec<Vec<usize>> = Vec::new();
-    let mut first = f64::NAN;
-    for (j, &value) in values.iter().enumerate() {
-        let value = if value.abs() <= floor { 0.0 } else { value };
-        let joins = !clusters.is_empty() && (value - first).abs() <= CLUSTER_GAP * first.abs().max(floor);
-        if joins {
-            clusters.last_mut().expect("not empty").push(j);
-        } else {
-            clusters.push(vec![j]);
-            first = value;
-        }
-    }
-    clusters
+    crate::linalg::near_equal_runs(values, RIGID_FRACTION * scale)
 }
 
 /// The one-to-one assignment of rows to columns of largest total weight
