@@ -89,7 +89,7 @@ pub fn write_coarse_eigenfit_scene(scene: &Scene, output: &Path, modes: usize) -
     let coarse_path = output.join("coarse.toml");
     let coarse = std::fs::read_to_string(&coarse_path).map_err(|e| HookeError::io(&coarse_path, e))?;
     let mut table: toml::Table = toml::from_str(&coarse)
-        .map_err(|e| HookeError::parse(&coarse_path.display().to_string(), None, e.message().to_string()))?;
+        .map_err(|e| HookeError::parse(coarse_path.display().to_string(), None, e.message().to_string()))?;
     table.insert(
         "name".into(),
         toml::Value::String(format!("{}_coarse_eigenfit", scene.name())),
