@@ -148,9 +148,10 @@ pub enum Pairing {
     /// By shape: the fine modes sampled at the coarse vertices through the
     /// fine elements, compared with the coarse modes by the MAC in the coarse
     /// mass inner product, and paired by the assignment of largest total MAC
-    /// (the Hungarian method). A coarse mesh that orders its modes otherwise
-    /// than the fine one (one motion stiffened more than the next) gets each
-    /// mode's own ratio; a pair below the threshold keeps ratio 1.
+    /// (the Hungarian method); fine modes within [`CLUSTER_GAP`] of each other
+    /// count as the subspace they span. A coarse mesh that orders its modes
+    /// otherwise than the fine one (one motion stiffened more than the next)
+    /// gets each mode's own ratio; a pair below the threshold keeps ratio 1.
     #[default]
     Shape,
 }
@@ -740,9 +741,9 @@ fn shape_pairs(
 }
 
 /// Relative gap between eigenvalues below which fine modes are compared as
-/// one subspace ([`shape_pairs`]): 2% in λ, 1% in frequency, far below the
-/// ratios EigenFit corrects, so a cluster's members' ratios differ by less
-/// than the pairing could tell apart.
+/// one subspace when modes pair by shape ([`Pairing::Shape`]): 2% in λ, 1%
+/// in frequency, far below the ratios EigenFit corrects, so a cluster's
+/// members' ratios differ by less than the pairing could tell apart.
 pub const CLUSTER_GAP: f64 = crate::linalg::NEAR_EQUAL_GAP;
 
 /// Runs of consecutive eigenvalues (increasing) each within [`CLUSTER_GAP`]
