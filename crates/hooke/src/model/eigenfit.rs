@@ -86,7 +86,8 @@ pub struct RestFit {
     pub ratios: Vec<f64>,
     /// For each coarse mode, the fine mode the optimal assignment pairs it
     /// with (the one that maximises the total MAC over all pairs) and their
-    /// MAC, in the coarse mass inner product; None where no fine mode is
+    /// MAC, in the coarse mass inner product (with the fine mode's whole
+    /// cluster where fine eigenvalues lie within [`CLUSTER_GAP`]); None where no fine mode is
     /// left; empty when the ratios were given or the meshes are not both
     /// tetrahedral.
     pub shape_pairs: Vec<Option<(usize, f64)>>,
