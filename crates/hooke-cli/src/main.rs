@@ -649,11 +649,8 @@ fn coarsen(
     (modes, eigenfit): (usize, Option<usize>),
 ) -> Result<(), HookeError> {
     let scene = scene_from_file(scene)?;
-    if eigenfit.is_some() && scene.file.eigenfit.is_some() {
-        return Err(HookeError::scene(
-            "eigenfit",
-            "the fine scene has its own [eigenfit] table; --eigenfit writes one for the coarse scene",
-        ));
+    if eigenfit.is_some() {
+        hooke::scene::refuse_fine_eigenfit(&scene)?;
     }
     let settings = hooke::coarsen::CoarseningSettings {
         fine_normals,

@@ -66,6 +66,19 @@ fn edited_scene(scene: &Scene, suffix: &str, edit: impl FnOnce(&mut toml::Table)
     toml::to_string(&table).map_err(|e| HookeError::scene("bodies", format!("cannot write the scene: {e}")))
 }
 
+/// The check [`write_coarse_eigenfit_scene`] makes first, for callers that
+/// want to refuse before the coarsening runs: the fine scene must not have
+/// an `[eigenfit]` table of its own (the composed scene gets one).
+pub fn refuse_fine_eigenfit(scene: &Scene) -> Result<()> {
+    match scene.file.eigenfit {
+        Some(_) => Err(HookeError::scene(
+            "eigenfit",
+            "the fine scene has its own [eigenfit] table; --eigenfit writes one for the coarse scene",
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Coarsening composed with EigenFit (Kharevych 2010 thesis, ch. 4, with
 /// Chen et al. 2019 (EigenFit)): writes `output/coarse_eigenfit.toml`, the
 /// coarsened scene `output/coarse.toml` (written by [`coarsen_scene`]) with
@@ -76,12 +89,7 @@ fn edited_scene(scene: &Scene, suffix: &str, edit: impl FnOnce(&mut toml::Table)
 /// output/coarse_eigenfit.toml --eigenfit` runs the fine scene, the coarsened
 /// one alone, with DAC and with EigenFit. Returns the file's path.
 pub fn write_coarse_eigenfit_scene(scene: &Scene, output: &Path, modes: usize) -> Result<PathBuf> {
-    if scene.file.eigenfit.is_some() {
-        return Err(HookeError::scene(
-            "eigenfit",
-            "the fine scene has its own [eigenfit] table; --eigenfit writes one for the coarse scene",
-        ));
-    }
+    refuse_fine_eigenfit(scene)?;
     if modes == 0 {
         return Err(HookeError::scene("--eigenfit", "must correct at least one mode"));
     }

@@ -10,7 +10,7 @@ mod key_at;
 mod materials;
 
 pub use build::{BuildOptions, BuiltScene};
-pub use coarsened::{coarsen_scene, write_coarse_eigenfit_scene, CoarsenedScene};
+pub use coarsened::{coarsen_scene, refuse_fine_eigenfit, write_coarse_eigenfit_scene, CoarsenedScene};
 pub use format::{
     BodySection, BoxMeshSection, ConstraintSection, ContactSection, ContactStiffness, CoordinatesSection,
     DiscontinuousSection, Discretization, EigenFitMethod, EigenFitSection, ForceSection, MaterialSection,
