@@ -12,6 +12,7 @@ mod dofs;
 pub mod eigenfit;
 mod forces;
 mod friction;
+mod kept_elastic;
 mod mass;
 mod obstacle_motion;
 mod pins;
@@ -93,6 +94,8 @@ pub struct Model {
     /// For discontinuous Galerkin bodies: each vertex's group, the copies of one
     /// vertex of the continuous mesh sharing a group (None: every vertex its own).
     vertex_groups: Option<Arc<Vec<usize>>>,
+    /// The elastic Hessian a term computed at the step's start, for the step's own linearisation.
+    kept_elastic: kept_elastic::KeptElastic,
 }
 
 impl Model {
@@ -129,6 +132,7 @@ impl Model {
             subspace: None,
             restriction: Mutex::new(None),
             vertex_groups: None,
+            kept_elastic: Default::default(),
         })
     }
 
@@ -442,6 +446,21 @@ impl Model {
         values: &mut [f64],
         low_rank: &mut Vec<LowRank>,
     ) -> Result<f64> {
+        let kept = self.kept_elastic.take_if_at(x, time, project);
+        if let Some(kept) = kept.filter(|k| self.elastic_terms_lead(group) && k.values.len() == values.len()) {
+            // The elastic terms, first in the group, as the loop below would sum them; then the rest.
+            values.copy_from_slice(&kept.values);
+            gradient.copy_from_slice(&kept.gradient);
+            let mut energy = kept.energy;
+            for term in self.group(group).filter(|t| t.as_elasticity().is_none()) {
+                let mut target = HessianTarget {
+                    values: &mut *values,
+                    low_rank: &mut *low_rank,
+                };
+                energy += term.hessian(x, time, project, gradient, &mut target, false)?;
+            }
+            return Ok(energy);
+        }
         let overwrite = self.group(group).next().is_some_and(|t| t.overwrites());
         if !overwrite {
             gradient.fill(0.0);
@@ -456,6 +475,16 @@ impl Model {
             energy += term.hessian(x, time, project, gradient, &mut target, overwrite && i == 0)?;
         }
         Ok(energy)
+    }
+
+    /// Whether the model's elastic terms are all in `group` and come first there.
+    fn elastic_terms_lead(&self, group: TermGroup) -> bool {
+        let elastic = self.terms.iter().filter(|t| t.as_elasticity().is_some()).count();
+        let in_group: Vec<bool> = self.group(group).map(|t| t.as_elasticity().is_some()).collect();
+        elastic > 0
+            && in_group.len() >= elastic
+            && in_group[..elastic].iter().all(|e| *e)
+            && in_group[elastic..].iter().all(|e| !e)
     }
 
     /// The terms of `group`, in the model's order.
@@ -567,16 +596,25 @@ impl Model {
     /// The Hessian of the element terms alone (elasticity, no gravity, loads,
     /// contact, soft pins or corrections) on the model's pattern, with their
     /// gradient: what splittings, elastic modes and material-aware bases use.
+    ///
+    /// Asked between [`Self::begin_step`] and the step's first Hessian (an
+    /// EigenFit refit), the result is kept for that Hessian, which then does
+    /// not assemble the elastic terms again when it is at the same point.
     pub fn element_hessian(&self, x: &[f64], time: f64, project: bool) -> Result<(Vec<f64>, Vec<f64>)> {
         let mut values = vec![0.0; self.pattern.nonzeros()];
         let mut gradient = vec![0.0; x.len()];
         let mut low_rank = Vec::new();
+        let mut energy = 0.0;
         for term in self.terms.iter().filter(|t| t.as_elasticity().is_some()) {
             let mut target = HessianTarget {
                 values: &mut values,
                 low_rank: &mut low_rank,
             };
-            term.hessian(x, time, project, &mut gradient, &mut target, false)?;
+            energy += term.hessian(x, time, project, &mut gradient, &mut target, false)?;
+        }
+        if self.kept_elastic.is_open() {
+            let at = kept_elastic::ElasticAt::new((x, time, project), values.clone(), gradient.clone(), energy);
+            self.kept_elastic.keep(at);
         }
         Ok((values, gradient))
     }

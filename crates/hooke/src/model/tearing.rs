@@ -116,6 +116,7 @@ impl super::Model {
     /// Lets every term prepare for the step from `state` to `time` (see
     /// [`super::EnergyTerm::begin_step`]).
     pub fn begin_step(&self, state: &super::State, time: f64) -> Result<()> {
+        self.kept_elastic.open();
         for term in self.terms() {
             term.begin_step(self, state, time)?;
         }
@@ -135,6 +136,7 @@ impl super::Model {
 
     /// Tears what is overstretched at `x` (nothing without a limit).
     pub fn tear(&self, x: &[f64]) -> Torn {
+        self.kept_elastic.close();
         let mut torn = Torn::default();
         if let Some(limit) = self.tearing_limit {
             for term in self.terms() {
@@ -158,6 +160,7 @@ impl super::Model {
 
     /// Tears again what [`Self::torn_elements`] listed (resuming a run).
     pub fn restore_torn(&self, torn: &[Vec<usize>]) -> Result<()> {
+        self.kept_elastic.close();
         let tearable: Vec<_> = self.terms().iter().filter_map(|t| t.as_tearable()).collect();
         let mismatch = |reason: String| HookeError::Solver {
             reason: format!("the checkpoint's torn elements do not fit this model: {reason}"),
