@@ -447,7 +447,8 @@ impl Model {
         low_rank: &mut Vec<LowRank>,
     ) -> Result<f64> {
         let kept = self.kept_elastic.take_if_at(x, time, project);
-        if let Some(kept) = kept.filter(|k| self.elastic_terms_lead(group) && k.values.len() == values.len()) {
+        let fits = |k: &kept_elastic::ElasticAt| k.values.len() == values.len() && k.gradient.len() == gradient.len();
+        if let Some(kept) = kept.filter(|k| fits(k) && self.elastic_terms_lead(group)) {
             // The elastic terms, first in the group, as the loop below would sum them; then the rest.
             values.copy_from_slice(&kept.values);
             gradient.copy_from_slice(&kept.gradient);
