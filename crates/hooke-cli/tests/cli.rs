@@ -1643,14 +1643,23 @@ fn coarsening_composed_with_eigenfit_vibrates_at_the_fine_frequencies() {
     // frequency, unpaired ones at their own.
     let mut composed_spectrum: Vec<f64> = rows.iter().map(|r| r[3]).collect();
     composed_spectrum.sort_by(f64::total_cmp);
-    for (mode, (composed, fine)) in composed_spectrum.iter().zip(rows.iter().map(|r| r[1])).take(10).enumerate() {
+    for (mode, (composed, fine)) in composed_spectrum
+        .iter()
+        .zip(rows.iter().map(|r| r[1]))
+        .take(10)
+        .enumerate()
+    {
         assert!(
             (composed / fine - 1.0).abs() < 0.02,
             "mode {}: {composed} Hz against the fine {fine} Hz\n{table}\n{pairs}",
             mode + 1
         );
     }
-    let worst = rows.iter().take(10).map(|r| (r[2] / r[1] - 1.0).abs()).fold(0.0, f64::max);
+    let worst = rows
+        .iter()
+        .take(10)
+        .map(|r| (r[2] / r[1] - 1.0).abs())
+        .fold(0.0, f64::max);
     assert!(worst > 0.3, "the coarsened mesh alone: {table}");
     let refused = hooke(&[
         "coarsen".as_ref(),

@@ -36,7 +36,7 @@ use crate::linalg::{
 };
 use nalgebra::DMatrix;
 use rayon::prelude::*;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// |uᵀ M u_rest| above this matches a mode to a rest mode (EigenFit paper, §3.5: loss tolerance 0.4).
 pub const MATCH_THRESHOLD: f64 = 0.6;
@@ -91,14 +91,16 @@ pub struct RestFit {
     /// left; empty when the ratios were given or the meshes are not both
     /// tetrahedral.
     pub shape_pairs: Vec<Option<(usize, f64)>>,
-    /// M u_rest,j over all DOFs (zero on pinned ones), for mode matching.
-    mass_modes: Vec<Vec<f64>>,
+    /// M u_rest,j over all DOFs (zero on pinned ones; column j), for mode matching.
+    mass_modes: DMatrix<f64>,
 }
 
 /// The correction's quadratic model about one step's start.
 #[derive(Clone, Debug)]
 struct StepFit {
     origin: Vec<f64>,
+    /// uᵢ over all DOFs (column i), for the slopes of the steps that carry them.
+    modes: DMatrix<f64>,
     /// M uᵢ over all DOFs (column i).
     mass_modes: DMatrix<f64>,
     /// (rᵢ − 1) after matching.
@@ -182,7 +184,7 @@ pub struct EigenFit {
     given_ratios: Option<Vec<f64>>,
     /// Where the fine mesh's rest eigenvalues are kept between runs.
     cache: Option<std::path::PathBuf>,
-    rest: Mutex<Vec<RestFit>>,
+    rest: Mutex<Vec<Arc<RestFit>>>,
     step: Mutex<Option<StepFit>>,
     /// The last refit's modes: the next refit's warm start, and reused
     /// outright by a step whose K is the same (linear elasticity, every
@@ -326,10 +328,10 @@ impl EigenFit {
         allowed.clamp(1, (2 * interval.max(1)).min(MAX_CARRIED_STEPS))
     }
 
-    /// The last refit's modes, when a drift budget lets this step carry
-    /// them (over the same free DOFs), with the steps since they were found;
-    /// counts the step.
-    fn carried_modes(&self, model: &Model, dofs: &DofMap) -> Option<(ElasticModes, usize)> {
+    /// When a drift budget lets this step carry the last refit's modes (over
+    /// the same free DOFs): the steps since they were found, and the modes
+    /// themselves unless the step fit already holds them; counts the step.
+    fn carried_modes(&self, model: &Model, dofs: &DofMap) -> Option<(Option<ElasticModes>, usize)> {
         let mut last = self.last_modes.lock().unwrap_or_else(|p| p.into_inner());
         let l = last.as_mut()?;
         // Read back from a checkpoint, the modes' own length stands for their DOFs.
@@ -340,9 +342,13 @@ impl EigenFit {
         if self.refit_drift == 0.0 || !same_dofs || l.carried + 1 >= l.interval {
             return None;
         }
-        l.derive_read_back(model, dofs, self.modes);
         l.carried += 1;
-        Some((l.modes.clone(), l.carried + 1))
+        if l.fitted {
+            return Some((None, l.carried + 1));
+        }
+        l.derive_read_back(model, dofs, self.modes);
+        l.fitted = true;
+        Some((Some(l.modes.clone()), l.carried + 1))
     }
 
     fn checked(modes: usize) -> Result<()> {
@@ -354,6 +360,11 @@ impl EigenFit {
 
     /// The rest fit for the pins active at `time` (computed on first use).
     pub fn rest_fit(&self, model: &Model, time: f64) -> Result<RestFit> {
+        Ok(self.shared_rest_fit(model, time)?.as_ref().clone())
+    }
+
+    /// The rest fit, shared with the cache (a refit reads it every step).
+    fn shared_rest_fit(&self, model: &Model, time: f64) -> Result<Arc<RestFit>> {
         let dofs = model.dof_map(time);
         let mut cache = self.rest.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(fit) = cache.iter().find(|f| f.free_dofs == dofs.free_dofs) {
@@ -403,8 +414,9 @@ impl EigenFit {
             coarse_eigenvalues: coarse.values,
             fine_eigenvalues,
             ratios,
-            mass_modes: coarse.mass_vectors,
+            mass_modes: columns(&coarse.mass_vectors, dofs.free_index.len()),
         };
+        let fit = Arc::new(fit);
         cache.push(fit.clone());
         Ok(fit)
     }
@@ -417,11 +429,15 @@ impl EigenFit {
     /// Refits about `state` for a step to `time`: the current modes, matched
     /// to the rest modes, and the correction's quadratic model.
     pub fn refit(&self, model: &Model, state: &State, time: f64) -> Result<()> {
-        let rest = self.rest_fit(model, time)?;
+        let rest = self.shared_rest_fit(model, time)?;
         let dofs = model.dof_map(time);
         if let Some((modes, steps)) = self.carried_modes(model, &dofs) {
             let gradient = elastic_gradient(model, &state.positions, time)?;
-            return self.fit_step(&rest, state, modes, gradient, Refit::Carried { steps });
+            let how = Refit::Carried { steps };
+            return match modes {
+                Some(modes) => self.fit_step(&rest, state, modes, gradient, how),
+                None => self.move_step_fit(state, &gradient, how),
+            };
         }
         let free = self.free_matrices(model, &dofs);
         let (stiffness, gradient) = elastic_stiffness(model, &state.positions, &free, time)?;
@@ -431,6 +447,7 @@ impl EigenFit {
             match last.as_mut() {
                 Some(l) if l.stiffness == fingerprint => {
                     l.derive_read_back(model, &dofs, self.modes);
+                    l.fitted = true;
                     (l.modes.clone(), Refit::Reused)
                 }
                 _ => {
@@ -461,6 +478,7 @@ impl EigenFit {
                         modes: modes.clone(),
                         interval,
                         carried: 0,
+                        fitted: true,
                     });
                     (modes, how)
                 }
@@ -482,15 +500,16 @@ impl EigenFit {
     ) -> Result<()> {
         let n = state.positions.len();
         let count = current.full_vectors.len();
+        let modes = columns(&current.full_vectors, n);
+        // Each mode's overlap with every rest mode in the mass inner product.
+        let overlaps = rest.mass_modes.tr_mul(&modes);
         let mut weights = vec![0.0; count];
         let mut matched = 0;
-        for i in 0..count {
-            // The rest mode this one overlaps most in the mass inner product.
-            let overlaps = rest
-                .mass_modes
-                .iter()
-                .map(|rest_mode| dot(rest_mode, &current.full_vectors[i]).abs());
+        for (i, overlaps) in overlaps.column_iter().enumerate() {
+            // The rest mode this one overlaps most.
             let (best, overlap) = overlaps
+                .iter()
+                .map(|o| o.abs())
                 .enumerate()
                 .fold((0, 0.0), |(bi, bo), (j, o)| if o > bo { (j, o) } else { (bi, bo) });
             if overlap > MATCH_THRESHOLD && best < rest.ratios.len() {
@@ -498,8 +517,8 @@ impl EigenFit {
                 matched += 1;
             }
         }
-        let slopes = current.full_vectors.iter().map(|u| dot(u, &gradient)).collect();
-        let mass_modes = DMatrix::from_fn(n, count, |r, c| current.mass_vectors[c][r]);
+        let slopes = slopes_of(&modes, &gradient);
+        let mass_modes = columns(&current.mass_vectors, n);
         *self.report.lock().unwrap_or_else(|p| p.into_inner()) = FitReport {
             refit: how,
             matched,
@@ -509,11 +528,26 @@ impl EigenFit {
         };
         *self.step.lock().unwrap_or_else(|p| p.into_inner()) = Some(StepFit {
             origin: state.positions.clone(),
+            modes,
             mass_modes,
             weights,
             values: current.values[..count].to_vec(),
             slopes,
         });
+        Ok(())
+    }
+
+    /// Moves the step fit of the carried modes to `state`: its origin and
+    /// the slopes from the elastic `gradient` there (the modes, their
+    /// eigenvalues and matching stay).
+    fn move_step_fit(&self, state: &State, gradient: &[f64], how: Refit) -> Result<()> {
+        let mut step = self.step.lock().unwrap_or_else(|p| p.into_inner());
+        let fit = step.as_mut().ok_or_else(|| HookeError::Solver {
+            reason: "EigenFit carried modes that no step fit holds".to_string(),
+        })?;
+        fit.origin.copy_from_slice(&state.positions);
+        fit.slopes = slopes_of(&fit.modes, gradient);
+        self.report.lock().unwrap_or_else(|p| p.into_inner()).refit = how;
         Ok(())
     }
 
@@ -988,6 +1022,10 @@ struct LastModes {
     /// Steps they were carried to since they were found.
     #[serde(default)]
     carried: usize,
+    /// Whether the step fit holds these modes (false when read back from a
+    /// checkpoint: the next step fits them afresh).
+    #[serde(skip)]
+    fitted: bool,
 }
 
 fn one() -> usize {
@@ -1003,6 +1041,18 @@ impl LastModes {
             self.modes = ElasticModes::from_free(model, dofs, values, free, count);
         }
     }
+}
+
+/// Vectors of length `n` as the columns of a matrix.
+fn columns(vectors: &[Vec<f64>], n: usize) -> DMatrix<f64> {
+    DMatrix::from_fn(n, vectors.len(), |r, c| vectors[c][r])
+}
+
+/// gᵢ = uᵢ · g for each column uᵢ of `modes`: the one routine for a refit and
+/// for the steps that carry its modes, so that a resumed run, which fits
+/// afresh, repeats the bits of one that carried.
+fn slopes_of(modes: &DMatrix<f64>, gradient: &[f64]) -> Vec<f64> {
+    modes.column_iter().map(|u| dot(u.as_slice(), gradient)).collect()
 }
 
 /// A 64-bit hash of the stiffness values' bits and count: equal fingerprints
