@@ -343,11 +343,12 @@ impl EigenFit {
             return None;
         }
         l.carried += 1;
-        if l.fitted {
+        // A step fit, once made, is of the last refit's modes (a checkpoint's
+        // read-back clears it).
+        if self.step.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
             return Some((None, l.carried + 1));
         }
         l.derive_read_back(model, dofs, self.modes);
-        l.fitted = true;
         Some((Some(l.modes.clone()), l.carried + 1))
     }
 
@@ -447,7 +448,6 @@ impl EigenFit {
             match last.as_mut() {
                 Some(l) if l.stiffness == fingerprint => {
                     l.derive_read_back(model, &dofs, self.modes);
-                    l.fitted = true;
                     (l.modes.clone(), Refit::Reused)
                 }
                 _ => {
@@ -478,7 +478,6 @@ impl EigenFit {
                         modes: modes.clone(),
                         interval,
                         carried: 0,
-                        fitted: true,
                     });
                     (modes, how)
                 }
@@ -1022,10 +1021,6 @@ struct LastModes {
     /// Steps they were carried to since they were found.
     #[serde(default)]
     carried: usize,
-    /// Whether the step fit holds these modes (false when read back from a
-    /// checkpoint: the next step fits them afresh).
-    #[serde(skip)]
-    fitted: bool,
 }
 
 fn one() -> usize {
@@ -1111,6 +1106,8 @@ impl EnergyTerm for EigenFit {
             reason: format!("the checkpoint's EigenFit history does not fit this version: {error}"),
         })?;
         *self.last_modes.lock().unwrap_or_else(|p| p.into_inner()) = last;
+        // The step fit was of other modes: the next step fits the read-back ones afresh.
+        *self.step.lock().unwrap_or_else(|p| p.into_inner()) = None;
         Ok(())
     }
 
