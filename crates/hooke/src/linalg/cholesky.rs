@@ -288,6 +288,71 @@ impl SparseCholesky {
     }
 }
 
+/// An LLᵀ factorisation taken out of one [`SparseCholesky`] with the matrix
+/// values it factorised, for another analysis of the same pattern to solve
+/// with instead of factorising those values again
+/// ([`SparseCholesky::take_factor`], [`SparseCholesky::adopt`]).
+pub struct FactorOf(Box<Taken>);
+
+struct Taken {
+    /// The lower-triangle values factorised.
+    values: Vec<f64>,
+    pattern: LowerPattern,
+    /// The fill-reducing ordering it was computed under (forward).
+    ordering: Option<Vec<usize>>,
+    factor: Vec<f64>,
+    reciprocal_diagonal: Vec<f64>,
+}
+
+impl SparseCholesky {
+    fn ordering(&self) -> Option<Vec<usize>> {
+        self.symbolic.perm().map(|p| p.arrays().0.to_vec())
+    }
+
+    /// Moves the last LLᵀ factorisation out (leaving none here), labelled
+    /// with `values`, the matrix it factorised; None when there is no LLᵀ
+    /// factor or the values do not fit the pattern.
+    pub fn take_factor(&mut self, values: Vec<f64>) -> Option<FactorOf> {
+        if !matches!(self.kind, Factor::Cholesky) || values.len() != self.pattern.nonzeros() {
+            return None;
+        }
+        self.kind = Factor::None;
+        self.single = None;
+        Some(FactorOf(Box::new(Taken {
+            values,
+            pattern: self.pattern.clone(),
+            ordering: self.ordering(),
+            factor: std::mem::take(&mut self.factor),
+            reciprocal_diagonal: std::mem::take(&mut self.reciprocal_diagonal),
+        })))
+    }
+
+    /// Takes `taken` as the factorisation of `values` when it is one: the
+    /// same pattern and ordering, and values equal to the bit. Otherwise
+    /// changes nothing and gives it back.
+    pub fn adopt(&mut self, taken: FactorOf, values: &[f64]) -> std::result::Result<(), FactorOf> {
+        let FactorOf(inner) = &taken;
+        let same = inner.pattern == self.pattern
+            && inner.factor.len() == self.symbolic.len_val()
+            && inner.values.len() == values.len()
+            && inner.values.iter().zip(values).all(|(a, b)| a.to_bits() == b.to_bits())
+            && inner.ordering == self.ordering();
+        if !same {
+            return Err(taken);
+        }
+        let Taken {
+            factor,
+            reciprocal_diagonal,
+            ..
+        } = *taken.0;
+        self.factor = factor;
+        self.reciprocal_diagonal = reciprocal_diagonal;
+        self.single = None;
+        self.kind = Factor::Cholesky;
+        Ok(())
+    }
+}
+
 impl SparseCholesky {
     /// Solves with the last LLᵀ factor rounded to single precision from now
     /// on (until the next factorisation), for matrices that precondition or
@@ -439,6 +504,37 @@ mod tests {
         let mut by_columns = b.clone();
         cholesky.solve_columns_in_place(&mut by_columns, columns).unwrap();
         assert!((0..n * columns).all(|k| rows[k] == by_columns[(k % columns) * n + k / columns]));
+    }
+
+    #[test]
+    fn a_taken_factor_is_adopted_for_its_own_values_only() {
+        for n in [50, 4000] {
+            let (pattern, values) = tridiagonal(n, 2.5);
+            let b: Vec<f64> = (0..n).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
+            let solved = |cholesky: &SparseCholesky| {
+                let mut x = b.clone();
+                cholesky.solve_in_place(&mut x).unwrap();
+                x.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            };
+            let mut made = SparseCholesky::analyse(&pattern).unwrap();
+            made.factorize(&values).unwrap();
+            let expected = solved(&made);
+            let taken = made.take_factor(values.clone()).expect("an LLᵀ factor");
+            assert!(made.solve_in_place(&mut b.clone()).is_err(), "nothing is left behind");
+            assert!(made.take_factor(values.clone()).is_none());
+            let mut other = SparseCholesky::analyse(&pattern).unwrap();
+            // One bit off in one value: refused, and handed back whole.
+            let mut nearly = values.clone();
+            nearly[n / 2] = f64::from_bits(nearly[n / 2].to_bits() + 1);
+            let taken = other.adopt(taken, &nearly).expect_err("other values");
+            assert!(other.solve_in_place(&mut b.clone()).is_err());
+            // An analysis of another pattern: refused.
+            let (shorter, _) = tridiagonal(n - 1, 2.5);
+            let mut elsewhere = SparseCholesky::analyse(&shorter).unwrap();
+            let taken = elsewhere.adopt(taken, &values).expect_err("another pattern");
+            other.adopt(taken, &values).ok().expect("its own values");
+            assert_eq!(solved(&other), expected, "n = {n}");
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ mod supernodal_solve;
 mod system;
 
 pub use blocks::VertexBlocks;
-pub use cholesky::{FactorizationOutcome, SparseCholesky};
+pub use cholesky::{FactorOf, FactorizationOutcome, SparseCholesky};
 pub use conjugate_gradient::{conjugate_gradient, CgSolution, IncompleteCholesky, Jacobi, Preconditioner};
 pub use eigen::{
     near_equal_runs, smallest_eigenpairs, smallest_eigenpairs_reusing, smallest_eigenpairs_with_low_rank, EigenPairs,

@@ -15,7 +15,7 @@
 //! and dropped: in working precision it raised the residual of ill-conditioned
 //! cases instead of lowering it.)
 
-use super::{FactorizationOutcome, LowerPattern, SparseCholesky};
+use super::{FactorOf, FactorizationOutcome, LowerPattern, SparseCholesky};
 use crate::error::{HookeError, Result};
 use nalgebra::{DMatrix, DVector};
 use std::sync::Arc;
@@ -232,6 +232,8 @@ pub struct SystemSolver {
     sparse: Option<(Arc<LowerPattern>, SparseCholesky)>,
     dense: Option<DenseFactor>,
     woodbury: Option<Woodbury>,
+    /// Whether the last sparse factorisation was one offered, not computed.
+    adopted: bool,
     /// Size of the factorised matrix (None before the first factorisation).
     size: Option<usize>,
 }
@@ -260,9 +262,22 @@ impl SystemSolver {
     /// Factorises `matrix`, treating an indefinite one as `policy` says. With a
     /// low-rank part, the outcome describes the sparse part.
     pub fn factorize(&mut self, matrix: &SystemMatrix, policy: IndefiniteSystem) -> Result<FactorizationOutcome> {
+        self.factorize_adopting(matrix, policy, None)
+    }
+
+    /// [`Self::factorize`], taking `offered` as the sparse part's factorisation
+    /// instead when it factorised exactly these values (to the bit) on the
+    /// same pattern and ordering ([`SparseCholesky::adopt`]).
+    pub fn factorize_adopting(
+        &mut self,
+        matrix: &SystemMatrix,
+        policy: IndefiniteSystem,
+        offered: Option<FactorOf>,
+    ) -> Result<FactorizationOutcome> {
         self.size = None;
         self.woodbury = None;
         self.dense = None;
+        self.adopted = false;
         let outcome = match matrix {
             SystemMatrix::Sparse {
                 pattern,
@@ -270,13 +285,17 @@ impl SystemSolver {
                 low_rank,
             } => {
                 let cholesky = self.sparse_for(pattern)?;
-                let outcome = match policy {
-                    IndefiniteSystem::Shift => cholesky.factorize_or_shift(values)?,
-                    IndefiniteSystem::Exact => cholesky.factorize_or_indefinite(values)?,
+                let adopted = offered.is_some_and(|factor| cholesky.adopt(factor, values).is_ok());
+                let outcome = match (adopted, policy) {
+                    // A matrix with an LLᵀ factor is positive definite.
+                    (true, _) => FactorizationOutcome::PositiveDefinite,
+                    (false, IndefiniteSystem::Shift) => cholesky.factorize_or_shift(values)?,
+                    (false, IndefiniteSystem::Exact) => cholesky.factorize_or_indefinite(values)?,
                 };
                 if let Some(low_rank) = low_rank.as_ref().filter(|l| l.rank() > 0) {
                     self.woodbury = Some(woodbury(cholesky, pattern.size, low_rank)?);
                 }
+                self.adopted = adopted;
                 outcome
             }
             SystemMatrix::Dense(a) => {
@@ -287,6 +306,12 @@ impl SystemSolver {
         };
         self.size = Some(matrix.size());
         Ok(outcome)
+    }
+
+    /// Whether the last factorisation took an offered factor instead of
+    /// computing one ([`Self::factorize_adopting`]).
+    pub fn adopted(&self) -> bool {
+        self.adopted
     }
 
     /// Solves with the last sparse factor rounded to single precision until

@@ -3,7 +3,9 @@
 //! until the free DOFs change (for example when a pin is released).
 
 use crate::error::Result;
-use crate::linalg::{FactorizationOutcome, IndefiniteSystem, LowRank, LowerPattern, SystemMatrix, SystemSolver};
+use crate::linalg::{
+    FactorOf, FactorizationOutcome, IndefiniteSystem, LowRank, LowerPattern, SystemMatrix, SystemSolver,
+};
 use crate::model::{DofMap, Model, Restriction};
 use std::sync::Arc;
 
@@ -62,6 +64,21 @@ impl FreeSystem {
     /// Factorises the loaded matrix, treating an indefinite one as `policy` says.
     pub fn factorize_with(&mut self, policy: IndefiniteSystem) -> Result<FactorizationOutcome> {
         self.solver.factorize(&self.matrix, policy)
+    }
+
+    /// [`Self::factorize_with`], solving with `offered` instead when it is a
+    /// factorisation of exactly the loaded sparse part ([`SystemSolver::factorize_adopting`]).
+    pub fn factorize_adopting(
+        &mut self,
+        policy: IndefiniteSystem,
+        offered: Option<FactorOf>,
+    ) -> Result<FactorizationOutcome> {
+        self.solver.factorize_adopting(&self.matrix, policy, offered)
+    }
+
+    /// Whether the last factorisation took an offered factor instead of computing one.
+    pub fn adopted(&self) -> bool {
+        self.solver.adopted()
     }
 
     /// Solves with the last factorisation.
