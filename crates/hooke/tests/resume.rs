@@ -416,4 +416,15 @@ fn an_eigenfit_run_resumes_byte_for_byte() {
     for stop_after in [3, 5] {
         assert_resume_is_exact(&carried, "backward_euler (EigenFit, refit_drift)", stop_after);
     }
+    // A semi-implicit step solves with the refit's factorisation of its own
+    // matrix (a stiffer bar, whose modes that matrix follows fast enough).
+    let shared = bar_scene("semi_implicit_backward_euler", "stable_neo_hookean", true)
+        .replace("youngs_modulus = 2e3", "youngs_modulus = 1e6")
+        .replace(
+            "[output]",
+            "[eigenfit]\nreference = { box = { size = [0.4, 0.1, 0.1], cells = [8, 2, 2] } }\nmodes = 4\nrefit_drift = 0.5\n[output]",
+        );
+    for stop_after in [3, 8] {
+        assert_resume_is_exact(&shared, "semi_implicit (EigenFit, one factorisation)", stop_after);
+    }
 }

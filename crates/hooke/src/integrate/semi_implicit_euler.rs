@@ -7,11 +7,11 @@
 //! solve on the part of the state outside its modal subspace).
 
 use super::entry::{settings_from, IntegratorEntry};
-use super::{axpy, commit_step, Capabilities, Integrator, StepReport};
+use super::{axpy, commit_step_factorising, Capabilities, Integrator, StepReport};
 use crate::error::Result;
 use crate::linalg::FactorizationOutcome;
 use crate::linalg::LowRank;
-use crate::model::{DofMap, Model, State};
+use crate::model::{DofMap, Model, State, StepMatrix};
 use crate::solve::{FreeSystem, IndefiniteSystem, SolverSettings};
 use web_time::Instant;
 
@@ -181,7 +181,10 @@ impl Linearisation {
             core: &l.core * (dt * dt),
         });
         system.set_low_rank(scaled, &self.dofs);
-        Ok(system.factorize_with(self.indefinite)? != FactorizationOutcome::PositiveDefinite)
+        // A term that factorised exactly this A at the step's start (an
+        // EigenFit refit) offers its factor: taken only if the values match to the bit.
+        let outcome = system.factorize_adopting(self.indefinite, model.take_step_factor())?;
+        Ok(outcome != FactorizationOutcome::PositiveDefinite)
     }
 
     /// Solves A Δv = h (force − h K velocity) on the free DOFs with the
@@ -251,11 +254,12 @@ impl Linearisation {
 }
 
 impl Linearisation {
-    /// The report of a one-solve step that began at `started` (assembly included).
-    pub fn step_report(&self, shifted: bool, started: Instant) -> StepReport {
+    /// The report of a one-solve step that began at `started` (assembly
+    /// included); `adopted`: its factor was a term's (model/step_matrix.rs).
+    pub fn step_report(&self, shifted: bool, adopted: bool, started: Instant) -> StepReport {
         StepReport {
             iterations: 1,
-            factorizations: 1,
+            factorizations: usize::from(!adopted),
             shifted_factorizations: usize::from(shifted),
             assembly_seconds: self.assembly_seconds,
             solve_seconds: started.elapsed().as_secs_f64() - self.assembly_seconds,
@@ -273,7 +277,16 @@ impl Linearisation {
         started: Instant,
     ) -> Result<(State, StepReport)> {
         let (change, shifted) = self.solve(cache, model, state, dt, &self.force, &state.velocities)?;
-        Ok(semi_implicit_update(model, state, dt, &change, self, shifted, started))
+        let adopted = cache.as_ref().is_some_and(FreeSystem::adopted);
+        Ok(semi_implicit_update(
+            model,
+            state,
+            dt,
+            &change,
+            self,
+            (shifted, adopted),
+            started,
+        ))
     }
 }
 
@@ -284,7 +297,7 @@ fn semi_implicit_update(
     dt: f64,
     velocity_change: &[f64],
     linearisation: &Linearisation,
-    shifted: bool,
+    (shifted, adopted): (bool, bool),
     started: Instant,
 ) -> (State, StepReport) {
     let velocities: Vec<f64> = state
@@ -301,7 +314,7 @@ fn semi_implicit_update(
             positions,
             velocities,
         },
-        linearisation.step_report(shifted, started),
+        linearisation.step_report(shifted, adopted, started),
     )
 }
 
@@ -318,11 +331,85 @@ impl Integrator for SemiImplicitBackwardEuler {
     }
 
     fn step(&mut self, model: &Model, state: &mut State, dt: f64) -> Result<StepReport> {
-        commit_step(model, state, dt, |state| {
+        // Undamped, the step factorises A = M + h²K(xₙ) (model/step_matrix.rs).
+        let matrix = model.damping().is_none().then_some(StepMatrix {
+            mass: 1.0,
+            stiffness: dt * dt,
+        });
+        commit_step_factorising(model, state, dt, matrix, |state| {
             let started = Instant::now();
             let mut linearisation = Linearisation::at(model, state, dt, self.project_hessian)?;
             linearisation.indefinite = self.indefinite;
             linearisation.semi_implicit_step(&mut self.system, model, state, dt, started)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bar held at one end, ARAP, corrected by EigenFit to a finer bar's
+    /// four lowest modes and refit every step.
+    fn corrected_bar() -> (Model, State) {
+        let text = r#"
+name = "shared"
+[simulation]
+duration = 0.1
+time_step = 0.01
+[[bodies]]
+mesh = { box = { size = [0.4, 0.1, 0.1], cells = [4, 1, 1] } }
+material = { model = "arap", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 1000.0 }
+[[pins]]
+select = { box = { min = [-1.0, -1.0, -1.0], max = [0.01, 1.0, 1.0] } }
+[eigenfit]
+reference = { box = { size = [0.4, 0.1, 0.1], cells = [8, 2, 2] } }
+modes = 4
+"#;
+        let scene = crate::scene::Scene::from_text(text, "shared.toml", ".".into()).unwrap();
+        let built = scene.build().unwrap();
+        let mut state = built.initial_state.clone();
+        for (i, v) in state.velocities.iter_mut().enumerate() {
+            *v = 0.5 * ((i * 7919) % 13) as f64 / 13.0;
+        }
+        (built.model, state)
+    }
+
+    #[test]
+    fn a_refit_factor_of_the_step_matrix_serves_the_step_to_the_bit() {
+        let (model, mut state) = corrected_bar();
+        let dt = 0.01;
+        let mut integrator = SemiImplicitBackwardEuler::new(true);
+        // The first refit solves afresh; the next ones follow their modes
+        // with the step's own matrix, M + h²K, and hand its factor over.
+        let factorised: Vec<usize> = (0..3)
+            .map(|_| integrator.step(&model, &mut state, dt).unwrap().factorizations)
+            .collect();
+        assert_eq!(factorised, [1, 0, 0]);
+        // The next step by hand: the offered factor solves as the step's own does, to the bit.
+        let matrix = crate::model::StepMatrix {
+            mass: 1.0,
+            stiffness: dt * dt,
+        };
+        model.begin_step_with(&state, state.time + dt, Some(matrix)).unwrap();
+        let offered = model.take_step_factor().expect("the refit offers its factor");
+        let linearisation = Linearisation::at(&model, &state, dt, true).unwrap();
+        let solve = |system: &mut Option<FreeSystem>| {
+            let (change, _) = linearisation
+                .solve(system, &model, &state, dt, &linearisation.force, &state.velocities)
+                .unwrap();
+            let adopted = system.as_ref().is_some_and(FreeSystem::adopted);
+            (change.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), adopted)
+        };
+        let (computed, adopted) = solve(&mut None);
+        assert!(!adopted, "nothing offered: factorised");
+        model.offer_step_factor(offered);
+        let (shared, adopted) = solve(&mut None);
+        assert!(adopted);
+        assert_eq!(shared, computed);
+        assert!(
+            linearisation.low_rank.is_some(),
+            "the EigenFit correction is in the step"
+        );
     }
 }

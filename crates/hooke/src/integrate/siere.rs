@@ -485,7 +485,7 @@ impl Integrator for Siere {
                 positions,
                 velocities,
             };
-            Ok((next, linearisation.step_report(shifted, started)))
+            Ok((next, linearisation.step_report(shifted, false, started)))
         })
     }
 }

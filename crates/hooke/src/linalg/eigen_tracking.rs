@@ -166,12 +166,33 @@ impl Problem<'_> {
 }
 
 /// The preconditioner (K − σM)⁻¹: a Cholesky factor holding the symbolic
-/// analysis of the pattern, factorised numerically when first needed.
+/// analysis of the pattern, which [`track_eigenpairs`] factorises with
+/// a M + b K = b (K − σM), σ = −a/b below the wanted eigenvalues. The
+/// weights let the factorised matrix be, to the bit, one that a step
+/// factorises too (model/step_matrix.rs).
 pub struct ShiftInvert<'a> {
-    /// A Cholesky analysis of the pattern, which [`track_eigenpairs`] factorises with K − σM.
+    /// A Cholesky analysis of the pattern.
     pub factor: &'a mut SparseCholesky,
-    /// σ, below the wanted eigenvalues.
-    pub shift: f64,
+    /// The weight a of M.
+    pub mass: f64,
+    /// The weight b > 0 of K.
+    pub stiffness: f64,
+}
+
+impl<'a> ShiftInvert<'a> {
+    /// K − σM, factorised as exactly that (a = −σ, b = 1).
+    pub fn with_shift(factor: &'a mut SparseCholesky, shift: f64) -> ShiftInvert<'a> {
+        ShiftInvert {
+            factor,
+            mass: -shift,
+            stiffness: 1.0,
+        }
+    }
+
+    /// σ = −a/b.
+    pub fn shift(&self) -> f64 {
+        -self.mass / self.stiffness
+    }
 }
 
 /// Refines `start` (M-orthonormal approximations of the lowest eigenvectors,
@@ -188,7 +209,12 @@ pub fn track_eigenpairs(
     preconditioner: ShiftInvert,
     settings: &TrackingSettings,
 ) -> Result<Option<TrackedPairs>> {
-    let ShiftInvert { factor, shift } = preconditioner;
+    let shift = preconditioner.shift();
+    let ShiftInvert {
+        factor,
+        mass: mass_weight,
+        stiffness: stiffness_weight,
+    } = preconditioner;
     let n = pattern.size;
     let size = start.len();
     if size == 0 || wanted > size || size > n || start.iter().any(|v| v.len() != n) {
@@ -213,7 +239,11 @@ pub fn track_eigenpairs(
             Some(rayleigh_ritz(start.combined(&transform), size))
         },
         || {
-            let shifted: Vec<f64> = stiffness.iter().zip(mass).map(|(k, m)| k - shift * m).collect();
+            let shifted: Vec<f64> = stiffness
+                .iter()
+                .zip(mass)
+                .map(|(k, m)| mass_weight * m + stiffness_weight * k)
+                .collect();
             factor.factorize(&shifted).is_ok()
         },
     );
@@ -230,6 +260,10 @@ pub fn track_eigenpairs(
         } = projection;
         let mut corrections = residual.clone();
         factor.solve_columns_in_place(corrections.as_mut_slice(), size)?;
+        // The factor is b (K − σM): corrections are (K − σM)⁻¹ r.
+        if stiffness_weight != 1.0 {
+            corrections *= stiffness_weight;
+        }
         // The error of each pair in the energy norm of K − σM, relative to
         // the mode's own: e = (K − σM)⁻¹ r is (nearly) the error of u, and
         // ‖e‖² = rᵀ(K − σM)⁻¹ r needs no further product.
@@ -334,7 +368,7 @@ mod tests {
     use crate::linalg::{smallest_eigenpairs, EigenSettings};
 
     fn shift_invert(factor: &mut SparseCholesky) -> ShiftInvert<'_> {
-        ShiftInvert { factor, shift: -1e-3 }
+        ShiftInvert::with_shift(factor, -1e-3)
     }
 
     /// A 1D chain of springs with a lumped or tridiagonal mass: K scaled by
@@ -417,6 +451,49 @@ mod tests {
         }
     }
 
+    /// A factor of a M + b K is b (K − σM) with σ = −a/b: the tracking scales
+    /// its corrections back, so it finds the same pairs and measures the same
+    /// errors as with K − σM itself (to rounding: the errors are small
+    /// differences, good to about 1e-6).
+    #[test]
+    fn weighted_matrices_track_as_their_shift_does() {
+        let (pattern, k0, m) = chain(200, 1.0, false);
+        let (_, k1, _) = chain(200, 1.15, false);
+        let old = smallest_eigenpairs(&pattern, &k0, &m, 8, &EigenSettings::default()).unwrap();
+        let settings = TrackingSettings {
+            tolerance: 1e-6,
+            max_iterations: 6,
+        };
+        let mut factor = SparseCholesky::analyse(&pattern).unwrap();
+        let track = |preconditioner| {
+            track_eigenpairs(&pattern, &k1, &m, &old.vectors, 6, preconditioner, &settings)
+                .unwrap()
+                .expect("converges")
+        };
+        let shifted = track(ShiftInvert::with_shift(&mut factor, -0.02));
+        let mut factor = SparseCholesky::analyse(&pattern).unwrap();
+        let weighted = track(ShiftInvert {
+            factor: &mut factor,
+            mass: 1.0,
+            stiffness: 50.0,
+        });
+        assert!(shifted.iterations >= 1);
+        assert_eq!(weighted.iterations, shifted.iterations);
+        let close = |a: &[f64], b: &[f64], tolerance: f64| {
+            a.iter()
+                .zip(b)
+                .all(|(x, y)| (x - y).abs() <= tolerance * x.abs().max(y.abs()))
+        };
+        assert!(
+            close(&weighted.errors, &shifted.errors, 1e-4),
+            "{:?} {:?}",
+            weighted.errors,
+            shifted.errors
+        );
+        assert!(close(&weighted.start_errors, &shifted.start_errors, 1e-4));
+        assert!(close(&weighted.values, &shifted.values, 1e-12));
+    }
+
     /// The factorisation runs beside the first projection; the pairs do not
     /// depend on how many threads share the work, and a shift above the
     /// spectrum's bottom (K − σM indefinite) is reported, not used.
@@ -442,10 +519,7 @@ mod tests {
         };
         assert_eq!(bits(&one), bits(&two));
         let mut factor = SparseCholesky::analyse(&pattern).unwrap();
-        let above = ShiftInvert {
-            factor: &mut factor,
-            shift: 2.0 * old.values[0],
-        };
+        let above = ShiftInvert::with_shift(&mut factor, 2.0 * old.values[0]);
         assert!(track_eigenpairs(&pattern, &k1, &m, &old.vectors, 6, above, &settings)
             .unwrap()
             .is_none());

@@ -19,6 +19,7 @@ mod pins;
 mod pointer_spring;
 mod selection;
 mod state;
+mod step_matrix;
 mod subspace;
 pub mod tearing;
 mod term;
@@ -41,6 +42,7 @@ pub use pins::{moves, Motion, Pin, ALL_COMPONENTS};
 pub use pointer_spring::PointerSpring;
 pub use selection::Selection;
 pub use state::State;
+pub(crate) use step_matrix::StepMatrix;
 pub use subspace::Subspace;
 pub use term::{ElasticityTerm, EnergyTerm, HessianTarget, TermCapabilities, TermGroup, TermKind};
 pub use term_history::TermHistory;
@@ -96,6 +98,8 @@ pub struct Model {
     vertex_groups: Option<Arc<Vec<usize>>>,
     /// The elastic Hessian a term computed at the step's start, for the step's own linearisation.
     kept_elastic: kept_elastic::KeptElastic,
+    /// The matrix the step under way factorises, and a term's factor of it.
+    step_factor: step_matrix::StepFactor,
 }
 
 impl Model {
@@ -133,6 +137,7 @@ impl Model {
             restriction: Mutex::new(None),
             vertex_groups: None,
             kept_elastic: Default::default(),
+            step_factor: Default::default(),
         })
     }
 

@@ -116,7 +116,20 @@ impl super::Model {
     /// Lets every term prepare for the step from `state` to `time` (see
     /// [`super::EnergyTerm::begin_step`]).
     pub fn begin_step(&self, state: &super::State, time: f64) -> Result<()> {
+        self.begin_step_with(state, time, None)
+    }
+
+    /// [`Self::begin_step`] for a step that will factorise `matrix` over the
+    /// free DOFs (model/step_matrix.rs): a term may factorise it at the
+    /// step's start and offer the factor to the step.
+    pub(crate) fn begin_step_with(
+        &self,
+        state: &super::State,
+        time: f64,
+        matrix: Option<super::StepMatrix>,
+    ) -> Result<()> {
         self.kept_elastic.open();
+        self.step_factor.open(matrix);
         for term in self.terms() {
             term.begin_step(self, state, time)?;
         }
